@@ -1,0 +1,316 @@
+/**
+ * The load-time contract check (DESIGN §1.1, also `rousseau-host check`).
+ *
+ * It runs on a *report* of the plugin, plain data that crosses a worker boundary, so the same check
+ * serves inline, worker and MCP plugins. It returns every violation at once, each with the file, the
+ * tool and a JSON pointer, so an author fixes them in one pass.
+ */
+import { Compile } from 'typebox/compile';
+import type { Violation } from './types.ts';
+
+export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
+export const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
+const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
+const PLUGIN_KEYS = new Set(['name', 'version', 'description', 'options', 'tools', 'setup', 'dispose']);
+const TOOL_KEYS = new Set(['name', 'description', 'inputSchema', 'annotations', 'timeoutMs', 'execute']);
+const ANNOTATION_FLAGS = ['readOnly', 'destructive', 'idempotent', 'openWorld'];
+
+/** The plugin's default export, described as plain data (functions become their `typeof`). */
+export interface PluginReport {
+  /** `typeof` of the default export, with `null` and `array` told apart. */
+  exportType: string;
+  name?: unknown;
+  version?: unknown;
+  description?: unknown;
+  toolsType: string;
+  setupType: string;
+  disposeType: string;
+  /** The options schema as JSON, when there is one. */
+  options?: unknown;
+  optionsError?: string;
+  unknownKeys: string[];
+}
+
+/** One tool, described as plain data. */
+export interface ToolReport {
+  valueType: string;
+  name?: unknown;
+  description?: unknown;
+  inputSchema?: unknown;
+  /** Why the schema could not be turned into JSON (a function in it, a cycle, a BigInt). */
+  inputSchemaError?: string;
+  annotations?: unknown;
+  timeoutMs?: unknown;
+  executeType: string;
+  unknownKeys: string[];
+}
+
+export interface CheckOptions {
+  /** MCP tools: style rules (descriptions) only warn, since the user does not own the server. */
+  lenient?: boolean;
+}
+
+/** `typeof`, with `null` and `array` told apart. */
+export function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/** Checks the plugin's shape and, when they could be listed, its tools. */
+export function checkPlugin(
+  file: string,
+  plugin: PluginReport,
+  tools: readonly ToolReport[] | null,
+  options: CheckOptions = {},
+): Violation[] {
+  const out: Violation[] = [];
+  const add = (pointer: string, message: string, severity: Violation['severity'] = 'error') =>
+    out.push({ file, pointer, message, severity });
+
+  if (plugin.exportType !== 'object') {
+    add('', `the default export must be a plugin object ({ name, version, tools | setup }), got ${plugin.exportType}`);
+    return out;
+  }
+  if (typeof plugin.name !== 'string' || !PLUGIN_NAME.test(plugin.name)) {
+    add('/name', `plugin name must match ${PLUGIN_NAME.source}, got ${JSON.stringify(plugin.name) ?? 'undefined'}`);
+  }
+  if (typeof plugin.version !== 'string' || !SEMVER.test(plugin.version)) {
+    add('/version', `version must be a semantic version such as "1.0.0", got ${JSON.stringify(plugin.version) ?? 'undefined'}`);
+  }
+  if (plugin.description !== undefined && typeof plugin.description !== 'string') {
+    add('/description', 'description must be a string');
+  }
+  if (plugin.toolsType === 'undefined' && plugin.setupType === 'undefined') {
+    add('/tools', 'a plugin needs `tools` (an array) or `setup` (a function returning the tools)');
+  }
+  if (plugin.toolsType !== 'undefined' && plugin.toolsType !== 'array') {
+    add('/tools', `tools must be an array, got ${plugin.toolsType}`);
+  }
+  if (plugin.setupType !== 'undefined' && plugin.setupType !== 'function') {
+    add('/setup', `setup must be a function, got ${plugin.setupType}`);
+  }
+  if (plugin.disposeType !== 'undefined' && plugin.disposeType !== 'function') {
+    add('/dispose', `dispose must be a function, got ${plugin.disposeType}`);
+  }
+  if (plugin.optionsError) add('/options', plugin.optionsError);
+  else if (plugin.options !== undefined) checkSchema(plugin.options, '/options', add, { lenient: true });
+  for (const key of plugin.unknownKeys) add(`/${escapePointer(key)}`, `unknown plugin key "${key}" (a typo?)`, 'warning');
+
+  if (tools) out.push(...checkTools(file, tools, options));
+  return out;
+}
+
+/** Checks each tool of one plugin; names must be unique within it. */
+export function checkTools(file: string, tools: readonly ToolReport[], options: CheckOptions = {}): Violation[] {
+  const out: Violation[] = [];
+  const seen = new Map<string, number>();
+  tools.forEach((tool, index) => {
+    const toolName = typeof tool.name === 'string' ? tool.name : undefined;
+    const base = `/tools/${index}`;
+    const add = (pointer: string, message: string, severity: Violation['severity'] = 'error') =>
+      out.push({ file, ...(toolName === undefined ? {} : { tool: toolName }), pointer: base + pointer, message, severity });
+    const style: Violation['severity'] = options.lenient ? 'warning' : 'error';
+
+    if (tool.valueType !== 'object') {
+      add('', `a tool must be an object ({ name, description, inputSchema, execute }), got ${tool.valueType}`);
+      return;
+    }
+    if (toolName === undefined || !TOOL_NAME.test(toolName)) {
+      add('/name', `tool name must match ${TOOL_NAME.source} (safe for every provider), got ${JSON.stringify(tool.name) ?? 'undefined'}`);
+    } else if (seen.has(toolName)) {
+      add('/name', `duplicate tool name "${toolName}" (also /tools/${seen.get(toolName)})`);
+    } else {
+      seen.set(toolName, index);
+    }
+    if (typeof tool.description !== 'string' || tool.description.trim() === '') {
+      add('/description', 'description must be a non-empty string: the model reads it to decide when and how to call the tool', style);
+    }
+    if (tool.inputSchemaError) {
+      add('/inputSchema', tool.inputSchemaError);
+    } else {
+      checkInputSchema(tool.inputSchema, '/inputSchema', add, style);
+    }
+    if (tool.executeType !== 'function' && !options.lenient) {
+      add('/execute', `execute must be a function, got ${tool.executeType}`);
+    }
+    if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && (tool.timeoutMs as number) > 0)) {
+      add('/timeoutMs', `timeoutMs must be a positive integer, got ${JSON.stringify(tool.timeoutMs)}`);
+    }
+    checkAnnotations(tool.annotations, add);
+    for (const key of tool.unknownKeys) add(`/${escapePointer(key)}`, `unknown tool key "${key}" (a typo?)`, 'warning');
+  });
+  return out;
+}
+
+type Add = (pointer: string, message: string, severity?: Violation['severity']) => void;
+
+function checkInputSchema(schema: unknown, at: string, add: Add, style: Violation['severity']): void {
+  if (kindOf(schema) !== 'object') {
+    add(at, `inputSchema must be a JSON-Schema object (Type.Object(...)), got ${kindOf(schema)}`);
+    return;
+  }
+  const s = schema as Record<string, unknown>;
+  if (s.type !== 'object') {
+    add(`${at}/type`, `inputSchema must have type "object" (providers require it), got ${JSON.stringify(s.type) ?? 'undefined'}`);
+  }
+  checkSchema(s, at, add, { lenient: style === 'warning' });
+}
+
+/** Structural checks TypeBox's compiler does not make, then a compile. */
+function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenient: boolean }): void {
+  const before = { count: 0 };
+  const counting: Add = (p, m, sev) => {
+    if ((sev ?? 'error') === 'error') before.count++;
+    add(p, m, sev);
+  };
+  walkSchema(schema, at, counting, lenient ? 'warning' : 'error');
+  if (before.count > 0) return;
+  try {
+    Compile(schema as never);
+  } catch (error) {
+    add(at, `schema does not compile: ${(error as Error).message}`);
+  }
+}
+
+function walkSchema(schema: unknown, at: string, add: Add, style: Violation['severity']): void {
+  if (typeof schema === 'boolean') return;
+  if (kindOf(schema) !== 'object') {
+    add(at, `a schema must be an object, got ${kindOf(schema)}`);
+    return;
+  }
+  const s = schema as Record<string, unknown>;
+  const types = Array.isArray(s.type) ? s.type : s.type === undefined ? [] : [s.type];
+  for (const t of types) if (typeof t !== 'string' || !JSON_TYPES.has(t)) add(`${at}/type`, `unknown JSON type ${JSON.stringify(t)}`);
+  if (typeof s.pattern === 'string') {
+    try {
+      new RegExp(s.pattern, 'u');
+    } catch (error) {
+      add(`${at}/pattern`, `pattern is not a valid regular expression: ${(error as Error).message}`);
+    }
+  } else if (s.pattern !== undefined) add(`${at}/pattern`, 'pattern must be a string');
+  if (s.enum !== undefined && !Array.isArray(s.enum)) add(`${at}/enum`, 'enum must be an array');
+
+  if (s.properties !== undefined) {
+    if (kindOf(s.properties) !== 'object') {
+      add(`${at}/properties`, `properties must be an object, got ${kindOf(s.properties)}`);
+    } else {
+      for (const [key, sub] of Object.entries(s.properties as Record<string, unknown>)) {
+        const p = `${at}/properties/${escapePointer(key)}`;
+        if (kindOf(sub) === 'object' && !hasDescription(sub as Record<string, unknown>)) {
+          add(`${p}/description`, `property "${key}" has no description: the model cannot know what to put there`, style);
+        }
+        walkSchema(sub, p, add, style);
+      }
+    }
+  }
+  if (s.required !== undefined) {
+    if (!Array.isArray(s.required)) {
+      add(`${at}/required`, 'required must be an array of property names');
+    } else {
+      const props = kindOf(s.properties) === 'object' ? (s.properties as Record<string, unknown>) : {};
+      s.required.forEach((name, i) => {
+        if (typeof name !== 'string' || !Object.hasOwn(props, name)) {
+          add(`${at}/required/${i}`, `required names ${JSON.stringify(name)}, which is not a property`);
+        }
+      });
+    }
+  }
+  if (s.items !== undefined) {
+    if (Array.isArray(s.items)) s.items.forEach((sub, i) => walkSchema(sub, `${at}/items/${i}`, add, style));
+    else walkSchema(s.items, `${at}/items`, add, style);
+  }
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const list = s[key];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) add(`${at}/${key}`, `${key} must be an array`);
+    else list.forEach((sub, i) => walkSchema(sub, `${at}/${key}/${i}`, add, style));
+  }
+  if (kindOf(s.additionalProperties) === 'object') walkSchema(s.additionalProperties, `${at}/additionalProperties`, add, style);
+}
+
+/** A property is described by `description` (or `title`), or by a `$ref`'d/combined schema it points to. */
+function hasDescription(s: Record<string, unknown>): boolean {
+  return (typeof s.description === 'string' && s.description.trim() !== '') || typeof s.$ref === 'string';
+}
+
+function checkAnnotations(annotations: unknown, add: Add): void {
+  if (annotations === undefined) return;
+  if (kindOf(annotations) !== 'object') {
+    add('/annotations', `annotations must be an object, got ${kindOf(annotations)}`);
+    return;
+  }
+  const a = annotations as Record<string, unknown>;
+  for (const flag of ANNOTATION_FLAGS) {
+    if (a[flag] !== undefined && typeof a[flag] !== 'boolean') add(`/annotations/${flag}`, `${flag} must be a boolean`);
+  }
+  if (a.title !== undefined && typeof a.title !== 'string') add('/annotations/title', 'title must be a string');
+  for (const key of Object.keys(a)) {
+    if (key !== 'title' && !ANNOTATION_FLAGS.includes(key)) add(`/annotations/${escapePointer(key)}`, `unknown annotation "${key}"`, 'warning');
+  }
+}
+
+/** RFC 6901 escaping of one pointer segment. */
+export function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Describes an untrusted tool value as plain data for `checkTools`. */
+export function describeTool(value: unknown): ToolReport {
+  if (kindOf(value) !== 'object') return { valueType: kindOf(value), executeType: 'undefined', unknownKeys: [] };
+  const t = value as Record<string, unknown>;
+  const report: ToolReport = {
+    valueType: 'object',
+    name: t.name,
+    description: t.description,
+    annotations: plainOrUndefined(t.annotations),
+    timeoutMs: t.timeoutMs,
+    executeType: typeof t.execute,
+    unknownKeys: Object.keys(t).filter((k) => !TOOL_KEYS.has(k)),
+  };
+  const schema = toPlainJson(t.inputSchema);
+  if ('error' in schema) report.inputSchemaError = `inputSchema is not plain JSON: ${schema.error}`;
+  else report.inputSchema = schema.value;
+  return report;
+}
+
+/** Describes an untrusted default export as plain data for `checkPlugin`. */
+export function describePlugin(value: unknown): PluginReport {
+  if (kindOf(value) !== 'object') {
+    return { exportType: kindOf(value), toolsType: 'undefined', setupType: 'undefined', disposeType: 'undefined', unknownKeys: [] };
+  }
+  const p = value as Record<string, unknown>;
+  const report: PluginReport = {
+    exportType: 'object',
+    name: p.name,
+    version: p.version,
+    description: p.description,
+    toolsType: kindOf(p.tools),
+    setupType: typeof p.setup,
+    disposeType: typeof p.dispose,
+    unknownKeys: Object.keys(p).filter((k) => !PLUGIN_KEYS.has(k)),
+  };
+  if (p.options !== undefined) {
+    const options = toPlainJson(p.options);
+    if ('error' in options) report.optionsError = `options schema is not plain JSON: ${options.error}`;
+    else report.options = options.value;
+  }
+  return report;
+}
+
+function plainOrUndefined(value: unknown): unknown {
+  if (value === undefined) return undefined;
+  const plain = toPlainJson(value);
+  return 'error' in plain ? String(value) : plain.value;
+}
+
+/** A deep copy as JSON would carry it, or why it cannot be one. */
+export function toPlainJson(value: unknown): { value: unknown } | { error: string } {
+  if (value === undefined) return { value: undefined };
+  try {
+    return { value: JSON.parse(JSON.stringify(value)) };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}

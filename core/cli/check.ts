@@ -1,0 +1,50 @@
+/** `rousseau-host check PATH`: load one plugin module and run the contract check; no config needed. */
+import { resolve } from 'node:path';
+import { hostFromFlags, EXIT, print, printJson, UsageError, type Command } from './command.ts';
+
+export const check: Command = {
+  name: 'check',
+  summary: 'Load one plugin module (a file, a directory or a package name) and run the contract check. Exit 0 when it passes, 1 otherwise.',
+  usage: 'check PATH [--options JSON] [--json]',
+  options: { options: { type: 'string' } },
+  async run({ values, positionals }) {
+    const [target, ...rest] = positionals;
+    if (!target || rest.length) throw new UsageError('check takes exactly one PATH (a plugin file, directory or package name)');
+    let options: unknown;
+    if (typeof values.options === 'string') {
+      try {
+        options = JSON.parse(values.options);
+      } catch (error) {
+        throw new UsageError(`--options is not JSON: ${(error as Error).message}`);
+      }
+    }
+    const cwd = resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());
+    const module = target.startsWith('.') || target.startsWith('/') ? resolve(cwd, target) : target;
+    const host = await hostFromFlags(values, {
+      cwd,
+      config: { builtins: false, plugins: [{ module, ...(options === undefined ? {} : { options }) }] },
+      audit: false,
+    });
+    const [plugin] = host.plugins();
+    await host.close();
+    const ok = plugin?.status === 'loaded';
+    const violations = plugin?.error?.violations ?? [];
+    if (values.json) {
+      printJson({
+        ok,
+        plugin: plugin?.name,
+        ...(plugin?.file ? { file: plugin.file } : {}),
+        ...(plugin?.error ? { error: { code: plugin.error.code, message: plugin.error.message } } : {}),
+        violations,
+        warnings: plugin?.warnings ?? [],
+        tools: plugin?.tools.map((t) => t.name) ?? [],
+      });
+    } else if (ok) {
+      const warnings = (plugin.warnings ?? []).map((w) => `  warning ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`);
+      print([`ok  ${plugin.name}${plugin.version ? ` ${plugin.version}` : ''}: ${plugin.tools.length} tools (${plugin.tools.map((t) => t.name).join(', ')})`, ...warnings].join('\n'));
+    } else {
+      print(`FAIL  ${plugin?.name ?? target}\n  ${plugin?.error?.code}: ${plugin?.error?.message.replace(/\n/g, '\n  ')}`);
+    }
+    return ok ? EXIT.ok : EXIT.failure;
+  },
+};

@@ -1,0 +1,89 @@
+/**
+ * What every CLI command is: a name, its own flags, and a `run` that returns the exit code. The
+ * global flags and the shared plumbing (making a host from them, printing, exiting) live here too.
+ */
+import type { ParseArgsConfig } from 'node:util';
+import type { Host, HostOptions } from '../host.ts';
+import { HostError, messageOf } from '../errors.ts';
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+export interface CommandArgs {
+  values: Values;
+  positionals: string[];
+}
+
+export interface Command {
+  name: string;
+  /** One line for `--help`. */
+  summary: string;
+  /** The usage line after `rousseau-host`. */
+  usage: string;
+  options: Options;
+  run(args: CommandArgs): Promise<number>;
+}
+
+/** Flags every command accepts. */
+export const GLOBAL_OPTIONS: Options = {
+  config: { type: 'string', short: 'c' },
+  cwd: { type: 'string', short: 'C' },
+  'log-level': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'V' },
+};
+
+export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const;
+
+/** A usage error: exit 2, with the command's usage line. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** The host the global flags describe. */
+export async function hostFromFlags(values: Values, extra: Partial<HostOptions> = {}): Promise<Host> {
+  const { createHost } = await import('../host.ts');
+  const logLevel = typeof values['log-level'] === 'string' ? values['log-level'] : undefined;
+  if (logLevel && !['error', 'warn', 'info', 'debug'].includes(logLevel)) {
+    throw new UsageError(`--log-level must be one of error, warn, info, debug; got "${logLevel}"`);
+  }
+  return createHost({
+    ...(typeof values.cwd === 'string' ? { cwd: values.cwd } : {}),
+    ...(typeof values.config === 'string' ? { configFile: values.config } : {}),
+    ...(logLevel ? { logLevel } : { logLevel: 'warn' }),
+    ...extra,
+  });
+}
+
+/** Writes one JSON document on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Writes text on stdout, ending with a newline. */
+export function print(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** Writes a message for people on stderr. */
+export function printError(text: string): void {
+  process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** The error as `{ error: { code, message } }` for `--json`, and its exit code. */
+export function reportError(error: unknown, json: boolean): number {
+  const usage = error instanceof UsageError;
+  const code = error instanceof HostError ? error.code : usage ? 'RH_ERR_USAGE' : 'RH_ERR_INTERNAL';
+  const message = messageOf(error);
+  printError(`rousseau-host: ${message}`);
+  if (json) printJson({ error: { code, message } });
+  return usage ? EXIT.usage : EXIT.failure;
+}
+
+/** Reads all of stdin as text. */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

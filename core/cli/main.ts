@@ -1,0 +1,104 @@
+/**
+ * `rousseau-host`: finds the command, parses its flags, runs it, exits.
+ *
+ * Commands load lazily, so `--version` and `--help` cost a bare node start. A one-shot command
+ * exits as soon as its answer is printed, even if a plugin left timers or handles behind.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PACKAGE_ROOT } from '../paths.ts';
+import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, UsageError, type Command } from './command.ts';
+
+/** Each command in its own module, imported only when it runs. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  tools: { summary: 'list every plugin with its status and its tools', load: async () => (await import('./tools.ts')).tools },
+  check: { summary: 'load one plugin module and run the contract check (no config needed)', load: async () => (await import('./check.ts')).check },
+  call: { summary: 'call one tool through the whole pipeline', load: async () => (await import('./call.ts')).call },
+  init: { summary: 'write a commented rousseau.config.ts', load: async () => (await import('./init.ts')).init },
+};
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** Global flags that take a value: their value is not the command name. */
+const VALUE_FLAGS = new Set(['--config', '-c', '--cwd', '-C', '--log-level']);
+
+function commandName(argv: string[]): { name: string | undefined; index: number } {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (VALUE_FLAGS.has(a)) i++;
+    else if (!a.startsWith('-')) return { name: a, index: i };
+  }
+  return { name: undefined, index: -1 };
+}
+
+function globalHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  return [
+    'rousseau-host: load LLM tools as plugins, check them, call them, serve them to an agent or over MCP.',
+    '',
+    'Usage: rousseau-host <command> [flags]',
+    '',
+    'Commands:',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Global flags:',
+    '  -c, --config FILE     use this config instead of searching for rousseau.config.*',
+    '  -C, --cwd DIR         run as if started in DIR (config search, workspace)',
+    '      --log-level L     error | warn | info | debug (logs go to stderr)',
+    '      --json            one JSON document on stdout',
+    '  -h, --help            help (rousseau-host <command> --help for a command)',
+    '  -V, --version         print the version',
+    '',
+    'Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted.',
+  ].join('\n');
+}
+
+function commandHelp(command: Command): string {
+  return `Usage: rousseau-host ${command.usage}\n\n${command.summary}\n\nRun rousseau-host --help for the global flags.`;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { name, index } = commandName(argv);
+  const wantsJson = argv.includes('--json');
+  if (!name || !(name in COMMANDS)) {
+    if (argv.includes('--version') || argv.includes('-V')) return print(version()), EXIT.ok;
+    if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return print(globalHelp()), EXIT.ok;
+    const problem = name ? `unknown command "${name}"` : 'no command given';
+    printError(`rousseau-host: ${problem}\n\n${globalHelp()}`);
+    if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: problem } }));
+    return EXIT.usage;
+  }
+  const command = await COMMANDS[name]!.load();
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv.filter((_, i) => i !== index),
+      options: { ...GLOBAL_OPTIONS, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    printError(`rousseau-host ${name}: ${(error as Error).message}\n\n${commandHelp(command)}`);
+    if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: (error as Error).message } }));
+    return EXIT.usage;
+  }
+  if (parsed.values.help) return print(commandHelp(command)), EXIT.ok;
+  if (parsed.values.version) return print(version()), EXIT.ok;
+  try {
+    return await command.run({ values: parsed.values, positionals: parsed.positionals });
+  } catch (error) {
+    const code = reportError(error, parsed.values.json === true);
+    if (error instanceof UsageError) printError(`\n${commandHelp(command)}`);
+    return code;
+  }
+}
+
+/** Runs the CLI and exits once stdout has drained. */
+export async function run(): Promise<void> {
+  const code = await main(process.argv.slice(2));
+  process.stdout.write('', () => process.exit(code));
+}

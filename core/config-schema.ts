@@ -1,0 +1,144 @@
+/**
+ * The config file's schema (DESIGN §1.2). Unknown keys are errors, so a typo never passes silently.
+ * `HostConfig` is derived from the schema: the type and the check cannot drift apart.
+ */
+import Type, { type Static } from 'typebox';
+
+const Isolation = Type.Enum(['inline', 'worker', 'process'], {
+  description: "Where the plugin runs: 'worker' (own thread, the default for non-built-ins), 'inline' (the host's thread) or 'process' (own child process).",
+});
+
+const Decision = Type.Enum(['allow', 'ask', 'deny']);
+
+const Rule = Type.Object(
+  {
+    tool: Type.String({ minLength: 1, description: 'Exact tool name, or a glob such as `fs_*`.' }),
+    match: Type.Optional(Type.String({ description: 'Regex tested against the canonical JSON of the validated input.' })),
+    where: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Per-field anchored regexes.' })),
+    reason: Type.Optional(Type.String({ description: 'Shown to the model and in the audit log.' })),
+  },
+  { additionalProperties: false },
+);
+
+const McpServer = Type.Object(
+  {
+    command: Type.Optional(Type.String({ minLength: 1 })),
+    args: Type.Optional(Type.Array(Type.String())),
+    env: Type.Optional(Type.Record(Type.String(), Type.String())),
+    cwd: Type.Optional(Type.String()),
+    url: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+/** Per-plugin settings, shared by module, MCP and built-in entries. */
+const PluginSettings = {
+  options: Type.Optional(Type.Unknown({ description: "Validated against the plugin's own `options` schema." })),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'Per-call timeout (tools may set their own).' })),
+  loadTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  maxOutputBytes: Type.Optional(Type.Integer({ minimum: 256 })),
+  isolation: Type.Optional(Isolation),
+  maxConcurrency: Type.Optional(Type.Integer({ minimum: 1 })),
+  maxQueue: Type.Optional(Type.Integer({ minimum: 0 })),
+  memoryMb: Type.Optional(Type.Integer({ minimum: 8 })),
+  enabled: Type.Optional(Type.Boolean()),
+};
+
+const PluginEntry = Type.Union([
+  Type.String({ minLength: 1 }),
+  Type.Object(
+    {
+      module: Type.Optional(Type.String({ minLength: 1, description: 'Path (relative to the config file) or package name.' })),
+      mcp: Type.Optional(McpServer),
+      name: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{0,63}$' })),
+      ...PluginSettings,
+    },
+    { additionalProperties: false },
+  ),
+]);
+
+const BuiltinName = Type.Enum(['fs', 'shell', 'http']);
+const BuiltinEntry = Type.Union([
+  BuiltinName,
+  Type.Object({ name: BuiltinName, ...PluginSettings }, { additionalProperties: false }),
+]);
+
+export const HostConfigSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    plugins: Type.Optional(Type.Array(PluginEntry)),
+    builtins: Type.Optional(Type.Union([Type.Array(BuiltinEntry), Type.Literal(false)])),
+    workspace: Type.Optional(Type.String({ description: 'Workspace root, relative to the config file.' })),
+    policy: Type.Optional(
+      Type.Object(
+        {
+          default: Type.Optional(Decision),
+          readOnlyDefault: Type.Optional(Decision),
+          allow: Type.Optional(Type.Array(Rule)),
+          ask: Type.Optional(Type.Array(Rule)),
+          deny: Type.Optional(Type.Array(Rule)),
+          builtinRules: Type.Optional(Type.Boolean({ description: 'Ship the default deny rules (default true).' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    provider: Type.Optional(
+      Type.Object(
+        {
+          name: Type.Enum(['anthropic', 'openai', 'replay']),
+          model: Type.Optional(Type.String()),
+          baseUrl: Type.Optional(Type.String()),
+          maxTokens: Type.Optional(Type.Integer({ minimum: 1 })),
+          file: Type.Optional(Type.String({ description: 'replay: the JSON file of assistant turns.' })),
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+          retries: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    agent: Type.Optional(
+      Type.Object(
+        {
+          maxTurns: Type.Optional(Type.Integer({ minimum: 1 })),
+          system: Type.Optional(Type.String()),
+          maxRepeatedFailures: Type.Optional(Type.Integer({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    isolation: Type.Optional(
+      Type.Object(
+        {
+          quarantine: Type.Optional(
+            Type.Object(
+              {
+                failures: Type.Optional(Type.Integer({ minimum: 1 })),
+                windowMs: Type.Optional(Type.Integer({ minimum: 1 })),
+                cooldownMs: Type.Optional(Type.Integer({ minimum: 1 })),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    log: Type.Optional(
+      Type.Object(
+        {
+          level: Type.Optional(Type.Enum(['error', 'warn', 'info', 'debug'])),
+          audit: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Literal(false)])),
+          auditInputCap: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type HostConfig = Static<typeof HostConfigSchema>;
+export type PluginEntryConfig = Static<typeof PluginEntry>;
+export type BuiltinEntryConfig = Static<typeof BuiltinEntry>;
+export type PolicyRuleConfig = Static<typeof Rule>;
+export type PolicyConfig = NonNullable<HostConfig['policy']>;

@@ -1,0 +1,134 @@
+/**
+ * Finding, loading and validating the config (DESIGN §1.2).
+ *
+ * cosmiconfig 9 searches from the working directory up to the project root (the first directory
+ * with a package.json); TypeScript configs load through jiti (cosmiconfig's own TS loader needs the
+ * TypeScript compiler API, which TypeScript 7 no longer has). Every error names the file and the key.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Compile } from 'typebox/compile';
+import { HostConfigSchema, type HostConfig } from './config-schema.ts';
+import { hostError, messageOf } from './errors.ts';
+
+export interface LoadedConfig {
+  config: HostConfig;
+  /** The file it came from; absent when none was found (built-ins only, default policy). */
+  file?: string;
+  /** Plugin paths resolve against this directory: the config file's, or the cwd. */
+  dir: string;
+}
+
+const MODULE = 'rousseau';
+
+/** Finds the config from `cwd` upward, or loads `configFile`. */
+export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?: string }): Promise<LoadedConfig> {
+  const [{ cosmiconfig, getDefaultSearchPlaces }, { createJiti }] = await Promise.all([import('cosmiconfig'), import('jiti')]);
+  const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true });
+  const loadTs = async (file: string) => jiti.import(file, { default: true });
+  const explorer = cosmiconfig(MODULE, {
+    searchStrategy: 'project',
+    searchPlaces: [
+      ...getDefaultSearchPlaces(MODULE),
+      ...['mts', 'cts', 'json', 'yaml', 'yml'].map((ext) => `${MODULE}.config.${ext}`),
+    ],
+    loaders: { '.ts': loadTs, '.mts': loadTs, '.cts': loadTs },
+  });
+
+  let found: { config: unknown; filepath: string; isEmpty?: boolean } | null;
+  if (configFile) {
+    const file = resolve(cwd, configFile);
+    if (!existsSync(file)) throw hostError('RH_ERR_CONFIG_NOT_FOUND', [file]);
+    try {
+      found = await explorer.load(file);
+    } catch (error) {
+      throw hostError('RH_ERR_CONFIG_LOAD', [file, messageOf(error)], error);
+    }
+  } else {
+    try {
+      found = await explorer.search(cwd);
+    } catch (error) {
+      const file = (error as { filepath?: string }).filepath ?? cwd;
+      throw hostError('RH_ERR_CONFIG_LOAD', [file, messageOf(error)], error);
+    }
+  }
+  if (!found) return { config: {}, dir: cwd };
+  const raw = found.isEmpty ? {} : found.config;
+  return { config: validateConfig(raw, found.filepath), file: found.filepath, dir: dirname(found.filepath) };
+}
+
+let validator: ReturnType<typeof Compile<typeof HostConfigSchema>> | undefined;
+
+/** Validates a config object; the error lists every problem as `file: key.path: message`. */
+export function validateConfig(raw: unknown, origin: string): HostConfig {
+  validator ??= Compile(HostConfigSchema);
+  if (validator.Check(raw)) {
+    checkPluginEntries(raw, origin);
+    return raw;
+  }
+  const problems = describeErrors(validator.Errors(raw), raw);
+  throw hostError('RH_ERR_CONFIG_INVALID', [origin, problems.map((p) => `  ${p}`).join('\n')]);
+}
+
+interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message: string;
+}
+
+/** Turns validator errors into one line per problem, most specific first, union noise removed. */
+function describeErrors(errors: readonly SchemaError[], raw: unknown): string[] {
+  const lines = new Set<string>();
+  for (const e of errors) {
+    if (e.keyword === 'boolean') continue; // duplicates the additionalProperties error
+    if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`))) continue;
+    const at = keyPath(e.instancePath);
+    if (e.keyword === 'additionalProperties') {
+      const extra = (e.params.additionalProperties as string[] | undefined) ?? [];
+      for (const key of extra) lines.add(`${at ? `${at}.` : ''}${key}: unknown key`);
+    } else if (e.keyword === 'anyOf') {
+      lines.add(`${at || '(root)'}: ${describeValue(valueAt(raw, e.instancePath))} is not an accepted form here`);
+    } else {
+      lines.add(`${at || '(root)'}: ${e.message}`);
+    }
+  }
+  return [...lines];
+}
+
+/** `/plugins/1/timeoutMs` → `plugins[1].timeoutMs`. */
+export function keyPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, seg) => (/^\d+$/.test(seg) ? `${path}[${seg}]` : path ? `${path}.${seg}` : seg), '');
+}
+
+function valueAt(raw: unknown, pointer: string): unknown {
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((v, seg) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[seg] : undefined), raw);
+}
+
+function describeValue(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** Rules the schema cannot say: a plugin entry object names exactly one of `module` and `mcp`. */
+function checkPluginEntries(config: HostConfig, origin: string): void {
+  const problems: string[] = [];
+  config.plugins?.forEach((entry, i) => {
+    if (typeof entry === 'string') return;
+    const hasModule = entry.module !== undefined;
+    const hasMcp = entry.mcp !== undefined;
+    if (hasModule === hasMcp) problems.push(`  plugins[${i}]: give exactly one of "module" (a path or package) and "mcp" (a server)`);
+    if (hasMcp && !entry.name) problems.push(`  plugins[${i}].name: an MCP plugin needs a name`);
+    if (hasMcp && (entry.mcp!.command === undefined) === (entry.mcp!.url === undefined)) {
+      problems.push(`  plugins[${i}].mcp: give exactly one of "command" (stdio) and "url" (HTTP)`);
+    }
+  });
+  if (problems.length) throw hostError('RH_ERR_CONFIG_INVALID', [origin, problems.join('\n')]);
+}

@@ -1,0 +1,111 @@
+/**
+ * The host: config → loader → registry → dispatcher. This is the embedding API (DESIGN §1.4); the
+ * CLI, the agent loop and the MCP server are built on it and nothing here knows about them.
+ */
+import { resolve } from 'node:path';
+import { loadConfig, validateConfig } from './config.ts';
+import type { HostConfig } from './config-schema.ts';
+import { dispatch, type ApproveFn, type DispatchEnv } from './dispatch.ts';
+import { hostError } from './errors.ts';
+import { loadPlugins } from './loader.ts';
+import { createAuditSink, createLogger, NO_AUDIT, type AuditSink, type Logger } from './log.ts';
+import { compilePolicy, type Policy } from './policy.ts';
+import { Registry } from './registry.ts';
+import type { CallOptions, CallResult, PluginStatus, ToolInfo } from './types.ts';
+
+export interface HostOptions {
+  /** Where the config search starts; the default workspace when there is no config. Default: `process.cwd()`. */
+  cwd?: string;
+  /** A config object: skips discovery. Plugin paths then resolve against `cwd`. */
+  config?: HostConfig;
+  /** A config file to load instead of searching. */
+  configFile?: string;
+  /** The workspace root (file tools are confined to it). Default: the config's `workspace`, else its directory. */
+  workspace?: string;
+  /** Decides `ask` calls. Without it `ask` is a denial. Return `'always'` to approve this exact input for the session. */
+  approve?: ApproveFn;
+  /** A logger (winston) to use instead of a new stderr logger. */
+  logger?: Logger;
+  logLevel?: string;
+  /** The audit file, or `false`; overrides `log.audit` in the config. */
+  audit?: string | false;
+}
+
+export interface Host {
+  /** The workspace root. */
+  readonly workspace: string;
+  /** The config file in use, if any. */
+  readonly configFile: string | undefined;
+  readonly config: HostConfig;
+  readonly policy: Policy;
+  readonly log: Logger;
+  /** Every plugin with its status, in config order (`tools --json`). */
+  plugins(): PluginStatus[];
+  /** Every loaded tool, sorted by name. */
+  tools(): ToolInfo[];
+  /** One call through the whole pipeline. Never throws. */
+  call(tool: string, input: unknown, options?: CallOptions): Promise<CallResult>;
+  /** Ends every plugin (dispose, workers, child processes) and flushes the audit log. */
+  close(): Promise<void>;
+}
+
+/** The audit file when the config says nothing, relative to the workspace. */
+export const DEFAULT_AUDIT_FILE = '.rousseau/audit.jsonl';
+const DEFAULT_AUDIT_INPUT_CAP = 16 * 1024;
+
+/** Loads the config and every plugin. Throws `HostError` only for a config that cannot be used. */
+export async function createHost(options: HostOptions = {}): Promise<Host> {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const loaded = options.config
+    ? { config: validateConfig(options.config, 'the config object'), dir: cwd, file: undefined }
+    : await loadConfig({ cwd, ...(options.configFile ? { configFile: options.configFile } : {}) });
+  const { config } = loaded;
+  const logLevel = options.logLevel ?? config.log?.level ?? 'info';
+  const log = options.logger ?? createLogger({ level: logLevel });
+  const workspace = resolve(options.workspace ?? (config.workspace ? resolve(loaded.dir, config.workspace) : loaded.dir));
+  const policy = compilePolicy(config.policy, loaded.file ?? 'the config object');
+
+  const auditSetting = options.audit ?? config.log?.audit ?? DEFAULT_AUDIT_FILE;
+  const audit: AuditSink = auditSetting === false ? NO_AUDIT : createAuditSink(resolve(workspace, auditSetting));
+
+  const registry = new Registry();
+  const closing = new AbortController();
+  await loadPlugins({ config, dir: loaded.dir, workspace, registry, log, logLevel });
+
+  const env: DispatchEnv = {
+    registry,
+    policy,
+    ...(options.approve ? { approve: options.approve } : {}),
+    audit,
+    auditInputCap: config.log?.auditInputCap ?? DEFAULT_AUDIT_INPUT_CAP,
+    log,
+    closing: closing.signal,
+    inflight: new Set(),
+  };
+  let closed: Promise<void> | undefined;
+
+  return {
+    workspace,
+    configFile: loaded.file,
+    config,
+    policy,
+    log,
+    plugins: () => registry.plugins(),
+    tools: () => registry.tools(),
+    call(tool, input, callOptions) {
+      if (closing.signal.aborted) {
+        return Promise.resolve({ isError: true, code: 'cancelled', content: hostError('RH_ERR_HOST_CLOSED', []).message, durationMs: 0 });
+      }
+      return dispatch(env, tool, input, callOptions);
+    },
+    close() {
+      closed ??= (async () => {
+        closing.abort();
+        for (const cancel of [...env.inflight]) cancel();
+        await Promise.all(registry.handlesList().map((h) => h.runner?.close()));
+        await audit.close();
+      })();
+      return closed;
+    },
+  };
+}

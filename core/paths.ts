@@ -1,0 +1,26 @@
+/**
+ * Where the host's own files are. The host runs either from source (tests, tsx) or bundled into
+ * dist/ (the `rousseau-host` bin, the published package); each file it hands to jiti or to a worker
+ * has one place in each layout, named here.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** True when this module runs from its TypeScript source rather than from dist/. */
+export const FROM_SOURCE = import.meta.url.endsWith('.ts');
+
+function findRoot(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'core'))) return dir;
+    if (dirname(dir) === dir) throw new Error('rousseau-host: cannot find the package root');
+  }
+}
+
+/** The package's root directory (where package.json is). */
+export const PACKAGE_ROOT = findRoot();
+
+/** A file of the host in the layout it runs from: `source` under tsx, `bundled` (in dist/) otherwise. */
+export function hostFile(source: string, bundled: string): string {
+  return FROM_SOURCE ? join(PACKAGE_ROOT, source) : join(PACKAGE_ROOT, 'dist', bundled);
+}

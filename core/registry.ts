@@ -1,0 +1,138 @@
+/**
+ * Loaded plugins and their tools. Tools are listed sorted by name, whatever order plugins finished
+ * loading in, so prompts (and prompt caches) stay stable from run to run.
+ */
+import { Compile, type Validator } from 'typebox/compile';
+import type { ToolAnnotations } from './contract.ts';
+import { hostError, type HostError } from './errors.ts';
+import type { Limiter } from './limiter.ts';
+import type { PluginRunner } from './sandbox/runner.ts';
+import type { Isolation, PluginStatus, ToolInfo, Violation } from './types.ts';
+
+/** A plugin as the dispatcher sees it. */
+export interface PluginHandle {
+  name: string;
+  source: string;
+  file?: string;
+  version?: string;
+  isolation: Isolation;
+  runner?: PluginRunner;
+  limiter: Limiter;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  loadMs?: number;
+  error?: HostError & { violations?: Violation[] };
+  warnings: Violation[];
+}
+
+export interface RegisteredTool {
+  info: ToolInfo;
+  plugin: PluginHandle;
+  timeoutMs: number;
+  /** Compiled on first call: compiling every schema at start-up would tax hosts with many tools. */
+  validator(): Validator;
+  /** Whether the schema declares a `default` anywhere (only then are defaults applied per call). */
+  hasDefaults: boolean;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: ToolAnnotations;
+  timeoutMs?: number;
+}
+
+export class Registry {
+  private readonly handles: PluginHandle[] = [];
+  private readonly byName = new Map<string, RegisteredTool>();
+  private sorted: ToolInfo[] | undefined;
+
+  /** Adds a plugin that failed to load: it shows in `plugins()` with its reason. */
+  addFailed(handle: PluginHandle): void {
+    this.handles.push(handle);
+  }
+
+  /**
+   * Adds a loaded plugin and its tools. A plugin name or a tool name that is taken fails this plugin
+   * (the earlier one keeps it) and returns the error.
+   */
+  add(handle: PluginHandle, tools: readonly ToolDefinition[]): HostError | undefined {
+    const owner = this.handles.find((h) => h.name === handle.name && !h.error);
+    if (owner) return this.reject(handle, hostError('RH_ERR_PLUGIN_DUPLICATE', [handle.name, owner.source]));
+    for (const tool of tools) {
+      const taken = this.byName.get(tool.name);
+      if (taken) return this.reject(handle, hostError('RH_ERR_TOOL_COLLISION', [tool.name, handle.name, taken.plugin.name]));
+    }
+    this.handles.push(handle);
+    for (const tool of tools) {
+      let compiled: Validator | undefined;
+      this.byName.set(tool.name, {
+        info: {
+          name: tool.name,
+          description: tool.description,
+          inputSchema: tool.inputSchema,
+          ...(tool.annotations ? { annotations: tool.annotations } : {}),
+          plugin: handle.name,
+        },
+        plugin: handle,
+        timeoutMs: tool.timeoutMs ?? handle.timeoutMs,
+        validator: () => (compiled ??= Compile(tool.inputSchema as never)),
+        hasDefaults: JSON.stringify(tool.inputSchema).includes('"default":'),
+      });
+    }
+    this.sorted = undefined;
+    return undefined;
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.byName.get(name);
+  }
+
+  /** Every tool, sorted by name. */
+  tools(): ToolInfo[] {
+    this.sorted ??= [...this.byName.values()].map((t) => t.info).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.sorted;
+  }
+
+  /** The names of every tool, for "unknown tool" messages. */
+  names(): string[] {
+    return this.tools().map((t) => t.name);
+  }
+
+  handlesList(): readonly PluginHandle[] {
+    return this.handles;
+  }
+
+  /** Statuses in config order, as `tools --json` prints them. */
+  plugins(): PluginStatus[] {
+    return this.handles.map((h) => {
+      const health = h.runner?.health?.();
+      const status: PluginStatus = {
+        name: h.name,
+        source: h.source,
+        ...(h.file ? { file: h.file } : {}),
+        ...(h.version ? { version: h.version } : {}),
+        status: h.error ? 'failed' : health?.quarantined ? 'quarantined' : 'loaded',
+        isolation: h.isolation,
+        ...(h.loadMs === undefined ? {} : { loadMs: Math.round(h.loadMs * 10) / 10 }),
+        tools: this.tools()
+          .filter((t) => t.plugin === h.name && !h.error)
+          .map(({ name, description, inputSchema, annotations }) => ({ name, description, inputSchema, ...(annotations ? { annotations } : {}) })),
+      };
+      if (h.error) {
+        status.error = { code: h.error.code, message: h.error.message, ...(h.error.violations ? { violations: h.error.violations } : {}) };
+      } else if (health?.quarantined) {
+        status.error = { code: 'quarantined', message: health.reason ?? 'quarantined' };
+      }
+      if (h.warnings.length) status.warnings = h.warnings;
+      return status;
+    });
+  }
+
+  private reject(handle: PluginHandle, error: HostError): HostError {
+    handle.error = error;
+    this.handles.push(handle);
+    return error;
+  }
+}

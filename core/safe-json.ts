@@ -1,0 +1,168 @@
+/**
+ * Strict JSON for tool input written by a model.
+ *
+ * `JSON.parse` keeps the last of two duplicate keys, so `{"cmd":"ls","cmd":"rm -rf /"}` shows one
+ * value to a regex reading the text and another to the tool. It also makes `__proto__` an own key
+ * that a later spread or merge turns into a prototype change. Both are rejected here, with the
+ * position, so the model can correct itself.
+ */
+
+/** Keys a tool input may not contain at any depth. */
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+export class JsonInputError extends Error {
+  override readonly name = 'JsonInputError';
+}
+
+/** Parses `text` as JSON, rejecting duplicate keys and forbidden keys at any depth. */
+export function parseStrictJson(text: string): unknown {
+  return new StrictParser(text).parseDocument();
+}
+
+/** Checks an already-parsed value (MCP arguments, embedding callers) for forbidden keys and non-JSON values. */
+export function assertJsonValue(value: unknown, path = ''): void {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new JsonInputError(`${path || '/'}: ${value} is not a JSON number`);
+      return;
+    case 'object': {
+      if (value === null) return;
+      if (Array.isArray(value)) {
+        value.forEach((item, i) => assertJsonValue(item, `${path}/${i}`));
+        return;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) throw new JsonInputError(`${path || '/'}: not a plain JSON object`);
+      for (const key of Object.keys(value)) {
+        if (FORBIDDEN_KEYS.has(key)) throw new JsonInputError(`${path}/${key}: the key "${key}" is not allowed`);
+        assertJsonValue((value as Record<string, unknown>)[key], `${path}/${key}`);
+      }
+      return;
+    }
+    default:
+      throw new JsonInputError(`${path || '/'}: a ${typeof value} is not a JSON value`);
+  }
+}
+
+const C = {
+  Tab: 9, Newline: 10, Return: 13, Space: 32, Quote: 34, Comma: 44, Minus: 45, Zero: 48, Nine: 57, Colon: 58,
+  OpenBracket: 91, Backslash: 92, CloseBracket: 93, OpenBrace: 123, CloseBrace: 125,
+} as const;
+
+class StrictParser {
+  private i = 0;
+  private readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
+
+  parseDocument(): unknown {
+    this.skipSpace();
+    if (this.i >= this.text.length) this.fail('empty input; expected a JSON object such as {}');
+    const value = this.parseValue('');
+    this.skipSpace();
+    if (this.i < this.text.length) this.fail('unexpected text after the JSON value');
+    return value;
+  }
+
+  private parseValue(path: string): unknown {
+    const c = this.text.charCodeAt(this.i);
+    if (c === C.OpenBrace) return this.parseObject(path);
+    if (c === C.OpenBracket) return this.parseArray(path);
+    if (c === C.Quote) return this.parseString();
+    if (c === C.Minus || (c >= C.Zero && c <= C.Nine)) return this.parseNumber();
+    if (this.text.startsWith('true', this.i)) return (this.i += 4), true;
+    if (this.text.startsWith('false', this.i)) return (this.i += 5), false;
+    if (this.text.startsWith('null', this.i)) return (this.i += 4), null;
+    return this.fail(this.i >= this.text.length ? 'unexpected end of input' : `unexpected character ${JSON.stringify(this.text[this.i])}`);
+  }
+
+  private parseObject(path: string): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    this.i++;
+    this.skipSpace();
+    if (this.text.charCodeAt(this.i) === C.CloseBrace) return this.i++, out;
+    for (;;) {
+      this.skipSpace();
+      if (this.text.charCodeAt(this.i) !== C.Quote) this.fail('expected a property name in double quotes');
+      const keyAt = this.i;
+      const key = this.parseString();
+      if (FORBIDDEN_KEYS.has(key)) this.fail(`the key "${key}" is not allowed (at ${path}/${key})`, keyAt);
+      if (Object.hasOwn(out, key)) this.fail(`duplicate key "${key}" (at ${path}/${key}); give each key once`, keyAt);
+      this.skipSpace();
+      if (this.text.charCodeAt(this.i) !== C.Colon) this.fail('expected ":" after the property name');
+      this.i++;
+      this.skipSpace();
+      out[key] = this.parseValue(`${path}/${key}`);
+      this.skipSpace();
+      const c = this.text.charCodeAt(this.i++);
+      if (c === C.CloseBrace) return out;
+      if (c !== C.Comma) this.fail('expected "," or "}"', this.i - 1);
+    }
+  }
+
+  private parseArray(path: string): unknown[] {
+    const out: unknown[] = [];
+    this.i++;
+    this.skipSpace();
+    if (this.text.charCodeAt(this.i) === C.CloseBracket) return this.i++, out;
+    for (;;) {
+      this.skipSpace();
+      out.push(this.parseValue(`${path}/${out.length}`));
+      this.skipSpace();
+      const c = this.text.charCodeAt(this.i++);
+      if (c === C.CloseBracket) return out;
+      if (c !== C.Comma) this.fail('expected "," or "]"', this.i - 1);
+    }
+  }
+
+  private parseString(): string {
+    const start = this.i;
+    let escaped = false;
+    for (let j = start + 1; j < this.text.length; j++) {
+      const c = this.text.charCodeAt(j);
+      if (c === C.Backslash) {
+        escaped = true;
+        j++;
+      } else if (c === C.Quote) {
+        this.i = j + 1;
+        if (!escaped) {
+          const raw = this.text.slice(start + 1, j);
+          if (/[\u0000-\u001f]/.test(raw)) this.fail('control character in string; escape it', start);
+          return raw;
+        }
+        try {
+          return JSON.parse(this.text.slice(start, j + 1)) as string;
+        } catch {
+          return this.fail('invalid escape in string', start);
+        }
+      }
+    }
+    return this.fail('unterminated string', start);
+  }
+
+  private parseNumber(): number {
+    const start = this.i;
+    const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+    m.lastIndex = start;
+    if (!m.test(this.text)) this.fail('invalid number');
+    this.i = m.lastIndex;
+    return Number(this.text.slice(start, this.i));
+  }
+
+  private skipSpace(): void {
+    for (;;) {
+      const c = this.text.charCodeAt(this.i);
+      if (c !== C.Space && c !== C.Newline && c !== C.Return && c !== C.Tab) return;
+      this.i++;
+    }
+  }
+
+  private fail(message: string, at = this.i): never {
+    throw new JsonInputError(`${message} at position ${at}`);
+  }
+}

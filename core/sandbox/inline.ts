@@ -1,0 +1,80 @@
+/**
+ * The inline runner: the plugin runs in the host's thread. Fastest (a call costs a few µs), but
+ * its timeout is cooperative: the dispatcher answers `timeout` on time and aborts the signal, yet a
+ * synchronous loop would still freeze the host. Built-ins and trusted plugins only; see
+ * docs/isolation.md.
+ */
+import type { PluginLogger, ToolContext } from '../contract.ts';
+import { hostError, messageOf } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { importPlugin } from './import-plugin.ts';
+import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
+import type { LoadedPlugin, PluginRunner, PluginSpec, RunOutcome, RunRequest } from './runner.ts';
+
+export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: unknown): PluginRunner {
+  let instance: PluginInstance | undefined;
+  const lifetime = new AbortController();
+
+  return {
+    isolation: 'inline',
+
+    async load(): Promise<LoadedPlugin> {
+      let exported = preloaded;
+      if (exported === undefined) {
+        try {
+          exported = await importPlugin(spec.file);
+        } catch (error) {
+          throw hostError('RH_ERR_PLUGIN_IMPORT', [spec.source, messageOf(error)], error);
+        }
+      }
+      instance = await instantiatePlugin(exported, {
+        source: spec.source,
+        options: spec.options,
+        workspace: spec.workspace,
+        log,
+        signal: lifetime.signal,
+      });
+      return { plugin: instance.plugin, tools: instance.tools };
+    },
+
+    async run(request: RunRequest): Promise<RunOutcome> {
+      const tool = instance?.live.get(request.tool);
+      if (!tool) return { ok: false, code: 'tool_error', message: `tool "${request.tool}" is not loaded` };
+      try {
+        const output = await tool.execute(request.input as never, toolContext(request, instance!, spec.workspace, log));
+        return { ok: true, output };
+      } catch (error) {
+        return { ok: false, code: 'tool_error', message: messageOf(error) };
+      }
+    },
+
+    async close(): Promise<void> {
+      lifetime.abort(new DOMException('host closed', 'AbortError'));
+      try {
+        await instance?.dispose?.();
+      } catch (error) {
+        log.warn(`dispose() threw: ${messageOf(error)}`);
+      }
+    },
+  };
+}
+
+/** Builds `ctx` lazily: the signal and the call's child logger cost more than the call itself. */
+function toolContext(request: RunRequest, instance: PluginInstance, workspace: string, log: Logger): ToolContext {
+  let callLog: PluginLogger | undefined;
+  return {
+    get signal() {
+      return request.signal;
+    },
+    get log() {
+      return (callLog ??= log.child({ tool: request.tool, callId: request.callId }));
+    },
+    options: instance.options as Record<string, unknown>,
+    callId: request.callId,
+    ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+    workspace,
+    progress(done, total, message) {
+      request.onProgress?.({ done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The sandbox-side half of loading: from a module's default export to live tools and the reports the
+ * contract check reads. The same code runs in the host's thread (inline) and in a worker.
+ */
+import { Compile } from 'typebox/compile';
+import { describePlugin, describeTool, kindOf } from '../check.ts';
+import type { Plugin, PluginLogger, Tool } from '../contract.ts';
+import { hostError, messageOf } from '../errors.ts';
+import type { LoadedPlugin } from './runner.ts';
+
+export interface InstanceContext {
+  /** The plugin's name in messages before its own name is known: the specifier. */
+  source: string;
+  options: unknown;
+  workspace: string;
+  log: PluginLogger;
+  signal: AbortSignal;
+}
+
+export interface PluginInstance extends LoadedPlugin {
+  /** The tools by name, when the plugin could be instantiated. */
+  live: Map<string, Tool>;
+  /** The validated options, defaults applied: what `ctx.options` carries. */
+  options: unknown;
+  dispose?: () => unknown;
+}
+
+/**
+ * Validates options, runs `setup` when there is one, and describes everything for the check.
+ * Throws `HostError` (options invalid, setup threw); a broken shape is left for the check to report.
+ */
+export async function instantiatePlugin(exported: unknown, ctx: InstanceContext): Promise<PluginInstance> {
+  const plugin = describePlugin(exported);
+  const instance: PluginInstance = { plugin, tools: null, live: new Map(), options: ctx.options ?? {} };
+  if (plugin.exportType !== 'object') return instance;
+  const p = exported as Plugin;
+  const label = typeof p.name === 'string' ? p.name : ctx.source;
+
+  if (plugin.options !== undefined && !plugin.optionsError) {
+    instance.options = validateOptions(label, plugin.options, ctx.options);
+  }
+
+  let tools: unknown = p.tools;
+  if (plugin.toolsType === 'undefined' && plugin.setupType === 'function') {
+    try {
+      tools = await p.setup!({ options: instance.options as never, log: ctx.log, workspace: ctx.workspace, signal: ctx.signal });
+    } catch (error) {
+      throw hostError('RH_ERR_PLUGIN_SETUP', [label, messageOf(error)], error);
+    }
+    if (!Array.isArray(tools)) {
+      throw hostError('RH_ERR_PLUGIN_SETUP', [label, `setup() must return an array of tools, got ${kindOf(tools)}`]);
+    }
+  }
+  if (Array.isArray(tools)) {
+    instance.tools = tools.map(describeTool);
+    for (const tool of tools as Tool[]) {
+      if (kindOf(tool) === 'object' && typeof tool.name === 'string' && !instance.live.has(tool.name)) instance.live.set(tool.name, tool);
+    }
+  }
+  if (plugin.disposeType === 'function') instance.dispose = () => p.dispose!();
+  return instance;
+}
+
+function validateOptions(label: string, schema: unknown, given: unknown): unknown {
+  let validator;
+  try {
+    validator = Compile(schema as never);
+  } catch {
+    return given; // the check reports a schema that does not compile
+  }
+  const value = validator.Default(structuredClone(given ?? {}));
+  if (validator.Check(value)) return value;
+  const lines = validator.Errors(value).map((e) => `  options${e.instancePath} ${e.message}`);
+  throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, [...new Set(lines)].join('\n')]);
+}

@@ -1,0 +1,76 @@
+/**
+ * The contract between the dispatcher and the place a plugin runs (inline, worker, process).
+ *
+ * The dispatcher owns the call's timeout and cancellation: it aborts `RunRequest.signal` (with a
+ * `TimeoutError` DOMException on timeout) and stops waiting at once. A runner reacts to that abort
+ * as its isolation allows: inline can only signal; a worker runner terminates the thread.
+ */
+import type { Tool } from '../contract.ts';
+import type { PluginReport, ToolReport } from '../check.ts';
+import type { Isolation, Progress } from '../types.ts';
+
+/** A plugin entry after the loader resolved it: everything a runner needs to start it. */
+export interface PluginSpec {
+  /** The specifier as written (`./my-tool`, `rousseau-plugin-x`, `builtin:fs`). */
+  source: string;
+  /** The resolved module file. */
+  file: string;
+  options: unknown;
+  isolation: Isolation;
+  workspace: string;
+  loadTimeoutMs: number;
+  /** Heap cap of an isolated plugin, in MiB. */
+  memoryMb: number;
+  logLevel: string;
+}
+
+/** What loading a plugin yields: reports for the contract check, and the live tools when inline. */
+export interface LoadedPlugin {
+  plugin: PluginReport;
+  /** `null` when the export was too broken to list tools. */
+  tools: ToolReport[] | null;
+}
+
+export interface RunRequest {
+  tool: string;
+  input: unknown;
+  callId: string;
+  sessionId?: string;
+  signal: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+}
+
+/** How a run ended, before the dispatcher normalises it into a `CallResult`. */
+export type RunOutcome =
+  | { ok: true; output: unknown }
+  | { ok: false; code: 'tool_error' | 'crashed' | 'timeout' | 'quarantined'; message: string };
+
+export interface PluginRunner {
+  readonly isolation: Isolation;
+  /** Imports, validates options, runs `setup`, describes the tools. Throws `HostError` on failure. */
+  load(): Promise<LoadedPlugin>;
+  run(request: RunRequest): Promise<RunOutcome>;
+  /** Calls `dispose`, ends threads or processes. Never throws. */
+  close(): Promise<void>;
+  /** Isolated runners: whether the plugin is quarantined after repeated crashes or timeouts. */
+  health?(): PluginHealth;
+}
+
+export interface PluginHealth {
+  quarantined: boolean;
+  reason?: string;
+  /** Epoch ms when the quarantine ends. */
+  until?: number;
+}
+
+/** The live tools of a plugin instantiated in this thread. */
+export type LiveTools = ReadonlyMap<string, Tool>;
+
+/** The abort reason the dispatcher uses on timeout. */
+export function timeoutReason(ms: number): DOMException {
+  return new DOMException(`timed out after ${ms} ms`, 'TimeoutError');
+}
+
+export function isTimeout(signal: AbortSignal): boolean {
+  return signal.aborted && (signal.reason as { name?: string } | undefined)?.name === 'TimeoutError';
+}

@@ -1,0 +1,79 @@
+/**
+ * The shapes the host hands to its callers: call options and results, plugin statuses, tool
+ * listings. A leaf: no run-time imports.
+ */
+import type { ToolAnnotations } from './contract.ts';
+import type { ResultCode } from './errors.ts';
+
+export type Isolation = 'inline' | 'worker' | 'process';
+
+/** Options of one `host.call()`. */
+export interface CallOptions {
+  /** Cancels the call; the result is then `cancelled`. */
+  signal?: AbortSignal;
+  /** Defaults to a random UUID. */
+  callId?: string;
+  sessionId?: string;
+  /** Progress reported by the tool (`ctx.progress`). */
+  onProgress?: (progress: Progress) => void;
+}
+
+export interface Progress {
+  done: number;
+  total?: number;
+  message?: string;
+}
+
+/** The one result of every call. `call()` never throws. */
+export interface CallResult {
+  isError: boolean;
+  /** Text for the model: the tool's output, or what went wrong and how to retry. */
+  content: string;
+  /** Set when `isError`: why the call failed. */
+  code?: ResultCode;
+  durationMs: number;
+  /** The content was cut to the plugin's output cap (head + tail kept, a marker between). */
+  truncated?: boolean;
+  /** Structured data the tool returned beside its text. */
+  data?: unknown;
+}
+
+/** A violation of the tool contract, found when a plugin loads. */
+export interface Violation {
+  /** The plugin's file. */
+  file: string;
+  /** The tool concerned, when the violation is about one tool. */
+  tool?: string;
+  /** JSON pointer into the plugin's export (`/tools/0/inputSchema/properties/city`). */
+  pointer: string;
+  message: string;
+  /** Style rules only warn for MCP tools. */
+  severity: 'error' | 'warning';
+}
+
+export type PluginState = 'loaded' | 'failed' | 'quarantined';
+
+export interface ToolInfo {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: ToolAnnotations;
+  /** The plugin the tool belongs to. */
+  plugin: string;
+}
+
+/** One plugin as `tools --json` shows it. */
+export interface PluginStatus {
+  name: string;
+  /** The specifier as written in the config (or `builtin:fs`). */
+  source: string;
+  /** The resolved file, when it resolved. */
+  file?: string;
+  version?: string;
+  status: PluginState;
+  error?: { code: string; message: string; violations?: Violation[] };
+  warnings?: Violation[];
+  isolation: Isolation;
+  loadMs?: number;
+  tools: Pick<ToolInfo, 'name' | 'description' | 'inputSchema' | 'annotations'>[];
+}
