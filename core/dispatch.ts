@@ -16,6 +16,7 @@ import { capOutput } from './output.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
 import { assertJsonValue, parseStrictJson } from './safe-json.ts';
+import { applyDefaults } from './schema-defaults.ts';
 import { timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
 import type { CallOptions, CallResult, ToolInfo } from './types.ts';
 
@@ -92,7 +93,7 @@ function prepareInput(tool: RegisteredTool, raw: unknown): { input: unknown } | 
     };
   }
   const validator = tool.validator();
-  if (tool.hasDefaults) input = validator.Default(input);
+  if (tool.hasDefaults) input = applyDefaults(tool.info.inputSchema, input); // input is our own copy
   if (!validator.Check(input)) {
     const errors = [...new Set(validator.Errors(input).map((e) => `- ${e.instancePath || '/'}: ${e.message}`))];
     return {

@@ -6,6 +6,7 @@ import { Compile, type Validator } from 'typebox/compile';
 import type { ToolAnnotations } from './contract.ts';
 import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
+import { hasDefaults } from './schema-defaults.ts';
 import type { PluginRunner } from './sandbox/runner.ts';
 import type { Isolation, PluginStatus, ToolInfo, Violation } from './types.ts';
 
@@ -78,7 +79,7 @@ export class Registry {
         plugin: handle,
         timeoutMs: tool.timeoutMs ?? handle.timeoutMs,
         validator: () => (compiled ??= Compile(tool.inputSchema as never)),
-        hasDefaults: JSON.stringify(tool.inputSchema).includes('"default":'),
+        hasDefaults: hasDefaults(tool.inputSchema),
       });
     }
     this.sorted = undefined;

@@ -6,7 +6,7 @@
  * copy of either: `rousseau-host` maps to the plugin-facing helpers only (contract.ts, no run-time
  * imports), which keeps a plugin's import cheap.
  */
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { createJiti, type Jiti } from 'jiti';
 import { hostFile } from '../paths.ts';
 
@@ -17,7 +17,9 @@ let jiti: Jiti | undefined;
 /** Host-side resolution of what a plugin may import from the host's own dependencies. */
 export function hostAliases(): Record<string, string> {
   const aliases: Record<string, string> = { 'rousseau-host': hostFile('core/contract.ts', 'contract.js') };
-  for (const sub of TYPEBOX_SUBPATHS) aliases[`typebox${sub}`] = fileURLToPath(import.meta.resolve(`typebox${sub}`));
+  // typebox's exports all carry a `default` condition, so require.resolve finds the same files as import.
+  const require = createRequire(import.meta.url);
+  for (const sub of TYPEBOX_SUBPATHS) aliases[`typebox${sub}`] = require.resolve(`typebox${sub}`);
   return aliases;
 }
 

@@ -6,6 +6,7 @@ import { Compile } from 'typebox/compile';
 import { describePlugin, describeTool, kindOf } from '../check.ts';
 import type { Plugin, PluginLogger, Tool } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
+import { applyDefaults } from '../schema-defaults.ts';
 import type { LoadedPlugin } from './runner.ts';
 
 export interface InstanceContext {
@@ -68,7 +69,7 @@ function validateOptions(label: string, schema: unknown, given: unknown): unknow
   } catch {
     return given; // the check reports a schema that does not compile
   }
-  const value = validator.Default(structuredClone(given ?? {}));
+  const value = applyDefaults(schema, structuredClone(given ?? {}));
   if (validator.Check(value)) return value;
   const lines = validator.Errors(value).map((e) => `  options${e.instancePath} ${e.message}`);
   throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, [...new Set(lines)].join('\n')]);

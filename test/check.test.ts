@@ -1,0 +1,141 @@
+import { expect } from 'chai';
+import Type from 'typebox';
+import { checkPlugin, describePlugin, describeTool } from '../core/check.ts';
+
+const FILE = '/plugins/p.ts';
+
+/** Runs the check on a live export, the way the loader does (describe, then check). */
+function check(exported: unknown, options = {}) {
+  const plugin = describePlugin(exported);
+  const tools = plugin.toolsType === 'array' ? ((exported as { tools: unknown[] }).tools).map(describeTool) : null;
+  return checkPlugin(FILE, plugin, tools, options);
+}
+
+const goodTool = () => ({
+  name: 'get_weather',
+  description: 'Current weather for a city.',
+  inputSchema: Type.Object({ city: Type.String({ description: 'City name.' }) }, { additionalProperties: false }),
+  execute: () => 'sunny',
+});
+const plugin = (over: Record<string, unknown> = {}) => ({ name: 'weather', version: '1.0.0', tools: [goodTool()], ...over });
+const errors = (exported: unknown, options = {}) => check(exported, options).filter((v) => v.severity === 'error');
+const pointers = (exported: unknown) => errors(exported).map((v) => v.pointer);
+
+describe('contract check', () => {
+  it('passes a good plugin and a plain-object plugin with no host imports', () => {
+    expect(errors(plugin())).to.deep.equal([]);
+    const plain = { name: 'plain', version: '0.0.1', tools: [{ name: 'x', description: 'X.', inputSchema: { type: 'object', properties: {} }, execute() { return ''; } }] };
+    expect(errors(plain)).to.deep.equal([]);
+  });
+
+  it('requires the default export to be an object', () => {
+    for (const bad of [undefined, null, 42, 'x', [], () => {}]) {
+      const [v] = errors(bad);
+      expect(v?.pointer).to.equal('');
+      expect(v?.message).to.match(/default export must be a plugin object/);
+    }
+  });
+
+  it('checks the plugin name and version', () => {
+    expect(pointers(plugin({ name: 'Weather!' }))).to.deep.equal(['/name']);
+    expect(pointers(plugin({ name: undefined }))).to.deep.equal(['/name']);
+    expect(pointers(plugin({ version: '1.0' }))).to.deep.equal(['/version']);
+    expect(pointers(plugin({ version: '1.2.3-beta.1+build.5' }))).to.deep.equal([]);
+  });
+
+  it('requires tools or setup, of the right types', () => {
+    expect(pointers({ name: 'p', version: '1.0.0' })).to.deep.equal(['/tools']);
+    expect(pointers({ name: 'p', version: '1.0.0', tools: {} })).to.deep.equal(['/tools']);
+    expect(pointers({ name: 'p', version: '1.0.0', setup: 'no' })).to.deep.equal(['/setup']);
+    expect(pointers({ name: 'p', version: '1.0.0', setup: () => [], dispose: 1 })).to.deep.equal(['/dispose']);
+    expect(pointers({ name: 'p', version: '1.0.0', setup: () => [] })).to.deep.equal([]);
+  });
+
+  it('checks tool names: valid and unique within the plugin', () => {
+    const v = errors(plugin({ tools: [{ ...goodTool(), name: 'bad name' }, goodTool(), goodTool()] }));
+    expect(v.map((x) => x.pointer)).to.deep.equal(['/tools/0/name', '/tools/2/name']);
+    expect(v[1]!.message).to.match(/duplicate tool name "get_weather" \(also \/tools\/1\)/);
+    expect(v[1]!.tool).to.equal('get_weather');
+    expect(errors(plugin({ tools: [{ ...goodTool(), name: 'x'.repeat(65) }] }))[0]!.pointer).to.equal('/tools/0/name');
+  });
+
+  it('requires a non-empty description and a function execute', () => {
+    expect(pointers(plugin({ tools: [{ ...goodTool(), description: '  ' }] }))).to.deep.equal(['/tools/0/description']);
+    expect(pointers(plugin({ tools: [{ ...goodTool(), execute: undefined }] }))).to.deep.equal(['/tools/0/execute']);
+  });
+
+  it('requires inputSchema to be an object schema that compiles', () => {
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: undefined }] }))).to.deep.equal(['/tools/0/inputSchema']);
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: Type.String() }] }))).to.deep.equal(['/tools/0/inputSchema/type']);
+    const badPattern = { type: 'object', properties: { q: { type: 'string', description: 'Q.', pattern: '(' } } };
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: badPattern }] }))).to.deep.equal(['/tools/0/inputSchema/properties/q/pattern']);
+    const badType = { type: 'object', properties: { q: { type: 'strin', description: 'Q.' } } };
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: badType }] }))).to.deep.equal(['/tools/0/inputSchema/properties/q/type']);
+  });
+
+  it('requires every property, nested ones too, to have a description', () => {
+    const schema = Type.Object({
+      city: Type.String(),
+      where: Type.Object({ lat: Type.Number({ description: 'Latitude.' }), lon: Type.Number() }, { description: 'Position.' }),
+    });
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: schema }] }))).to.deep.equal([
+      '/tools/0/inputSchema/properties/city/description',
+      '/tools/0/inputSchema/properties/where/properties/lon/description',
+    ]);
+  });
+
+  it('requires `required` to name only existing properties', () => {
+    const schema = { type: 'object', properties: { a: { type: 'string', description: 'A.' } }, required: ['a', 'b'] };
+    const [v] = errors(plugin({ tools: [{ ...goodTool(), inputSchema: schema }] }));
+    expect(v?.pointer).to.equal('/tools/0/inputSchema/required/1');
+    expect(v?.message).to.contain('"b"');
+  });
+
+  it('checks timeoutMs and annotations', () => {
+    expect(pointers(plugin({ tools: [{ ...goodTool(), timeoutMs: -5 }] }))).to.deep.equal(['/tools/0/timeoutMs']);
+    expect(pointers(plugin({ tools: [{ ...goodTool(), annotations: { readOnly: 'yes' } }] }))).to.deep.equal(['/tools/0/annotations/readOnly']);
+  });
+
+  it('checks the options schema', () => {
+    expect(pointers(plugin({ options: { type: 'object', properties: { k: { type: 'nope' } } } }))).to.deep.equal(['/options/properties/k/type']);
+  });
+
+  it('reports every violation at once, each with the file, the tool and a pointer', () => {
+    const v = errors({
+      name: 'Bad',
+      version: 'x',
+      tools: [
+        { name: 'a b', description: '', inputSchema: { type: 'object', properties: { c: { type: 'string' } }, required: ['d'] }, execute: 1 },
+        { name: 'fine', description: 'Fine.', inputSchema: { type: 'array' }, execute() {} },
+      ],
+    });
+    expect(v.map((x) => x.pointer)).to.deep.equal([
+      '/name',
+      '/version',
+      '/tools/0/name',
+      '/tools/0/description',
+      '/tools/0/inputSchema/properties/c/description',
+      '/tools/0/inputSchema/required/0',
+      '/tools/0/execute',
+      '/tools/1/inputSchema/type',
+    ]);
+    expect(v.every((x) => x.file === FILE)).to.equal(true);
+    expect(v[7]!.tool).to.equal('fine');
+  });
+
+  it('only warns about style for lenient (MCP) tools, but still fails a schema that cannot compile', () => {
+    const tools = [
+      { name: 'srv_a', description: '', inputSchema: { type: 'object', properties: { x: { type: 'string' } } } },
+      { name: 'srv_b', description: 'B.', inputSchema: { type: 'object', properties: { y: { type: 'string', pattern: '[' } } } },
+    ];
+    const all = check({ name: 'srv', version: '1.0.0', tools }, { lenient: true });
+    expect(all.filter((v) => v.severity === 'warning').map((v) => v.pointer)).to.include.members(['/tools/0/description', '/tools/0/inputSchema/properties/x/description']);
+    expect(all.filter((v) => v.severity === 'error').map((v) => v.pointer)).to.deep.equal(['/tools/1/inputSchema/properties/y/pattern']);
+  });
+
+  it('warns about unknown keys (likely typos) without failing', () => {
+    const v = check(plugin({ tool: [] }));
+    expect(v.filter((x) => x.severity === 'error')).to.deep.equal([]);
+    expect(v.find((x) => x.pointer === '/tool')?.severity).to.equal('warning');
+  });
+});

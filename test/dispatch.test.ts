@@ -1,0 +1,179 @@
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { createHost, type Host } from '../core/index.ts';
+import { RESULT_CODES } from '../core/errors.ts';
+import { FIXTURES } from './helpers.ts';
+
+const plugin = (name: string) => join(FIXTURES, 'plugins', name);
+
+describe('call pipeline (inline)', () => {
+  let host: Host;
+  before(async () => {
+    host = await createHost({
+      cwd: FIXTURES,
+      audit: false,
+      logLevel: 'error',
+      config: {
+        builtins: false,
+        plugins: [
+          { module: plugin('kit.ts'), isolation: 'inline', options: { greeting: 'hi' }, maxOutputBytes: 4096, maxConcurrency: 1, maxQueue: 1 },
+          { module: plugin('echo.ts'), isolation: 'inline' },
+        ],
+        policy: { default: 'allow', deny: [{ tool: 'echo', match: '"text":"forbidden"', reason: 'not that word' }] },
+      },
+    });
+  });
+  after(() => host.close());
+
+  it('runs a call and returns its text', async () => {
+    const r = await host.call('greet', '{"who":"Ada","times":2}');
+    expect(r).to.include({ isError: false, content: 'hi Ada\nhi Ada' });
+    expect(r.code).to.equal(undefined);
+    expect(r.durationMs).to.be.a('number');
+  });
+
+  it('applies schema defaults and validated plugin options', async () => {
+    expect((await host.call('greet', '{"who":"Bo"}')).content).to.equal('hi Bo');
+  });
+
+  it('accepts an already-parsed object input', async () => {
+    expect((await host.call('greet', { who: 'Cy' })).content).to.equal('hi Cy');
+  });
+
+  it('unknown_tool names the tools that exist', async () => {
+    const r = await host.call('gret', '{}');
+    expect(r).to.include({ isError: true, code: 'unknown_tool' });
+    expect(r.content).to.contain('"gret"').and.contain('greet');
+  });
+
+  it('invalid_json: malformed, duplicate keys, __proto__ and constructor keys', async () => {
+    for (const [input, pattern] of [
+      ['{"who":', /unexpected end/],
+      ['{"who":"a","who":"b"}', /duplicate key "who"/],
+      ['{"who":"a","__proto__":{"x":1}}', /"__proto__" is not allowed/],
+      ['{"who":{"constructor":{}}}', /"constructor" is not allowed/],
+      ['[1] 2', /unexpected text/],
+    ] as const) {
+      const r = await host.call('greet', input);
+      expect(r.code, input).to.equal('invalid_json');
+      expect(r.content).to.match(pattern);
+    }
+    const proto = JSON.parse('{"who":"a","__proto__":{"polluted":true}}');
+    expect((await host.call('greet', proto)).code).to.equal('invalid_json');
+  });
+
+  it('invalid_input names each failing path so the model can retry', async () => {
+    const r = await host.call('greet', '{"who":5,"times":0,"extra":true}');
+    expect(r.code).to.equal('invalid_input');
+    expect(r.content).to.contain('/who').and.contain('/times').and.contain('extra');
+    expect(r.content).to.match(/call again/);
+  });
+
+  it('denied by a policy rule, with the rule\'s reason', async () => {
+    const r = await host.call('echo', '{"text":"forbidden"}');
+    expect(r).to.include({ isError: true, code: 'denied' });
+    expect(r.content).to.contain('not that word');
+    expect((await host.call('echo', '{"text":"fine"}')).content).to.equal('fine');
+  });
+
+  it('timeout: a tool that ignores its signal still yields timeout on time', async () => {
+    const started = performance.now();
+    const r = await host.call('ignore_signal', '{"ms":3000}');
+    const elapsed = performance.now() - started;
+    expect(r).to.include({ isError: true, code: 'timeout' });
+    expect(r.content).to.contain('200 ms');
+    expect(elapsed).to.be.below(2500); // the tool would take 3 s; the timeout is 200 ms
+  });
+
+  it('timeout: a tool that honours its signal sees a TimeoutError, and its late answer is dropped', async () => {
+    const r = await host.call('honour_signal', '{}');
+    expect(r.code).to.equal('timeout');
+    expect(r.content).to.not.contain('aborted'); // the rejection that followed the abort did not replace the result
+  });
+
+  it('cancelled: the caller\'s signal ends the call at once', async () => {
+    const controller = new AbortController();
+    const pending = host.call('slow', '{"ms":5000,"tag":"x"}', { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    const r = await pending;
+    expect(r).to.include({ isError: true, code: 'cancelled' });
+  });
+
+  it('tool_error: a throw becomes an error result with the message', async () => {
+    const r = await host.call('fail', '{"message":"disk on fire"}');
+    expect(r).to.include({ isError: true, code: 'tool_error' });
+    expect(r.content).to.contain('disk on fire');
+  });
+
+  it('normalises outputs: { content, isError, data }, and rejects other shapes', async () => {
+    expect(await host.call('returns', '{"kind":"error-object"}')).to.include({ isError: true, code: 'tool_error', content: 'it went wrong' });
+    expect(await host.call('returns', '{"kind":"data"}')).to.deep.include({ isError: false, content: 'with data', data: { n: 1 } });
+    for (const kind of ['number', 'null', 'object']) {
+      const r = await host.call('returns', JSON.stringify({ kind }));
+      expect(r.code, kind).to.equal('tool_error');
+      expect(r.content).to.match(/must return a string/);
+    }
+  });
+
+  it('output_too_large: structured data over the cap', async () => {
+    const r = await host.call('returns', '{"kind":"big-data"}');
+    expect(r.code).to.equal('output_too_large');
+    expect(r.content).to.contain('4096');
+  });
+
+  it('caps text output: head and tail kept, a marker between, truncated flag set', async () => {
+    const r = await host.call('big', '{"bytes":100000}');
+    expect(r.isError).to.equal(false);
+    expect(r.truncated).to.equal(true);
+    expect(Buffer.byteLength(r.content)).to.be.below(4096 + 200);
+    expect(r.content.startsWith('HEAD\n')).to.equal(true);
+    expect(r.content.endsWith('\nTAIL')).to.equal(true);
+    expect(r.content).to.match(/bytes omitted of 100000/);
+    expect((await host.call('big', '{"bytes":100}')).truncated).to.equal(undefined);
+  });
+
+  it('reports progress to the caller', async () => {
+    const seen: unknown[] = [];
+    await host.call('progress', '{}', { onProgress: (p) => seen.push(p) });
+    expect(seen).to.deep.equal([
+      { done: 1, total: 3, message: 'step 1' },
+      { done: 2, total: 3, message: 'step 2' },
+      { done: 3, total: 3, message: 'step 3' },
+    ]);
+  });
+
+  it('bounds concurrency: calls beyond maxConcurrency wait, beyond maxQueue are refused', async () => {
+    const first = host.call('slow', '{"ms":150,"tag":"first"}');
+    const second = host.call('slow', '{"ms":10,"tag":"second"}');
+    const third = await host.call('slow', '{"ms":10,"tag":"third"}');
+    expect(third.code).to.equal('tool_error');
+    expect(third.content).to.match(/busy/);
+    expect((await first).content).to.equal('first');
+    expect((await second).content).to.equal('second');
+  });
+
+  it('a waiting call honours its own timeout', async () => {
+    const blocker = host.call('slow', '{"ms":400,"tag":"blocker"}');
+    const waiting = await host.call('ignore_signal', '{"ms":10}'); // 200 ms timeout, spent waiting for the slot
+    expect(waiting.code).to.equal('timeout');
+    expect((await blocker).content).to.equal('blocker');
+  });
+
+  it('never throws, and each code it can return is a documented code', async () => {
+    const inputs: [string, unknown][] = [['greet', undefined], ['greet', 12], ['greet', 'null'], ['nope', '{'], ['greet', { who: 1n }]];
+    for (const [tool, input] of inputs) {
+      const r = await host.call(tool, input);
+      expect(r.isError).to.equal(true);
+      expect(RESULT_CODES).to.include(r.code);
+    }
+  });
+
+  it('after close(), calls are refused without throwing', async () => {
+    const h = await createHost({ cwd: FIXTURES, audit: false, logLevel: 'error', config: { builtins: false, plugins: [{ module: plugin('echo.ts'), isolation: 'inline' }] } });
+    const pending = h.call('echo', '{"text":"a"}');
+    await h.close();
+    await pending;
+    const r = await h.call('echo', '{"text":"b"}');
+    expect(r).to.include({ isError: true, code: 'cancelled' });
+  });
+});

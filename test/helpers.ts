@@ -1,0 +1,57 @@
+// Shared test plumbing: temp dirs that clean up, and the real CLI run as a child process.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const FIXTURES = join(ROOT, 'test', 'fixtures');
+export const BIN = join(ROOT, 'bin', 'rousseau-host.js');
+
+/** A fresh temp directory (real path), removed by `cleanup()`. */
+export function tempDir(prefix = 'rh-test-'): { dir: string; write(rel: string, text: string): string; cleanup(): void } {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return {
+    dir,
+    write(rel, text) {
+      const file = join(dir, rel);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, text);
+      return file;
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `rousseau-host ...args` as a real child process. */
+export function runCli(args: string[], options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, NO_COLOR: '1', ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`rousseau-host ${args.join(' ')} did not exit within ${options.timeoutMs ?? 15000} ms\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 15000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
