@@ -1,0 +1,90 @@
+/** `grep`: a JavaScript regular expression over the workspace's text files. */
+import { lstat, readFile } from 'node:fs/promises';
+import { basename, join, relative } from 'node:path';
+import Type from 'typebox';
+import { defineTool } from 'rousseau-host';
+import { resolveInWorkspace } from './confine.ts';
+import { FsToolError } from './errors.ts';
+import { globToRegExp } from './glob-pattern.ts';
+import { limitsOf } from './options.ts';
+import { looksBinary, plural } from './text.ts';
+import { walk, type WalkState } from './walk.ts';
+
+export const MAX_PATTERN_CHARS = 1000;
+const MAX_ROW_CHARS = 500;
+
+export const grepTool = defineTool({
+  name: 'grep',
+  description: [
+    'Search the text files of the workspace for a JavaScript regular expression, line by line.',
+    `Inputs: pattern (a JavaScript RegExp source, at most ${MAX_PATTERN_CHARS} characters, e.g. "function \\\\w+\\\\("); path (a file or directory, default the workspace root);`,
+    'include (a glob on file names such as "*.ts", or on paths below path when it has a "/", such as "src/**/*.ts"); ignore_case (default false).',
+    'Output: one row per matching line, "path:line: text", paths relative to the workspace root, lines cut at 500 characters; "no matches" when none.',
+    'Stops at 200 matches with a "[…]" marker. Does not enter .git or node_modules, does not follow symlinks, and skips binary files and files over 4 MiB (the output says how many).',
+  ].join(' '),
+  inputSchema: Type.Object(
+    {
+      pattern: Type.String({ minLength: 1, maxLength: MAX_PATTERN_CHARS, description: 'JavaScript regular expression source, without slashes or flags.' }),
+      path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'File or directory to search, relative to the workspace root. Default: the root.' })),
+      include: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Only files matching this glob, e.g. "*.ts" or "src/**/*.{ts,tsx}".' })),
+      ignore_case: Type.Optional(Type.Boolean({ description: 'Match case-insensitively. Default false.' })),
+    },
+    { additionalProperties: false },
+  ),
+  annotations: { title: 'Search file contents', readOnly: true, idempotent: true },
+  async execute({ pattern, path = '.', include, ignore_case: ignoreCase = false }, ctx) {
+    const { maxFileBytes, maxResults } = limitsOf(ctx.options);
+    let regex: RegExp;
+    try {
+      regex = new RegExp(pattern, ignoreCase ? 'iu' : 'u');
+    } catch (error) {
+      throw new FsToolError('invalid_pattern', `pattern is not a valid JavaScript regular expression: ${(error as Error).message}`);
+    }
+    const includes = include === undefined ? undefined : globToRegExp(include);
+    const matchesInclude = (rel: string) => !includes || includes.test(include!.includes('/') ? rel : basename(rel));
+    const target = await resolveInWorkspace(ctx.workspace, path, 'read');
+    if (!target.stat) throw new FsToolError('not_found', `${target.rel} does not exist`);
+
+    const rows: string[] = [];
+    const skipped = { binary: 0, large: 0 };
+    const walked: WalkState = { visited: 0, truncated: false };
+    let capped = false;
+
+    const searchFile = async (file: string) => {
+      const stat = await lstat(file);
+      if (stat.size > maxFileBytes) return void skipped.large++;
+      const bytes = await readFile(file);
+      if (looksBinary(bytes)) return void skipped.binary++;
+      const lines = bytes.toString('utf8').split('\n');
+      const shown = relative(target.root, file);
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i]!;
+        if (!regex.test(line)) continue;
+        if (rows.length >= maxResults) return void (capped = true);
+        const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+        rows.push(`${shown}:${i + 1}: ${text.length > MAX_ROW_CHARS ? `${text.slice(0, MAX_ROW_CHARS)}…` : text}`);
+      }
+    };
+
+    if (target.stat.isFile()) {
+      await searchFile(target.real);
+    } else if (target.stat.isDirectory()) {
+      for await (const entry of walk(target.real, ctx.signal, walked)) {
+        if (!entry.dirent.isFile() || !matchesInclude(entry.rel)) continue;
+        await searchFile(join(target.real, entry.rel));
+        if (capped) break;
+      }
+    } else {
+      throw new FsToolError('not_a_file', `${target.rel} is neither a regular file nor a directory`);
+    }
+
+    const notes: string[] = [];
+    if (capped) notes.push(`[… stopped at ${maxResults} matches; narrow the pattern, path or include to see the rest]`);
+    if (walked.truncated) notes.push(`[… stopped after ${walked.visited - 1} entries; search a smaller path]`);
+    if (skipped.binary || skipped.large) {
+      notes.push(`(skipped ${plural(skipped.binary, 'binary file')} and ${plural(skipped.large, 'file')} over ${maxFileBytes} bytes)`);
+    }
+    if (rows.length === 0) return [`no matches for /${pattern}/${ignoreCase ? 'i' : ''} in ${target.rel}`, ...notes].join('\n');
+    return [...rows, ...notes].join('\n');
+  },
+});

@@ -1,0 +1,26 @@
+/**
+ * The fs plugin's options and their defaults. The host applies the schema's defaults before a call;
+ * `limitsOf` applies them again so a tool called directly (tests, embedding) behaves the same.
+ */
+import Type, { type Static } from 'typebox';
+
+export const FsOptions = Type.Object(
+  {
+    writeProtected: Type.Array(Type.String({ minLength: 1 }), {
+      default: ['.git', '.rousseau'],
+      description: 'Path components that write and edit refuse anywhere in a path: `.git` internals and the host state directory (audit log).',
+    }),
+    readMaxBytes: Type.Integer({ minimum: 1024, default: 50_000, description: 'Most bytes of numbered text one read returns.' }),
+    maxFileBytes: Type.Integer({ minimum: 1024, default: 4 * 1024 * 1024, description: 'Largest file edit loads and grep searches (grep skips larger ones).' }),
+    maxResults: Type.Integer({ minimum: 1, default: 200, description: 'Most grep matches; glob and ls return at most 5x this.' }),
+  },
+  { additionalProperties: false },
+);
+
+export type FsOptions = Static<typeof FsOptions>;
+
+const DEFAULTS: FsOptions = { writeProtected: ['.git', '.rousseau'], readMaxBytes: 50_000, maxFileBytes: 4 * 1024 * 1024, maxResults: 200 };
+
+export function limitsOf(options: Partial<FsOptions> | undefined): FsOptions {
+  return { ...DEFAULTS, ...options };
+}
