@@ -10,6 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
 import { hostError, messageOf } from './errors.ts';
+import { hostAliases } from './paths.ts';
 
 export interface LoadedConfig {
   config: HostConfig;
@@ -24,7 +25,7 @@ const MODULE = 'rousseau';
 /** Finds the config from `cwd` upward, or loads `configFile`. */
 export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?: string }): Promise<LoadedConfig> {
   const [{ cosmiconfig, getDefaultSearchPlaces }, { createJiti }] = await Promise.all([import('cosmiconfig'), import('jiti')]);
-  const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true });
+  const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true, alias: hostAliases() });
   const loadTs = async (file: string) => jiti.import(file, { default: true });
   const explorer = cosmiconfig(MODULE, {
     searchStrategy: 'project',

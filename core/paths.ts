@@ -4,6 +4,7 @@
  * has one place in each layout, named here.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,3 +25,18 @@ export const PACKAGE_ROOT = findRoot();
 export function hostFile(source: string, bundled: string): string {
   return FROM_SOURCE ? join(PACKAGE_ROOT, source) : join(PACKAGE_ROOT, 'dist', bundled);
 }
+
+const TYPEBOX_SUBPATHS = ['', '/compile', '/error', '/format', '/guard', '/schema', '/system', '/type', '/value'];
+
+/**
+ * What a plugin or a config may import from the host, resolved to the host's own copies (jiti
+ * aliases): `rousseau-host` is the contract helpers only, `typebox` the host's typebox.
+ */
+export function hostAliases(): Record<string, string> {
+  const aliases: Record<string, string> = { 'rousseau-host': hostFile('core/contract.ts', 'contract.js') };
+  // typebox's exports all carry a `default` condition, so require.resolve finds the same files as import.
+  const require = createRequire(import.meta.url);
+  for (const sub of TYPEBOX_SUBPATHS) aliases[`typebox${sub}`] = require.resolve(`typebox${sub}`);
+  return aliases;
+}
+

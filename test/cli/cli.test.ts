@@ -1,0 +1,161 @@
+import { expect } from 'chai';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURES, runCli, tempDir } from '../helpers.ts';
+
+const fixture = (name: string) => join(FIXTURES, 'plugins', name);
+
+describe('rousseau-host CLI', function () {
+  this.timeout(60_000); // each test spawns the real CLI a few times
+  let t: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    t = tempDir();
+    t.write('package.json', '{"name":"cli-test"}');
+  });
+  afterEach(() => t.cleanup());
+
+  const config = (value: unknown) => t.write('rousseau.config.json', JSON.stringify(value));
+
+  it('--version prints the version; --help lists the commands', async () => {
+    const version = await runCli(['--version']);
+    expect(version.code).to.equal(0);
+    expect(version.stdout.trim()).to.equal(JSON.parse(readFileSync(join(FIXTURES, '..', '..', 'package.json'), 'utf8')).version);
+    const help = await runCli(['--help']);
+    expect(help.code).to.equal(0);
+    for (const command of ['tools', 'check', 'call', 'init']) expect(help.stdout).to.contain(`  ${command} `);
+    const commandHelp = await runCli(['call', '--help']);
+    expect(commandHelp.stdout).to.contain('Usage: rousseau-host call TOOL');
+  });
+
+  it('usage errors exit 2 and say what was wrong', async () => {
+    const unknown = await runCli(['frobnicate']);
+    expect(unknown.code).to.equal(2);
+    expect(unknown.stderr).to.contain('unknown command "frobnicate"');
+    const flag = await runCli(['tools', '--bogus', '--json']);
+    expect(flag.code).to.equal(2);
+    expect(flag.stderr).to.contain("'--bogus'");
+    expect(JSON.parse(flag.stdout).error.code).to.equal('RH_ERR_USAGE');
+    const missing = await runCli(['call'], { cwd: t.dir });
+    expect(missing.code).to.equal(2);
+    expect(missing.stderr).to.contain('call takes a TOOL name');
+  });
+
+  it('tools --json: one good plugin loaded, four broken ones failed, each with its own reason', async () => {
+    config({
+      builtins: false,
+      plugins: [fixture('echo.ts'), fixture('broken-import.ts'), fixture('broken-setup.ts'), fixture('broken-contract.ts'), './missing-plugin'],
+    });
+    const r = await runCli(['tools', '--json'], { cwd: t.dir });
+    expect(r.code).to.equal(0);
+    const { plugins } = JSON.parse(r.stdout) as { plugins: { name: string; status: string; source: string; isolation: string; error?: { code: string; message: string }; tools: { name: string; description: string; inputSchema: unknown }[] }[] };
+    expect(plugins.map((p) => p.status)).to.deep.equal(['loaded', 'failed', 'failed', 'failed', 'failed']);
+    expect(plugins[0]!.tools.map((x) => x.name)).to.deep.equal(['echo']);
+    expect(plugins[0]!.tools[0]!.inputSchema).to.have.property('type', 'object');
+    expect(plugins.slice(1).map((p) => p.error!.code)).to.deep.equal(['RH_ERR_PLUGIN_IMPORT', 'RH_ERR_PLUGIN_SETUP', 'RH_ERR_PLUGIN_CONTRACT', 'RH_ERR_PLUGIN_NOT_FOUND']);
+    expect(plugins[1]!.error!.message).to.contain('boom at import');
+    expect(plugins[2]!.error!.message).to.contain('cannot reach the database');
+    expect(plugins[4]!.source).to.equal('./missing-plugin');
+    const strict = await runCli(['tools', '--strict'], { cwd: t.dir });
+    expect(strict.code).to.equal(1);
+    expect(strict.stdout).to.contain('echo').and.contain('failed');
+  });
+
+  it('tools: a config error exits 1 naming the file and key, as JSON with --json', async () => {
+    const file = config({ plugins: [{ module: './x', timeoutMs: -1 }] });
+    const r = await runCli(['tools', '--json'], { cwd: t.dir });
+    expect(r.code).to.equal(1);
+    const { error } = JSON.parse(r.stdout) as { error: { code: string; message: string } };
+    expect(error.code).to.equal('RH_ERR_CONFIG_INVALID');
+    expect(error.message).to.contain(file).and.contain('plugins[0].timeoutMs');
+    expect(r.stderr).to.contain('plugins[0].timeoutMs');
+  });
+
+  it('--config and --cwd pick the config', async () => {
+    t.write('elsewhere/my.json', JSON.stringify({ builtins: false, plugins: [fixture('echo.ts')] }));
+    const r = await runCli(['tools', '--json', '--config', 'elsewhere/my.json'], { cwd: t.dir });
+    expect(JSON.parse(r.stdout).plugins.map((p: { name: string }) => p.name)).to.deep.equal(['echo']);
+    const r2 = await runCli(['--cwd', join(t.dir, 'elsewhere'), 'tools', '--json', '--config', 'my.json']);
+    expect(JSON.parse(r2.stdout).plugins.map((p: { name: string }) => p.name)).to.deep.equal(['echo']);
+  });
+
+  it('check PATH: exit 0 and the tools for a good plugin; exit 1 and every violation for a broken one', async () => {
+    const ok = await runCli(['check', fixture('echo.ts')]);
+    expect(ok.code).to.equal(0);
+    expect(ok.stdout).to.match(/^ok {2}echo 1\.0\.0: 1 tools \(echo\)/);
+    const bad = await runCli(['check', fixture('broken-contract.ts'), '--json']);
+    expect(bad.code).to.equal(1);
+    const report = JSON.parse(bad.stdout) as { ok: boolean; violations: { pointer: string; file: string; tool?: string }[] };
+    expect(report.ok).to.equal(false);
+    expect(report.violations.length).to.be.greaterThan(4);
+    expect(report.violations.every((v) => v.file === fixture('broken-contract.ts'))).to.equal(true);
+    expect(report.violations.map((v) => v.pointer)).to.include('/tools/0/inputSchema/required/1');
+    const human = await runCli(['check', fixture('broken-contract.ts')]);
+    expect(human.stdout).to.contain('FAIL').and.contain('/tools/0/inputSchema/required/1');
+  });
+
+  it('check --options validates a plugin\'s options', async () => {
+    const bad = await runCli(['check', fixture('broken-options.ts'), '--options', '{"apiKey":"abc"}']);
+    expect(bad.code).to.equal(1);
+    expect(bad.stdout).to.contain('RH_ERR_PLUGIN_OPTIONS').and.contain('options/apiKey');
+    const good = await runCli(['check', fixture('broken-options.ts'), '--options', '{"apiKey":"abcdefghij","retries":2}']);
+    expect(good.code).to.equal(0);
+  });
+
+  it('call: the content on stdout, exit 0; an error result exits 1; --json has the documented shape', async () => {
+    config({ builtins: false, plugins: [{ module: fixture('kit.ts') }], policy: { default: 'allow' } });
+    const ok = await runCli(['call', 'greet', '{"who":"Ada"}'], { cwd: t.dir });
+    expect(ok.code).to.equal(0);
+    expect(ok.stdout).to.equal('hello Ada\n');
+    const json = await runCli(['call', 'greet', '{"who":5}', '--json'], { cwd: t.dir });
+    expect(json.code).to.equal(1);
+    const result = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(result).to.include({ tool: 'greet', isError: true, code: 'invalid_input' });
+    expect(result.durationMs).to.be.a('number');
+    expect(result.content).to.contain('/who');
+    const stdin = await runCli(['call', 'greet', '-', '--json'], { cwd: t.dir, input: '{"who":"Bo","times":2}' });
+    expect(stdin.stdout, stdin.stderr).to.not.equal('');
+    expect(JSON.parse(stdin.stdout)).to.include({ isError: false, content: 'hello Bo\nhello Bo' });
+    const unknown = await runCli(['call', 'nope', '{}', '--json'], { cwd: t.dir });
+    expect(unknown.code).to.equal(1);
+    expect(JSON.parse(unknown.stdout).code).to.equal('unknown_tool');
+  });
+
+  it('call: an ask decision is denied without a terminal, approved with --yes', async () => {
+    config({ builtins: false, plugins: [{ module: fixture('echo.ts') }], policy: { default: 'ask', readOnlyDefault: 'ask' } });
+    const denied = await runCli(['call', 'echo', '{"text":"x"}', '--json'], { cwd: t.dir });
+    expect(JSON.parse(denied.stdout)).to.include({ code: 'denied' });
+    expect(JSON.parse(denied.stdout).content).to.contain('--yes');
+    const yes = await runCli(['call', 'echo', '{"text":"x"}', '--json', '--yes'], { cwd: t.dir });
+    expect(JSON.parse(yes.stdout)).to.include({ isError: false, content: 'x' });
+  });
+
+  it('a one-shot command exits once its answer is printed, even if a plugin left a timer running', async () => {
+    config({ builtins: false, plugins: [{ module: fixture('timers.ts') }], policy: { default: 'allow' } });
+    const r = await runCli(['call', 'tick'], { cwd: t.dir, timeoutMs: 8000 });
+    expect(r.code).to.equal(0);
+    expect(r.stdout).to.equal('tick\n');
+    const tools = await runCli(['tools', '--json'], { cwd: t.dir, timeoutMs: 8000 });
+    expect(tools.code).to.equal(0);
+  });
+
+  it('init writes a commented rousseau.config.ts that loads, and refuses to overwrite it', async () => {
+    const r = await runCli(['init'], { cwd: t.dir });
+    expect(r.code).to.equal(0);
+    const file = join(t.dir, 'rousseau.config.ts');
+    expect(existsSync(file)).to.equal(true);
+    expect(readFileSync(file, 'utf8')).to.contain('defineConfig').and.contain('// ');
+    const tools = await runCli(['tools', '--json'], { cwd: t.dir });
+    expect(tools.code, tools.stderr).to.equal(0);
+    expect(JSON.parse(tools.stdout)).to.have.property('plugins');
+    const again = await runCli(['init'], { cwd: t.dir });
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.contain('already exists');
+  });
+
+  it('logs go to stderr only: stdout of --json is exactly one JSON document', async () => {
+    config({ builtins: false, plugins: [fixture('echo.ts'), fixture('broken-import.ts')], log: { level: 'debug' } });
+    const r = await runCli(['tools', '--json', '--log-level', 'debug'], { cwd: t.dir });
+    expect(() => JSON.parse(r.stdout)).to.not.throw();
+    expect(r.stderr).to.contain('broken-import');
+  });
+});

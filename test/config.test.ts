@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { keyPath, loadConfig, validateConfig } from '../core/config.ts';
+import { HostError } from '../core/errors.ts';
+import { tempDir } from './helpers.ts';
+
+function configError(fn: () => unknown): HostError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).to.be.instanceOf(HostError);
+    return error as HostError;
+  }
+  throw new Error('expected a config error');
+}
+
+describe('config', () => {
+  let t: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    t = tempDir();
+  });
+  afterEach(() => t.cleanup());
+
+  it('finds a TypeScript config (loaded with jiti) from a subdirectory, up to the project root', async () => {
+    t.write('package.json', '{"name":"proj"}');
+    t.write('rousseau.config.ts', "const n: number = 5;\nexport default { builtins: false, agent: { maxTurns: n } };\n");
+    mkdirSync(join(t.dir, 'a', 'b'), { recursive: true });
+    const found = await loadConfig({ cwd: join(t.dir, 'a', 'b') });
+    expect(found.file).to.equal(join(t.dir, 'rousseau.config.ts'));
+    expect(found.dir).to.equal(t.dir);
+    expect(found.config).to.deep.equal({ builtins: false, agent: { maxTurns: 5 } });
+  });
+
+  it('does not search above the project root', async () => {
+    t.write('rousseau.config.json', '{"builtins":false}');
+    t.write('inner/package.json', '{"name":"inner"}');
+    const found = await loadConfig({ cwd: join(t.dir, 'inner') });
+    expect(found.file).to.equal(undefined);
+    expect(found.config).to.deep.equal({});
+  });
+
+  for (const [file, text] of [
+    ['rousseau.config.json', '{"builtins":["fs"]}'],
+    ['rousseau.config.yaml', 'builtins:\n  - fs\n'],
+    ['.rousseaurc', '{"builtins":["fs"]}'],
+    ['rousseau.config.mjs', 'export default { builtins: ["fs"] };'],
+    ['.config/rousseaurc.json', '{"builtins":["fs"]}'],
+    ['package.json', '{"name":"x","rousseau":{"builtins":["fs"]}}'],
+  ]) {
+    it(`reads ${file}`, async () => {
+      t.write(file!, text!);
+      if (file !== 'package.json') t.write('package.json', '{"name":"x"}');
+      const found = await loadConfig({ cwd: t.dir });
+      expect(found.config).to.deep.equal({ builtins: ['fs'] });
+    });
+  }
+
+  it('loads --config FILE instead of searching, and names a missing one', async () => {
+    const file = t.write('custom/my.config.ts', 'export default { builtins: false };');
+    expect((await loadConfig({ cwd: t.dir, configFile: 'custom/my.config.ts' })).file).to.equal(file);
+    const error = await loadConfig({ cwd: t.dir, configFile: 'nope.ts' }).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(HostError).with.property('code', 'RH_ERR_CONFIG_NOT_FOUND');
+    expect((error as Error).message).to.contain(join(t.dir, 'nope.ts'));
+  });
+
+  it('names the file when a config fails to load', async () => {
+    const file = t.write('rousseau.config.ts', 'export default {;');
+    t.write('package.json', '{}');
+    const error = await loadConfig({ cwd: t.dir }).catch((e: unknown) => e);
+    expect(error).to.have.property('code', 'RH_ERR_CONFIG_LOAD');
+    expect((error as Error).message).to.contain(file);
+  });
+
+  it('rejects unknown keys and wrong types, naming the file and each key path', async () => {
+    const file = t.write('rousseau.config.json', JSON.stringify({ plugins: ['./a', { module: './b', timeoutMs: 'fast' }], polcy: {}, agent: { maxTurns: 0 } }));
+    t.write('package.json', '{}');
+    const error = await loadConfig({ cwd: t.dir }).catch((e: unknown) => e);
+    expect(error).to.have.property('code', 'RH_ERR_CONFIG_INVALID');
+    const message = (error as Error).message;
+    expect(message).to.contain(file);
+    expect(message).to.contain('polcy: unknown key');
+    expect(message).to.contain('plugins[1].timeoutMs');
+    expect(message).to.contain('agent.maxTurns');
+  });
+
+  it('checks what the schema cannot: module xor mcp, an MCP entry needs a name', () => {
+    const e1 = configError(() => validateConfig({ plugins: [{ timeoutMs: 5 }] }, 'cfg.json'));
+    expect(e1.message).to.contain('plugins[0]').and.contain('exactly one of "module"');
+    const e2 = configError(() => validateConfig({ plugins: [{ mcp: { command: 'x' } }] }, 'cfg.json'));
+    expect(e2.message).to.contain('plugins[0].name');
+    const e3 = configError(() => validateConfig({ builtins: ['fs', 'ftp'] }, 'cfg.json'));
+    expect(e3.message).to.contain('builtins[1]');
+  });
+
+  it('turns JSON pointers into key paths', () => {
+    expect(keyPath('/plugins/1/timeoutMs')).to.equal('plugins[1].timeoutMs');
+    expect(keyPath('')).to.equal('');
+    expect(keyPath('/policy/deny/0/a~1b')).to.equal('policy.deny[0].a/b');
+  });
+});

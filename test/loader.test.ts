@@ -1,0 +1,123 @@
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { createHost } from '../core/index.ts';
+import { resolvePlugin } from '../core/loader.ts';
+import { FIXTURES, tempDir } from './helpers.ts';
+
+const fixture = (name: string) => join(FIXTURES, 'plugins', name);
+const inline = (name: string, extra: Record<string, unknown> = {}) => ({ module: fixture(name), isolation: 'inline' as const, ...extra });
+
+async function statuses(plugins: unknown[]) {
+  const host = await createHost({ cwd: FIXTURES, audit: false, logLevel: 'error', config: { builtins: false, plugins: plugins as never, policy: { default: 'allow' } } });
+  const result = { plugins: host.plugins(), tools: host.tools().map((t) => t.name), host };
+  return result;
+}
+
+describe('loader', () => {
+  it('loads TypeScript, ESM and CommonJS plugins, with no build step', async () => {
+    const { plugins, tools, host } = await statuses([inline('echo.ts'), inline('js-esm.mjs'), inline('js-cjs.cjs')]);
+    expect(plugins.map((p) => [p.name, p.status])).to.deep.equal([['echo', 'loaded'], ['js-esm', 'loaded'], ['js-cjs', 'loaded']]);
+    expect(tools).to.deep.equal(['echo', 'lower', 'upper']);
+    expect((await host.call('upper', '{"text":"abc"}')).content).to.equal('ABC');
+    expect((await host.call('lower', '{"text":"ABC"}')).content).to.equal('abc');
+    await host.close();
+  });
+
+  it('marks each broken plugin failed with its own reason, and loads the others', async () => {
+    const { plugins, tools, host } = await statuses([
+      inline('broken-import.ts'),
+      inline('broken-syntax.ts'),
+      inline('echo.ts'),
+      inline('broken-setup.ts'),
+      inline('broken-contract.ts'),
+      inline('broken-options.ts', { options: { apiKey: 'short' } }),
+      inline('broken-hang.ts', { loadTimeoutMs: 300 }),
+      inline('does-not-exist.ts'),
+    ]);
+    const byFile = (f: string) => plugins.find((p) => p.source.endsWith(f))!;
+    expect(byFile('echo.ts').status).to.equal('loaded');
+    expect(tools).to.deep.equal(['echo']);
+    expect(byFile('broken-import.ts').error).to.deep.include({ code: 'RH_ERR_PLUGIN_IMPORT' });
+    expect(byFile('broken-import.ts').error!.message).to.contain('boom at import');
+    expect(byFile('broken-syntax.ts').error!.code).to.equal('RH_ERR_PLUGIN_IMPORT');
+    expect(byFile('broken-setup.ts').error!.code).to.equal('RH_ERR_PLUGIN_SETUP');
+    expect(byFile('broken-setup.ts').error!.message).to.contain('cannot reach the database');
+    const contract = byFile('broken-contract.ts').error!;
+    expect(contract.code).to.equal('RH_ERR_PLUGIN_CONTRACT');
+    expect(contract.violations!.map((v) => v.pointer)).to.include.members(['/name', '/version', '/tools/0/execute', '/tools/1/inputSchema/type']);
+    expect(contract.message).to.contain(fixture('broken-contract.ts'));
+    const options = byFile('broken-options.ts').error!;
+    expect(options.code).to.equal('RH_ERR_PLUGIN_OPTIONS');
+    expect(options.message).to.contain('options/apiKey').and.contain('retries');
+    expect(byFile('broken-hang.ts').error!.code).to.equal('RH_ERR_PLUGIN_LOAD_TIMEOUT');
+    expect(byFile('does-not-exist.ts').error!.code).to.equal('RH_ERR_PLUGIN_NOT_FOUND');
+    expect((await host.call('echo', '{"text":"still here"}')).content).to.equal('still here');
+    await host.close();
+  });
+
+  it('fails the later of two plugins that share a tool name, naming both', async () => {
+    const { plugins, host } = await statuses([inline('echo.ts'), inline('collide.ts')]);
+    expect(plugins[0]!.status).to.equal('loaded');
+    expect(plugins[1]!.status).to.equal('failed');
+    expect(plugins[1]!.error!.code).to.equal('RH_ERR_TOOL_COLLISION');
+    expect(plugins[1]!.error!.message).to.contain("Tool 'echo'").and.contain("plugin 'collide'").and.contain("plugin 'echo'");
+    expect((await host.call('echo', '{"text":"first"}')).content).to.equal('first');
+    await host.close();
+  });
+
+  it('fails a second plugin with the same name', async () => {
+    const { plugins, host } = await statuses([inline('echo.ts'), inline('echo.ts')]);
+    expect(plugins.map((p) => p.status)).to.deep.equal(['loaded', 'failed']);
+    expect(plugins[1]!.error!.code).to.equal('RH_ERR_PLUGIN_DUPLICATE');
+    await host.close();
+  });
+
+  it('skips disabled plugins', async () => {
+    const { plugins, host } = await statuses([inline('echo.ts', { enabled: false })]);
+    expect(plugins).to.deep.equal([]);
+    await host.close();
+  });
+
+  it('lists tools sorted by name, whatever the plugin order', async () => {
+    const a = await statuses([inline('js-esm.mjs'), inline('echo.ts'), inline('js-cjs.cjs')]);
+    const b = await statuses([inline('js-cjs.cjs'), inline('js-esm.mjs'), inline('echo.ts')]);
+    expect(a.tools).to.deep.equal(b.tools).and.deep.equal(['echo', 'lower', 'upper']);
+    await a.host.close();
+    await b.host.close();
+  });
+
+  describe('resolving specifiers', () => {
+    let t: ReturnType<typeof tempDir>;
+    before(() => {
+      t = tempDir();
+      t.write('local/index.ts', 'export default {}');
+      t.write('file-no-ext.ts', 'export default {}');
+      t.write('node_modules/rousseau-plugin-weather/package.json', JSON.stringify({ name: 'rousseau-plugin-weather', exports: { '.': { import: './src/index.ts' } } }));
+      t.write('node_modules/rousseau-plugin-weather/src/index.ts', 'export default {}');
+      t.write('node_modules/@acme/rousseau-plugin/package.json', JSON.stringify({ name: '@acme/rousseau-plugin', main: 'main.js' }));
+      t.write('node_modules/@acme/rousseau-plugin/main.js', 'module.exports = {}');
+      t.write('node_modules/plain-name/package.json', JSON.stringify({ name: 'plain-name', module: 'esm.mjs' }));
+      t.write('node_modules/plain-name/esm.mjs', 'export default {}');
+    });
+    after(() => t.cleanup());
+
+    it('resolves paths relative to the config directory: files, extensionless, directories', () => {
+      expect(resolvePlugin('./local', t.dir)).to.equal(join(t.dir, 'local/index.ts'));
+      expect(resolvePlugin('./file-no-ext', t.dir)).to.equal(join(t.dir, 'file-no-ext.ts'));
+      expect(resolvePlugin(join(t.dir, 'file-no-ext.ts'), '/')).to.equal(join(t.dir, 'file-no-ext.ts'));
+    });
+
+    it('resolves package names from node_modules upward, with rousseau-plugin- short names', () => {
+      const sub = join(t.dir, 'local');
+      expect(resolvePlugin('rousseau-plugin-weather', sub)).to.equal(join(t.dir, 'node_modules/rousseau-plugin-weather/src/index.ts'));
+      expect(resolvePlugin('weather', sub)).to.equal(join(t.dir, 'node_modules/rousseau-plugin-weather/src/index.ts'));
+      expect(resolvePlugin('@acme', t.dir)).to.equal(join(t.dir, 'node_modules/@acme/rousseau-plugin/main.js'));
+      expect(resolvePlugin('plain-name', t.dir)).to.equal(join(t.dir, 'node_modules/plain-name/esm.mjs'));
+    });
+
+    it('says what it tried when nothing resolves', () => {
+      expect(() => resolvePlugin('./nope', t.dir)).to.throw(/no file or package at/);
+      expect(() => resolvePlugin('ghost', t.dir)).to.throw(/"ghost" or "rousseau-plugin-ghost"/);
+    });
+  });
+});
