@@ -1,0 +1,220 @@
+/**
+ * The agent loop: prompt → model → the turn's tool calls, run concurrently through the host's
+ * pipeline → their results, in call order, in one message → model → … until the model answers
+ * without calls, or a bound (maxTurns, repeated failures, the output limit, abort) ends the run.
+ *
+ * Everything that goes wrong with a call (unknown tool, bad JSON, invalid input, denial, timeout,
+ * crash) is already an error result from `host.call`, which never throws; the model reads it and
+ * may correct itself. Model failures end the run as a value (`stopReason: 'error'`), never a throw.
+ * The conversation stays valid for the next `run()` whatever happens: every call recorded in it has
+ * its result, and a turn cut off by the output limit keeps its text but not its (partial) calls.
+ *
+ * Events, in order, per turn: `turn_start`, `text_delta`…, `text`?, `tool_call` (each call, in
+ * call order), `tool_progress`…, `tool_result` (as each call finishes), `turn_end`; `error` when
+ * the run stops on a failure.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Host } from '../host.ts';
+import type { CallResult, Progress, ToolInfo } from '../types.ts';
+import { addUsage, ProviderError, type AssistantMessage, type Message, type Provider, type StopReason, type ToolCall, type ToolResult, type Usage } from './messages.ts';
+import { projectTools, type ToolSet } from './tool-specs.ts';
+
+/** What the loop needs of a host: its tools and its call pipeline. */
+export type AgentHost = Pick<Host, 'tools' | 'call'>;
+
+export interface AgentOptions {
+  host: AgentHost;
+  provider: Provider;
+  system?: string;
+  /** Model requests per run. Default 32. */
+  maxTurns?: number;
+  /** The same call (tool and input) failing this many times in a run ends the run. Default 3. */
+  maxRepeatedFailures?: number;
+  /** Tags every call (audit log, `ctx.sessionId`). Default: a random UUID per agent. */
+  sessionId?: string;
+}
+
+export interface RunOptions {
+  /** Cancels the model request and every call in flight; the run then ends `aborted`. */
+  signal?: AbortSignal;
+  /** Contract: must not throw (a throw is logged by nobody and ignored). */
+  onEvent?: (event: AgentEvent) => void;
+}
+
+/** Why a run ended. */
+export type RunStopReason = 'end_turn' | 'refusal' | 'max_turns' | 'max_tokens' | 'repeated_failure' | 'aborted' | 'error';
+
+export interface AgentError {
+  code: 'max_turns' | 'max_tokens' | 'repeated_failure' | 'provider' | ProviderError['code'];
+  message: string;
+}
+
+export interface RunResult {
+  /** The model's last text: its answer when `stopReason` is `end_turn`. */
+  text: string;
+  stopReason: RunStopReason;
+  /** Model requests made. */
+  turns: number;
+  toolCalls: number;
+  /** Summed over the run's model requests. */
+  usage: Usage;
+  error?: AgentError;
+}
+
+export type AgentEvent =
+  | { type: 'turn_start'; turn: number }
+  | { type: 'text_delta'; text: string }
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; call: ToolCall; tool: string }
+  | { type: 'tool_progress'; call: ToolCall; progress: Progress }
+  | { type: 'tool_result'; call: ToolCall; result: CallResult }
+  | { type: 'turn_end'; turn: number; stopReason: StopReason; usage: Usage }
+  | { type: 'error'; error: AgentError };
+
+export class Agent {
+  readonly provider: Provider;
+  readonly sessionId: string;
+  private readonly host: AgentHost;
+  private readonly system: string | undefined;
+  private readonly maxTurns: number;
+  private readonly maxRepeatedFailures: number;
+  private readonly history: Message[] = [];
+  private tools: { from: readonly ToolInfo[]; set: ToolSet } | undefined;
+  private running = false;
+
+  constructor(options: AgentOptions) {
+    this.host = options.host;
+    this.provider = options.provider;
+    this.system = options.system;
+    this.maxTurns = options.maxTurns ?? 32;
+    this.maxRepeatedFailures = options.maxRepeatedFailures ?? 3;
+    this.sessionId = options.sessionId ?? randomUUID();
+    this.toolSet();
+  }
+
+  /** The conversation so far, across runs. */
+  get messages(): readonly Message[] {
+    return this.history;
+  }
+
+  /** Sends `prompt` and runs turns until the model answers or a bound ends the run. Throws only when a run is already going. */
+  async run(prompt: string, { signal, onEvent }: RunOptions = {}): Promise<RunResult> {
+    if (this.running) throw new Error('Agent.run() is already running: wait for it to finish (one conversation, one run at a time).');
+    this.running = true;
+    const emit = (event: AgentEvent) => {
+      try {
+        onEvent?.(event);
+      } catch {
+        // an observer's bug must not break the conversation's invariants
+      }
+    };
+    const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+    const failures = new Map<string, number>();
+    let text = '';
+    let turns = 0;
+    let toolCalls = 0;
+    const end = (stopReason: RunStopReason, error?: AgentError): RunResult => {
+      if (error) emit({ type: 'error', error });
+      return { text, stopReason, turns, toolCalls, usage, ...(error ? { error } : {}) };
+    };
+
+    try {
+      this.history.push({ role: 'user', content: prompt });
+      for (;;) {
+        if (signal?.aborted) return end('aborted');
+        if (turns >= this.maxTurns) {
+          return end('max_turns', { code: 'max_turns', message: `Stopped after ${turns} model turns (agent.maxTurns); the task is unfinished.` });
+        }
+        const turn = ++turns;
+        emit({ type: 'turn_start', turn });
+
+        const tools = this.toolSet();
+        let response;
+        try {
+          response = await this.provider.complete(
+            { ...(this.system ? { system: this.system } : {}), messages: this.history, tools: tools.specs },
+            { ...(signal ? { signal } : {}), onText: (delta) => emit({ type: 'text_delta', text: delta }) },
+          );
+        } catch (error) {
+          if (signal?.aborted) return end('aborted');
+          const code = error instanceof ProviderError ? error.code : 'provider';
+          return end('error', { code, message: (error as Error).message });
+        }
+        addUsage(usage, response.usage);
+        const { message, stopReason } = response;
+        text = message.text;
+        if (text) emit({ type: 'text', text });
+
+        if (stopReason === 'max_tokens') {
+          // The last call of a cut-off turn may be partial: none of them runs, none is recorded.
+          if (text) this.history.push({ role: 'assistant', text, toolCalls: [] });
+          emit({ type: 'turn_end', turn, stopReason, usage: response.usage });
+          const dropped = message.toolCalls.length ? ` ${message.toolCalls.length} tool call(s) in it were not run.` : '';
+          return end('max_tokens', { code: 'max_tokens', message: `The model's turn was cut off by its output token limit (provider.maxTokens).${dropped}` });
+        }
+        if (!message.toolCalls.length) {
+          if (text) this.history.push(message);
+          emit({ type: 'turn_end', turn, stopReason, usage: response.usage });
+          return end(stopReason === 'refusal' ? 'refusal' : 'end_turn');
+        }
+
+        this.history.push(message);
+        toolCalls += message.toolCalls.length;
+        const { results, repeated } = await this.runCalls(message, tools, failures, signal, emit);
+        this.history.push({ role: 'tool', results });
+        emit({ type: 'turn_end', turn, stopReason, usage: response.usage });
+        if (signal?.aborted) return end('aborted');
+        if (repeated) {
+          return end('repeated_failure', {
+            code: 'repeated_failure',
+            message: `The model made the same failing call to "${repeated.name}" ${this.maxRepeatedFailures} times (agent.maxRepeatedFailures); stopped. Last error: ${repeated.content}`,
+          });
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /**
+   * Runs every call of one turn at once; the results come back in call order, one per call, with
+   * the first result whose exact call has now failed `maxRepeatedFailures` times.
+   */
+  private async runCalls(
+    message: AssistantMessage,
+    tools: ToolSet,
+    failures: Map<string, number>,
+    signal: AbortSignal | undefined,
+    emit: (event: AgentEvent) => void,
+  ): Promise<{ results: ToolResult[]; repeated?: ToolResult }> {
+    for (const call of message.toolCalls) emit({ type: 'tool_call', call, tool: tools.hostName(call.name) });
+    const repeatedIds = new Set<string>();
+    const results = await Promise.all(
+      message.toolCalls.map(async (call): Promise<ToolResult> => {
+        const result = await this.host.call(tools.hostName(call.name), call.arguments, {
+          callId: call.id,
+          sessionId: this.sessionId,
+          onProgress: (progress) => emit({ type: 'tool_progress', call, progress }),
+          ...(signal ? { signal } : {}),
+        });
+        if (result.isError) {
+          const key = `${call.name}\u0000${call.arguments}`;
+          const count = (failures.get(key) ?? 0) + 1;
+          failures.set(key, count);
+          if (count >= this.maxRepeatedFailures) repeatedIds.add(call.id);
+        }
+        emit({ type: 'tool_result', call, result });
+        return { callId: call.id, name: call.name, content: result.content, isError: result.isError, ...(result.code ? { code: result.code } : {}) };
+      }),
+    );
+    const repeated = results.find((r) => repeatedIds.has(r.callId));
+    return { results, ...(repeated ? { repeated } : {}) };
+  }
+
+  /** The model's view of the host's tools, projected again only when the host's list changes. */
+  private toolSet(): ToolSet {
+    const from = this.host.tools();
+    if (this.tools?.from !== from) this.tools = { from, set: projectTools(from) };
+    return this.tools.set;
+  }
+}

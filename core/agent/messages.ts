@@ -1,0 +1,132 @@
+/**
+ * The agent's provider-neutral vocabulary: the conversation, one model request and its answer, and
+ * what every provider implements. Providers translate these to and from their wire formats; the
+ * loop (agent.ts) never sees a wire format. A leaf: no run-time imports.
+ */
+import type { ResultCode } from '../errors.ts';
+
+/** What the user said. */
+export interface UserMessage {
+  role: 'user';
+  content: string;
+}
+
+/** One tool call as the model made it. */
+export interface ToolCall {
+  /** The provider's id (`toolu_…`, `call_…`): results are matched to calls by it. */
+  id: string;
+  /** The tool's name as the model knows it (its wire name: see tool-specs.ts). */
+  name: string;
+  /**
+   * The input as JSON text, exactly as the model wrote it. OpenAI-compatible servers send a string
+   * that may be malformed; Anthropic sends an object, kept here serialised. The host parses it
+   * strictly, so a malformed input becomes an `invalid_json` result the model can correct.
+   */
+  arguments: string;
+}
+
+/** What the model said in one turn: text, then the calls it wants run. */
+export interface AssistantMessage {
+  role: 'assistant';
+  text: string;
+  toolCalls: ToolCall[];
+}
+
+/** The outcome of one call, as the model will see it. */
+export interface ToolResult {
+  callId: string;
+  name: string;
+  content: string;
+  isError: boolean;
+  code?: ResultCode;
+}
+
+/** The results of every call of one assistant turn, in call order, in one message. */
+export interface ToolResultsMessage {
+  role: 'tool';
+  results: ToolResult[];
+}
+
+export type Message = UserMessage | AssistantMessage | ToolResultsMessage;
+
+/** A tool as the model is told about it. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** Token counts of one model response, or summed over a run. Cache counts only where the provider reports them. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+/**
+ * Why the model stopped: `end_turn` (it answered), `tool_use` (it wants calls run), `max_tokens`
+ * (cut off by the output limit: any tool call in it may be partial), `refusal`, or `other`.
+ */
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal' | 'other';
+
+export interface ModelRequest {
+  system?: string;
+  messages: readonly Message[];
+  tools: readonly ToolSpec[];
+}
+
+export interface ModelResponse {
+  message: AssistantMessage;
+  stopReason: StopReason;
+  usage: Usage;
+}
+
+export interface CompleteOptions {
+  /** Cancels the request (and the stream being read). */
+  signal?: AbortSignal;
+  /** Text as it streams in. Contract: must not throw. */
+  onText?: (delta: string) => void;
+}
+
+/**
+ * A model API. Contract: `complete` either resolves with the whole turn or rejects with a
+ * `ProviderError`; it never resolves with a turn whose stream was cut off.
+ */
+export interface Provider {
+  /** `anthropic`, `openai`, `replay`: for messages and `--json`. */
+  readonly name: string;
+  readonly model: string;
+  complete(request: ModelRequest, options?: CompleteOptions): Promise<ModelResponse>;
+}
+
+/** Why a model request failed. */
+export type ProviderErrorCode =
+  | 'no_api_key'
+  | 'http_error'
+  | 'rate_limited'
+  | 'connection'
+  | 'timeout'
+  | 'stream_incomplete'
+  | 'bad_response'
+  | 'replay_exhausted'
+  | 'aborted';
+
+/** A model request that failed after its retries. The message never holds an API key. */
+export class ProviderError extends Error {
+  override readonly name = 'ProviderError';
+  readonly code: ProviderErrorCode;
+  readonly status?: number;
+  constructor(code: ProviderErrorCode, message: string, options: { status?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    if (options.status !== undefined) this.status = options.status;
+  }
+}
+
+export function addUsage(total: Usage, more: Usage): void {
+  total.inputTokens += more.inputTokens;
+  total.outputTokens += more.outputTokens;
+  if (more.cacheReadTokens !== undefined) total.cacheReadTokens = (total.cacheReadTokens ?? 0) + more.cacheReadTokens;
+  if (more.cacheWriteTokens !== undefined) total.cacheWriteTokens = (total.cacheWriteTokens ?? 0) + more.cacheWriteTokens;
+}

@@ -1,0 +1,198 @@
+/**
+ * Anthropic's Messages API (`POST /v1/messages`, streamed). Wire rules kept here
+ * (reference/tool-contracts.md §2.1): tool results go back as `tool_result` blocks in the user
+ * message right after the `tool_use` turn, all of them, first; roles alternate, so a prompt typed
+ * after a turn's results joins that same user message; a `tool_use` whose input the model garbled
+ * is replayed with `{}` rather than the garbled text.
+ */
+import type { Logger } from '../../log.ts';
+import {
+  ProviderError,
+  type AssistantMessage,
+  type CompleteOptions,
+  type Message,
+  type ModelRequest,
+  type ModelResponse,
+  type Provider,
+  type StopReason,
+  type ToolCall,
+  type Usage,
+} from '../messages.ts';
+import { HTTP_DEFAULTS, postForEvents, type HttpSettings } from './http.ts';
+
+export interface AnthropicOptions {
+  /** Default: `ANTHROPIC_API_KEY`. */
+  apiKey?: string;
+  /** Default: `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. */
+  baseUrl?: string;
+  model?: string;
+  maxTokens?: number;
+  timeoutMs?: number;
+  retries?: number;
+  /** First retry delay (tests shorten it). */
+  backoffMs?: number;
+  log?: Logger;
+}
+
+export const ANTHROPIC_DEFAULT_MODEL = 'claude-sonnet-4-5';
+const API_VERSION = '2023-06-01';
+
+type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+type WireMessage = { role: 'user' | 'assistant'; content: Block[] };
+
+export function anthropicProvider(options: AnthropicOptions = {}): Provider {
+  const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+  if (!apiKey) throw new ProviderError('no_api_key', 'The anthropic provider needs an API key: set ANTHROPIC_API_KEY.');
+  const baseUrl = (options.baseUrl ?? process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com').replace(/\/+$/, '');
+  const model = options.model ?? ANTHROPIC_DEFAULT_MODEL;
+  const http: HttpSettings = {
+    timeoutMs: options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs,
+    retries: options.retries ?? HTTP_DEFAULTS.retries,
+    ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  };
+  const headers = { 'x-api-key': apiKey, 'anthropic-version': API_VERSION };
+
+  return {
+    name: 'anthropic',
+    model,
+    async complete(request: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
+      const body = {
+        model,
+        max_tokens: options.maxTokens ?? 8192,
+        stream: true,
+        ...(request.system ? { system: request.system } : {}),
+        messages: toWire(request.messages),
+        ...(request.tools.length
+          ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema })) }
+          : {}),
+      };
+      const events = await postForEvents('the Anthropic API', `${baseUrl}/v1/messages`, headers, body, http, signal);
+      return readStream(events, onText);
+    },
+  };
+}
+
+function toWire(messages: readonly Message[]): WireMessage[] {
+  const wire: WireMessage[] = [];
+  const push = (role: WireMessage['role'], content: Block[]) => {
+    const last = wire.at(-1);
+    if (last?.role === role) last.content.push(...content);
+    else wire.push({ role, content });
+  };
+  for (const m of messages) {
+    if (m.role === 'user') push('user', [{ type: 'text', text: m.content }]);
+    else if (m.role === 'tool') {
+      push('user', m.results.map((r) => ({ type: 'tool_result', tool_use_id: r.callId, content: r.content, ...(r.isError ? { is_error: true } : {}) })));
+    } else {
+      push('assistant', [
+        ...(m.text ? [{ type: 'text' as const, text: m.text }] : []),
+        ...m.toolCalls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: inputObject(c.arguments) })),
+      ]);
+    }
+  }
+  return wire;
+}
+
+function inputObject(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // garbled input: replaying it would poison every later request
+  }
+  return {};
+}
+
+interface StreamEvent {
+  type: string;
+  index?: number;
+  message?: { usage?: WireUsage };
+  content_block?: { type: string; text?: string; id?: string; name?: string; input?: unknown };
+  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+  usage?: WireUsage;
+  error?: { type?: string; message?: string };
+}
+type WireUsage = { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+
+async function readStream(events: AsyncIterable<{ event: string; data: string }>, onText?: (delta: string) => void): Promise<ModelResponse> {
+  const blocks: ({ kind: 'text'; text: string } | { kind: 'call'; call: ToolCall; json: string })[] = [];
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let stopReason: StopReason = 'other';
+  let finished = false;
+  for await (const { data } of events) {
+    let e: StreamEvent;
+    try {
+      e = JSON.parse(data) as StreamEvent;
+    } catch {
+      throw new ProviderError('bad_response', `The Anthropic API sent an event that is not JSON: ${data.slice(0, 200)}`);
+    }
+    switch (e.type) {
+      case 'message_start':
+        addWireUsage(usage, e.message?.usage);
+        break;
+      case 'content_block_start': {
+        const b = e.content_block;
+        if (b?.type === 'text') blocks[e.index ?? blocks.length] = { kind: 'text', text: b.text ?? '' };
+        else if (b?.type === 'tool_use') {
+          const given = b.input && typeof b.input === 'object' && Object.keys(b.input).length ? JSON.stringify(b.input) : '';
+          blocks[e.index ?? blocks.length] = { kind: 'call', call: { id: String(b.id), name: String(b.name), arguments: '' }, json: given };
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const block = blocks[e.index ?? -1];
+        if (block?.kind === 'text' && e.delta?.type === 'text_delta' && e.delta.text) {
+          block.text += e.delta.text;
+          onText?.(e.delta.text);
+        } else if (block?.kind === 'call' && e.delta?.type === 'input_json_delta') block.json += e.delta.partial_json ?? '';
+        break;
+      }
+      case 'message_delta':
+        if (e.delta?.stop_reason) stopReason = stopReasonOf(e.delta.stop_reason);
+        if (e.usage?.output_tokens !== undefined) usage.outputTokens = e.usage.output_tokens;
+        break;
+      case 'message_stop':
+        finished = true;
+        break;
+      case 'error':
+        throw new ProviderError('http_error', `The Anthropic API failed mid-stream: ${e.error?.type ?? 'error'}: ${e.error?.message ?? data}`);
+    }
+  }
+  if (!finished) throw new ProviderError('stream_incomplete', 'The Anthropic API stream ended before message_stop: the turn is incomplete');
+  const message: AssistantMessage = { role: 'assistant', text: '', toolCalls: [] };
+  for (const b of blocks) {
+    if (!b) continue;
+    if (b.kind === 'text') message.text += b.text;
+    else message.toolCalls.push({ ...b.call, arguments: b.json || '{}' });
+  }
+  return { message, stopReason, usage };
+}
+
+function addWireUsage(usage: Usage, wire: WireUsage | undefined): void {
+  if (!wire) return;
+  usage.inputTokens += wire.input_tokens ?? 0;
+  usage.outputTokens += wire.output_tokens ?? 0;
+  if (wire.cache_read_input_tokens !== undefined) usage.cacheReadTokens = wire.cache_read_input_tokens;
+  if (wire.cache_creation_input_tokens !== undefined) usage.cacheWriteTokens = wire.cache_creation_input_tokens;
+}
+
+function stopReasonOf(reason: string): StopReason {
+  switch (reason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'end_turn';
+    case 'tool_use':
+      return 'tool_use';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'max_tokens';
+    case 'refusal':
+      return 'refusal';
+    default:
+      return 'other';
+  }
+}

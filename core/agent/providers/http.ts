@@ -1,0 +1,164 @@
+/**
+ * The one way providers talk HTTP: a JSON POST answered by a server-sent-event stream, with got.
+ *
+ * Retries (429, 5xx, 529 "overloaded", refused or reset connections, timeouts) happen only before
+ * the first byte of a 2xx body: once text has streamed to the user, a retry would repeat it, so a
+ * stream cut off later is the provider's `stream_incomplete` error. `retry-after-ms` and
+ * `retry-after` (seconds or an HTTP date) are honoured; a wait longer than `maxRetryAfterMs` is not
+ * worth holding a turn for and fails at once. Headers (the API key) never reach a log or a message.
+ */
+import got, { RequestError } from 'got';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../../log.ts';
+import { ProviderError } from '../messages.ts';
+
+export interface HttpSettings {
+  /** No response headers, or no byte of a stream, for this long: the attempt fails (and is retried). */
+  timeoutMs: number;
+  /** Retries after the first attempt. */
+  retries: number;
+  /** First backoff delay; doubles per retry, with jitter. */
+  backoffMs?: number;
+  maxRetryAfterMs?: number;
+  log?: Logger;
+}
+
+export const HTTP_DEFAULTS = { timeoutMs: 120_000, retries: 3, backoffMs: 500, maxRetryAfterMs: 60_000 };
+
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+const RETRY_STATUS = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
+const RETRY_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENETUNREACH', 'ECONNABORTED']);
+
+/**
+ * POSTs `body` and returns the response's event stream. `who` names the API in messages
+ * ("Anthropic API"). Rejects with `ProviderError` after the retries.
+ */
+export async function postForEvents(
+  who: string,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  settings: HttpSettings,
+  signal?: AbortSignal,
+): Promise<AsyncGenerator<SseEvent>> {
+  const backoffMs = settings.backoffMs ?? HTTP_DEFAULTS.backoffMs;
+  const maxRetryAfterMs = settings.maxRetryAfterMs ?? HTTP_DEFAULTS.maxRetryAfterMs;
+  for (let attempt = 0; ; attempt++) {
+    throwIfAborted(who, signal);
+    const stream = got.stream.post(url, {
+      json: body,
+      headers: { accept: 'text/event-stream', ...headers },
+      timeout: { connect: Math.min(settings.timeoutMs, 15_000), response: settings.timeoutMs, socket: settings.timeoutMs },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      ...(signal ? { signal } : {}),
+    });
+    let failed: { error: ProviderError; retry: boolean; waitMs?: number };
+    try {
+      const response = await responseOf(stream);
+      if (response.statusCode < 400) return readEvents(who, stream, signal);
+      const status = response.statusCode;
+      const text = await readText(stream, 64 * 1024).catch(() => '');
+      const error = new ProviderError(status === 429 ? 'rate_limited' : 'http_error', `${who} answered ${status}: ${errorMessageOf(text)}`, { status });
+      const asked = retryAfterMs(response.headers);
+      failed =
+        asked !== undefined && asked > maxRetryAfterMs
+          ? { error: new ProviderError(error.code, `${error.message} (it asks to retry after ${Math.ceil(asked / 1000)} s)`, { status }), retry: false }
+          : { error, retry: RETRY_STATUS.has(status), ...(asked !== undefined ? { waitMs: asked } : {}) };
+    } catch (error) {
+      throwIfAborted(who, signal);
+      const timedOut = (error as Error).name === 'TimeoutError';
+      failed = {
+        error: new ProviderError(timedOut ? 'timeout' : 'connection', `${who} could not be reached at ${new URL(url).origin}: ${(error as Error).message}`, { cause: error }),
+        retry: timedOut || RETRY_CODES.has((error as RequestError).code ?? ''),
+      };
+    }
+    stream.destroy();
+    if (!failed.retry || attempt >= settings.retries) throw failed.error;
+    const waitMs = failed.waitMs ?? Math.min(backoffMs * 2 ** attempt, 8_000) * (0.8 + Math.random() * 0.4);
+    settings.log?.warn(`${failed.error.message}; retrying in ${Math.round(waitMs)} ms (retry ${attempt + 1} of ${settings.retries})`);
+    try {
+      await sleep(waitMs, undefined, signal ? { signal } : {});
+    } catch {
+      throwIfAborted(who, signal);
+    }
+  }
+}
+
+function throwIfAborted(who: string, signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new ProviderError('aborted', `The request to ${who} was cancelled`, { cause: signal.reason });
+}
+
+function responseOf(stream: ReturnType<typeof got.stream.post>): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    stream.once('response', resolve);
+    stream.once('error', reject);
+  });
+}
+
+async function readText(stream: Readable, cap: number): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) {
+    text += String(chunk);
+    if (text.length > cap) break;
+  }
+  return text.slice(0, cap);
+}
+
+/** The human part of an API's error body (`{ error: { message } }` for both Anthropic and OpenAI). */
+function errorMessageOf(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const message = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
+    if (typeof message === 'string') return message;
+  } catch {
+    // not JSON: show the text itself
+  }
+  return text.trim().slice(0, 500) || '(empty body)';
+}
+
+function retryAfterMs(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const ms = Number(headers['retry-after-ms']);
+  if (headers['retry-after-ms'] !== undefined && Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers['retry-after'];
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** Parses `text/event-stream` (blank-line separated events of `event:` and `data:` lines). */
+async function* readEvents(who: string, stream: Readable, signal: AbortSignal | undefined): AsyncGenerator<SseEvent> {
+  let buffer = '';
+  let event = '';
+  let data: string[] = [];
+  try {
+    for await (const chunk of stream) {
+      buffer += String(chunk);
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline).replace(/\r$/, '');
+        buffer = buffer.slice(newline + 1);
+        if (line === '') {
+          if (data.length) yield { event: event || 'message', data: data.join('\n') };
+          event = '';
+          data = [];
+        } else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+        else if (line.startsWith('event:')) event = line.slice(6).trim();
+      }
+    }
+    if (data.length) yield { event: event || 'message', data: data.join('\n') };
+  } catch (error) {
+    throwIfAborted(who, signal);
+    const timedOut = (error as Error).name === 'TimeoutError';
+    throw new ProviderError(timedOut ? 'timeout' : 'stream_incomplete', `${who}'s stream broke off: ${(error as Error).message}`, { cause: error });
+  } finally {
+    stream.destroy();
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * OpenAI Chat Completions (`POST {baseUrl}/chat/completions`, streamed): OpenAI itself and every
+ * server that speaks it (Ollama's `/v1`, vLLM, llama.cpp, LM Studio, OpenRouter). Wire rules kept
+ * here (reference/tool-contracts.md §2.2): each result is its own `role: "tool"` message carrying
+ * the `tool_call_id` it answers (the seed's adapter dropped them, so no loop ever completed);
+ * `arguments` is a string the model wrote, sent back exactly as written; streamed call fragments
+ * are assembled by `index`.
+ */
+import type { Logger } from '../../log.ts';
+import {
+  ProviderError,
+  type CompleteOptions,
+  type Message,
+  type ModelRequest,
+  type ModelResponse,
+  type Provider,
+  type StopReason,
+  type Usage,
+} from '../messages.ts';
+import { HTTP_DEFAULTS, postForEvents, type HttpSettings } from './http.ts';
+
+export interface OpenAIOptions {
+  /** Default: `OPENAI_API_KEY`. Optional when a base URL is given (a local server needs none). */
+  apiKey?: string;
+  /** Default: `OPENAI_BASE_URL`, else `https://api.openai.com/v1`. Ollama: `http://localhost:11434/v1`. */
+  baseUrl?: string;
+  model?: string;
+  maxTokens?: number;
+  timeoutMs?: number;
+  retries?: number;
+  backoffMs?: number;
+  log?: Logger;
+}
+
+export const OPENAI_DEFAULT_MODEL = 'gpt-4.1';
+
+type WireMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export function openaiProvider(options: OpenAIOptions = {}): Provider {
+  const givenBase = options.baseUrl ?? process.env.OPENAI_BASE_URL;
+  const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
+  if (!apiKey && !givenBase) {
+    throw new ProviderError('no_api_key', 'The openai provider needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server (e.g. http://localhost:11434/v1 for Ollama).');
+  }
+  const baseUrl = (givenBase ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
+  const model = options.model ?? process.env.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
+  const http: HttpSettings = {
+    timeoutMs: options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs,
+    retries: options.retries ?? HTTP_DEFAULTS.retries,
+    ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  };
+  const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+
+  return {
+    name: 'openai',
+    model,
+    async complete(request: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
+      const body = {
+        model,
+        stream: true,
+        stream_options: { include_usage: true },
+        ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
+        messages: toWire(request.system, request.messages),
+        ...(request.tools.length
+          ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
+          : {}),
+      };
+      const events = await postForEvents(`the OpenAI-compatible API at ${baseUrl}`, `${baseUrl}/chat/completions`, headers, body, http, signal);
+      return readStream(events, onText);
+    },
+  };
+}
+
+function toWire(system: string | undefined, messages: readonly Message[]): WireMessage[] {
+  const wire: WireMessage[] = system ? [{ role: 'system', content: system }] : [];
+  for (const m of messages) {
+    if (m.role === 'user') wire.push({ role: 'user', content: m.content });
+    else if (m.role === 'tool') for (const r of m.results) wire.push({ role: 'tool', tool_call_id: r.callId, content: r.content });
+    else {
+      wire.push({
+        role: 'assistant',
+        content: m.text || null,
+        ...(m.toolCalls.length
+          ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) }
+          : {}),
+      });
+    }
+  }
+  return wire;
+}
+
+interface Chunk {
+  choices?: {
+    delta?: { content?: string | null; tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[] };
+    finish_reason?: string | null;
+  }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | null;
+  error?: { message?: string };
+}
+
+async function readStream(events: AsyncIterable<{ data: string }>, onText?: (delta: string) => void): Promise<ModelResponse> {
+  let text = '';
+  const calls: { id: string; name: string; arguments: string }[] = [];
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let finish: string | undefined;
+  for await (const { data } of events) {
+    if (data.trim() === '[DONE]') break;
+    let chunk: Chunk;
+    try {
+      chunk = JSON.parse(data) as Chunk;
+    } catch {
+      throw new ProviderError('bad_response', `The OpenAI-compatible API sent a chunk that is not JSON: ${data.slice(0, 200)}`);
+    }
+    if (chunk.error) throw new ProviderError('http_error', `The OpenAI-compatible API failed mid-stream: ${chunk.error.message ?? data}`);
+    if (chunk.usage) {
+      usage.inputTokens = chunk.usage.prompt_tokens ?? 0;
+      usage.outputTokens = chunk.usage.completion_tokens ?? 0;
+      const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
+      if (cached !== undefined) usage.cacheReadTokens = cached;
+    }
+    const choice = chunk.choices?.[0];
+    if (!choice) continue;
+    if (choice.delta?.content) {
+      text += choice.delta.content;
+      onText?.(choice.delta.content);
+    }
+    for (const fragment of choice.delta?.tool_calls ?? []) {
+      const index = fragment.index ?? calls.length;
+      const call = (calls[index] ??= { id: '', name: '', arguments: '' });
+      if (fragment.id) call.id = fragment.id;
+      if (fragment.function?.name) call.name += fragment.function.name;
+      if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+  if (finish === undefined) throw new ProviderError('stream_incomplete', 'The OpenAI-compatible API stream ended without a finish_reason: the turn is incomplete');
+  // Some servers never send an id; the results still need one to point at.
+  const toolCalls = calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${i}` }));
+  return { message: { role: 'assistant', text, toolCalls }, stopReason: stopReasonOf(finish, toolCalls.length > 0), usage };
+}
+
+function stopReasonOf(finish: string, hasCalls: boolean): StopReason {
+  switch (finish) {
+    case 'length':
+      return 'max_tokens';
+    case 'content_filter':
+      return 'refusal';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use';
+    // Ollama-style servers may say `stop` although the turn holds calls.
+    case 'stop':
+      return hasCalls ? 'tool_use' : 'end_turn';
+    default:
+      return hasCalls ? 'tool_use' : 'other';
+  }
+}
