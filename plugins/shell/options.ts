@@ -1,0 +1,27 @@
+/** The shell plugin's options and their defaults. */
+import Type, { type Static } from 'typebox';
+
+/** Passed to every command: what a shell needs to find programs and speak the user's locale. */
+export const BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_*', 'TERM', 'TZ', 'TMPDIR'];
+
+export const ShellOptions = Type.Object(
+  {
+    env: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*\\*?$' }), {
+      default: [],
+      description: `Host environment variables passed to commands besides ${BASE_ENV.join(', ')}: names, or prefixes ending in "*" (e.g. "NODE_*"). Everything else is scrubbed.`,
+    }),
+    defaultTimeoutMs: Type.Integer({ minimum: 1, maximum: 600_000, default: 120_000, description: 'Timeout of a command when the call gives no timeout_ms.' }),
+    maxOutputBytes: Type.Integer({ minimum: 1024, default: 32_000, description: 'Output kept in the result: half from the start, half from the end.' }),
+    killAfterOutputBytes: Type.Integer({ minimum: 1024, default: 8 * 1024 * 1024, description: 'Output past which a command is deemed runaway and killed.' }),
+    killGraceMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000, description: 'Time between SIGTERM and SIGKILL to the process group.' }),
+  },
+  { additionalProperties: false },
+);
+
+export type ShellOptions = Static<typeof ShellOptions>;
+
+const DEFAULTS: ShellOptions = { env: [], defaultTimeoutMs: 120_000, maxOutputBytes: 32_000, killAfterOutputBytes: 8 * 1024 * 1024, killGraceMs: 2000 };
+
+export function limitsOf(options: Partial<ShellOptions> | undefined): ShellOptions {
+  return { ...DEFAULTS, ...options };
+}
