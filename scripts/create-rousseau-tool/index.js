@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+// create-rousseau-tool: `npm create rousseau-tool [dir] [-- --name N --description D --yes --force]`.
+// Copies the plugin template into a new directory, names the package, and says what to do next.
+// Plain JS with no dependencies, so it runs straight from the registry or a tarball, offline.
+import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { parseArgs } from 'node:util';
+import { copyTemplate, templateDir } from './template.js';
+
+const EXIT = { ok: 0, failure: 1, usage: 2 };
+
+const HELP = `Usage: npm create rousseau-tool [DIR] [-- FLAGS]
+       npx create-rousseau-tool [DIR] [FLAGS]
+
+Scaffold a rousseau-host plugin package in DIR: two example tools, tests that run them
+directly and through the host, and a README that says how to run, test and publish it.
+
+Flags (after "--" with npm create):
+  -n, --name NAME          package name: "weather" becomes rousseau-plugin-weather;
+                           rousseau-plugin-x and @scope/rousseau-plugin-x are kept (default: DIR's name)
+  -d, --description TEXT   package description
+  -y, --yes                ask nothing: use the flags and the defaults
+  -f, --force              write into a non-empty DIR (files of the same name are overwritten)
+  -h, --help               this help
+
+On a terminal it asks for what the flags do not say; otherwise it uses the defaults.
+Exit codes: 0 created, 1 refused or failed, 2 usage error.`;
+
+/** The plugin name the host derives from a package name (see the template's src/index.ts). */
+const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
+const DEFAULT_DESCRIPTION = 'Tools for rousseau-host.';
+/** Where rousseau-host looks for its config (DESIGN §1.2), for the "add it to your config" hint. */
+const CONFIG_FILES = [
+  'package.json#rousseau',
+  ...['', '.json', '.yaml', '.yml', '.js', '.ts', '.mjs', '.cjs'].map((ext) => `.rousseaurc${ext}`),
+  ...['', '.json', '.yaml', '.yml', '.js', '.ts', '.mjs', '.cjs'].map((ext) => `.config/rousseaurc${ext}`),
+  ...['js', 'ts', 'mjs', 'cjs', 'mts', 'cts'].map((ext) => `rousseau.config.${ext}`),
+];
+
+/** Bad flags or names: exit 2. */
+class UsageError extends Error {}
+
+async function main(argv) {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string', short: 'n' },
+        description: { type: 'string', short: 'd' },
+        yes: { type: 'boolean', short: 'y' },
+        force: { type: 'boolean', short: 'f' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(error.message);
+  }
+  const { values, positionals } = args;
+  if (values.help) return print(HELP), EXIT.ok;
+  if (positionals.length > 1) throw new UsageError(`one directory at most, got ${positionals.length}: ${positionals.join(' ')}`);
+
+  // `npm create rousseau-tool x --yes` (without the `--`) reaches us only as npm_config_yes.
+  const yes = values.yes || process.env.npm_config_yes === 'true';
+  const ask = !yes && process.stdin.isTTY ? prompter() : undefined;
+  try {
+    let dir = positionals[0];
+    if (dir === undefined && values.name !== undefined) dir = shortName(packageName(values.name));
+    if (dir === undefined) {
+      if (!ask) throw new UsageError('say where to create the plugin: npm create rousseau-tool my-tool (or --name my-tool)');
+      dir = await ask.text('Directory for the new plugin', 'my-tool');
+    }
+    const target = resolve(dir);
+
+    let name = values.name ?? basename(target);
+    if (values.name === undefined && ask) name = await ask.text('Package name', packageName(name));
+    const pkgName = validPackageName(name);
+
+    const description = values.description ?? (ask ? await ask.text('Description', DEFAULT_DESCRIPTION) : DEFAULT_DESCRIPTION);
+
+    if (existsSync(target) && !statSync(target).isDirectory()) throw new Error(`${target} exists and is not a directory`);
+    if (!isEmptyDir(target) && !values.force) {
+      const overwrite = ask && (await ask.confirm(`${target} is not empty. Write into it anyway (files of the same name are overwritten)?`));
+      if (!overwrite) {
+        throw new Error(`${target} is not empty; choose another directory, or pass --force to write into it (npm create rousseau-tool ${dir} -- --force)`);
+      }
+    }
+    ask?.close();
+
+    scaffold(target, { pkgName, description });
+    print(nextSteps(target, pkgName));
+    return EXIT.ok;
+  } finally {
+    ask?.close();
+  }
+}
+
+/** "weather" → "rousseau-plugin-weather", "@acme/weather" → "@acme/rousseau-plugin-weather"; rousseau-plugin names are kept. */
+function packageName(input) {
+  const name = input.trim().toLowerCase();
+  if (/^(@[^/]+\/)?rousseau-plugin(-|$)/.test(name)) return name;
+  const [, scope = '', rest] = /^(@[^/]+\/)?(.*)$/.exec(name);
+  const slug = rest.replace(/[^a-z0-9-]+/g, '-').replace(/^[-\d]+|-+$/g, '');
+  return `${scope}rousseau-plugin-${slug}`;
+}
+
+/** The name the plugin will report to the host, as its src/index.ts derives it. */
+function shortName(pkgName) {
+  return pkgName.replace(/^@([^/]+)\/rousseau-plugin$/, '$1').replace(/^(?:@[^/]+\/)?rousseau-plugin-/, '');
+}
+
+function validPackageName(input) {
+  const pkgName = packageName(input);
+  const plugin = shortName(pkgName);
+  if (!/^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(pkgName) || pkgName.length > 214) {
+    throw new UsageError(`"${input}" does not make a valid npm package name (got "${pkgName}")`);
+  }
+  if (!PLUGIN_NAME.test(plugin)) {
+    throw new UsageError(`"${input}" gives the plugin name "${plugin}", which must match ${PLUGIN_NAME} (lowercase letters, digits and dashes, starting with a letter)`);
+  }
+  return pkgName;
+}
+
+function isEmptyDir(dir) {
+  return !existsSync(dir) || readdirSync(dir).every((entry) => entry === '.git');
+}
+
+/** Copies the template and names it: package.json through JSON, the README through its two placeholders. */
+function scaffold(target, { pkgName, description }) {
+  copyTemplate(templateDir(), target);
+  // npm drops .gitignore from tarballs, so the template carries it as _gitignore.
+  renameSync(join(target, '_gitignore'), join(target, '.gitignore'));
+
+  const manifestFile = join(target, 'package.json');
+  const pkg = JSON.parse(readFileSync(manifestFile, 'utf8'));
+  pkg.name = pkgName;
+  pkg.version = '0.1.0';
+  pkg.description = description;
+  delete pkg.private; // the template is private in its repo; a new plugin is meant to be published
+  // In the repo the template tests against the host next to it (`file:..`); a new plugin tests
+  // against the release its peer dependency asks for.
+  pkg.devDependencies['rousseau-host'] = pkg.peerDependencies['rousseau-host'];
+  writeFileSync(manifestFile, `${JSON.stringify(pkg, null, 2)}\n`);
+
+  const readme = join(target, 'README.md');
+  writeFileSync(readme, readFileSync(readme, 'utf8').replaceAll('{{name}}', pkgName).replaceAll('{{description}}', description));
+}
+
+function nextSteps(target, pkgName) {
+  const cd = relative(process.cwd(), target);
+  const config = findConfig(process.cwd());
+  const specifier = modulePath(config ? dirname(config) : process.cwd(), target);
+  const where = config
+    ? `Then add it to the plugins in ${relative(process.cwd(), config) || config} (paths are relative to that file):`
+    : 'Then add it to the plugins of your rousseau.config.ts (paths are relative to that file; `npx rousseau-host init` writes one):';
+  return [
+    `Created ${pkgName} in ${target}`,
+    '',
+    'Next:',
+    ...(cd ? [`  cd ${shellQuote(cd)}`] : []),
+    '  npm install',
+    '  npm test          (runs `rousseau-host check .`, then the tests)',
+    '',
+    where,
+    `  plugins: [${jsString(specifier)}],`,
+    '',
+    "and call a tool from there: npx rousseau-host call count_words '{\"text\":\"to be or not to be\"}'",
+  ].join('\n');
+}
+
+/** The config rousseau-host would find from `dir`: upward, up to the first folder with a package.json. */
+function findConfig(dir) {
+  for (let d = dir; ; d = dirname(d)) {
+    for (const place of CONFIG_FILES) {
+      const [file, key] = place.split('#');
+      const path = join(d, file);
+      if (!existsSync(path) || !statSync(path).isFile()) continue;
+      if (!key) return path;
+      try {
+        if (JSON.parse(readFileSync(path, 'utf8'))[key] !== undefined) return path;
+      } catch {
+        // an unreadable package.json is not a config
+      }
+    }
+    if (existsSync(join(d, 'package.json')) || dirname(d) === d) return undefined;
+  }
+}
+
+function modulePath(from, to) {
+  const rel = relative(from, to).split(sep).join('/');
+  return rel.startsWith('..') ? rel : `./${rel}`;
+}
+
+function jsString(text) {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+function shellQuote(text) {
+  return /^[\w./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Questions on the terminal: prompts go to stderr, so stdout carries only the result. */
+function prompter() {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  let closed = false;
+  return {
+    async text(question, fallback) {
+      const answer = (await rl.question(`${question} (${fallback}): `)).trim();
+      return answer || fallback;
+    },
+    async confirm(question) {
+      return /^y(es)?$/i.test((await rl.question(`${question} (y/N): `)).trim());
+    },
+    close() {
+      if (!closed) rl.close();
+      closed = true;
+    },
+  };
+}
+
+function print(text) {
+  process.stdout.write(`${text}\n`);
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`create-rousseau-tool: ${error.message}\n`);
+  if (error instanceof UsageError) process.stderr.write('Run with --help for the flags.\n');
+  process.exitCode = error instanceof UsageError ? EXIT.usage : EXIT.failure;
+}
