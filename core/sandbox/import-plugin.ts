@@ -13,7 +13,8 @@ let jiti: Jiti | undefined;
 
 /** Imports `file` and returns its default export (or the module namespace when it has none). */
 export async function importPlugin(file: string): Promise<unknown> {
-  jiti ??= createJiti(import.meta.url, { alias: hostAliases(), interopDefault: true, moduleCache: true, fsCache: true });
+  // jiti's transpile cache (fsCache) is on by default; JITI_FS_CACHE=false or a directory overrides it.
+  jiti ??= createJiti(import.meta.url, { alias: hostAliases(), interopDefault: true });
   const mod = (await jiti.import(file)) as Record<string, unknown> | undefined;
   return mod && typeof mod === 'object' && 'default' in mod ? mod.default : mod;
 }

@@ -1,0 +1,158 @@
+/**
+ * Host core figures (issue 2), each beside its floor from the same run:
+ * - per-call overhead of `host.call()` on an inline echo tool vs a bare `await execute()` and a bare
+ *   compiled validation (interleaved batches, median and p99 of per-call means per batch);
+ * - load time of 1, 10 and 100 generated TypeScript plugins (3 tools each), cold and warm jiti cache,
+ *   in a fresh process each, vs `node -e 0`;
+ * - CLI start-up: `--version` and `tools` (built-ins only) vs `node -e 0`.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
+import { createHost } from '../../core/index.ts';
+import { stats, type Row } from './report.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'rousseau-host.js');
+
+export async function run(): Promise<Row[]> {
+  return [...(await callOverhead()), ...pluginLoad(), ...cliStartup()];
+}
+
+/** Runs each variant in interleaved batches of ~2 ms; returns per-call ns samples per variant. */
+async function interleave(variants: Record<string, () => unknown>, rounds: number, batch: number): Promise<Record<string, number[]>> {
+  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, fn] of Object.entries(variants)) {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < batch; i++) await fn();
+      samples[name]!.push(Number(process.hrtime.bigint() - t0) / batch);
+    }
+  }
+  return samples;
+}
+
+async function callOverhead(): Promise<Row[]> {
+  const inputSchema = Type.Object({ text: Type.String({ description: 'Text.' }) }, { additionalProperties: false });
+  const execute = async ({ text }: { text: string }) => text;
+  const echo = { name: 'echo', version: '1.0.0', tools: [{ name: 'echo', description: 'Echo.', inputSchema, annotations: { readOnly: true }, execute }] };
+  const dir = mkdtempSync(join(tmpdir(), 'rh-bench-'));
+  const file = join(dir, 'echo.mjs');
+  writeFileSync(file, `export default { name: 'echo', version: '1.0.0', tools: [{ name: 'echo', description: 'Echo.', annotations: { readOnly: true }, inputSchema: ${JSON.stringify(inputSchema)}, execute: async ({ text }) => text }] };`);
+  const config = { builtins: false as const, plugins: [{ module: file, isolation: 'inline' as const }] };
+  const host = await createHost({ cwd: dir, audit: false, logLevel: 'error', config });
+  const audited = await createHost({ cwd: dir, audit: join(dir, 'audit.jsonl'), logLevel: 'error', config });
+  const validator = Compile(inputSchema);
+  const input = { text: 'hello' };
+  const json = '{"text":"hello"}';
+  void echo;
+
+  const variants = {
+    bare: () => execute(input),
+    validate: () => validator.Check(input),
+    host: () => host.call('echo', json),
+  };
+  await interleave(variants, 20, 2000); // warm-up
+  const s = await interleave(variants, 200, 500);
+  const audit = await interleave({ audited: () => audited.call('echo', json) }, 50, 200);
+  const bare = stats(s.bare!);
+  const validate = stats(s.validate!);
+  const call = stats(s.host!);
+  const withAudit = stats(audit.audited!);
+  await host.close();
+  await audited.close();
+  rmSync(dir, { recursive: true, force: true });
+  const us = (ns: number) => ns / 1000;
+  return [
+    { name: 'bare await execute(): median', value: us(bare.median), unit: 'µs' },
+    { name: 'bare compiled validation: median', value: us(validate.median), unit: 'µs' },
+    { name: 'host.call() inline echo: median', value: us(call.median), unit: 'µs', floor: { name: 'bare execute', value: us(bare.median) } },
+    { name: 'host.call() inline echo: p99', value: us(call.p99), unit: 'µs' },
+    { name: 'host overhead (call − execute − validation): median', value: us(call.median - bare.median - validate.median), unit: 'µs', target: '≤ 5 µs' },
+    { name: 'host.call() with the audit file on: median', value: us(withAudit.median), unit: 'µs', floor: { name: 'audit off', value: us(call.median) } },
+  ];
+}
+
+/** Generates `count` TypeScript plugins with 3 tools each. */
+function generatePlugins(dir: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const tools = [0, 1, 2]
+      .map((j) => `    defineTool({
+      name: 'p${i}_tool${j}',
+      description: 'Tool ${j} of generated plugin ${i}: returns its input text with a suffix.',
+      inputSchema: Type.Object({ text: Type.String({ description: 'Input text.' }), limit: Type.Optional(Type.Integer({ description: 'Max length.', minimum: 1 })) }, { additionalProperties: false }),
+      annotations: { readOnly: true },
+      async execute({ text, limit }: { text: string; limit?: number }) {
+        const out: string = text + ' #${j}';
+        return limit ? out.slice(0, limit) : out;
+      },
+    }),`)
+      .join('\n');
+    writeFileSync(
+      join(dir, `plugin-${String(i).padStart(3, '0')}.ts`),
+      `import Type from 'typebox';\nimport { definePlugin, defineTool } from 'rousseau-host';\n\ninterface Options { prefix?: string }\n\nexport default definePlugin({\n  name: 'gen-${i}',\n  version: '1.0.0',\n  tools: [\n${tools}\n  ],\n});\n`,
+    );
+  }
+}
+
+function wallMs(args: string[], env: NodeJS.ProcessEnv = {}): number {
+  const t0 = performance.now();
+  execFileSync(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  return performance.now() - t0;
+}
+
+function median(xs: number[]): number {
+  return stats(xs).median;
+}
+
+function pluginLoad(): Row[] {
+  const dir = mkdtempSync(join(tmpdir(), 'rh-bench-plugins-'));
+  generatePlugins(dir, 100);
+  const child = join(ROOT, 'scripts', 'bench', 'load-child.mjs');
+  const nodeFloor = median([0, 1, 2, 3, 4].map(() => wallMs(['-e', '0'])));
+  const rows: Row[] = [];
+  for (const n of [1, 10, 100]) {
+    const cold: number[] = [];
+    const warm: number[] = [];
+    for (let rep = 0; rep < 3; rep++) {
+      const cache = join(dir, `.cache-${n}-${rep}`);
+      mkdirSync(cache);
+      const t0 = performance.now();
+      const out = JSON.parse(execFileSync(process.execPath, [child, dir, String(n)], { env: { ...process.env, JITI_FS_CACHE: cache } }).toString()) as { ms: number; loaded: number };
+      if (out.loaded !== n) throw new Error(`only ${out.loaded} of ${n} plugins loaded`);
+      cold.push(performance.now() - t0);
+      const t1 = performance.now();
+      execFileSync(process.execPath, [child, dir, String(n)], { env: { ...process.env, JITI_FS_CACHE: cache } });
+      warm.push(performance.now() - t1);
+    }
+    rows.push({ name: `load ${n} TS plugins (3 tools each), cold cache`, value: median(cold), unit: 'ms', floor: { name: 'node -e 0', value: nodeFloor }, ...(n === 100 ? { target: '≤ 2000 ms' } : {}) });
+    rows.push({ name: `load ${n} TS plugins (3 tools each), warm cache`, value: median(warm), unit: 'ms', floor: { name: 'node -e 0', value: nodeFloor }, ...(n === 100 ? { target: '≤ 500 ms' } : {}) });
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return rows;
+}
+
+function cliStartup(): Row[] {
+  const dir = mkdtempSync(join(tmpdir(), 'rh-bench-cli-'));
+  writeFileSync(join(dir, 'package.json'), '{"name":"bench"}');
+  const node: number[] = [];
+  const version: number[] = [];
+  const tools: number[] = [];
+  wallMs([BIN, 'tools', '--cwd', dir]); // warm the jiti cache and the page cache
+  for (let i = 0; i < 10; i++) {
+    node.push(wallMs(['-e', '0']));
+    version.push(wallMs([BIN, '--version']));
+    tools.push(wallMs([BIN, 'tools', '--cwd', dir]));
+  }
+  rmSync(dir, { recursive: true, force: true });
+  const floor = { name: 'node -e 0', value: median(node) };
+  return [
+    { name: 'node -e 0', value: median(node), unit: 'ms' },
+    { name: 'rousseau-host --version', value: median(version), unit: 'ms', floor, target: '≤ 2×' },
+    { name: 'rousseau-host tools (built-ins only)', value: median(tools), unit: 'ms', floor, target: '≤ 4×' },
+  ];
+}
