@@ -70,7 +70,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
 
   const registry = new Registry();
   const closing = new AbortController();
-  await loadPlugins({ config, dir: loaded.dir, workspace, registry, log, logLevel });
+  await loadPlugins({ config, dir: loaded.dir, workspace, registry, log, logLevel, audit });
 
   const env: DispatchEnv = {
     registry,

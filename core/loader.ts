@@ -13,13 +13,14 @@ import { checkPlugin } from './check.ts';
 import type { BuiltinEntryConfig, HostConfig, PluginEntryConfig } from './config-schema.ts';
 import { HostError, hostError, messageOf } from './errors.ts';
 import { Limiter } from './limiter.ts';
-import type { Logger } from './log.ts';
+import type { AuditSink, Logger } from './log.ts';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './output.ts';
 import type { PluginHandle, Registry, ToolDefinition } from './registry.ts';
 import { FROM_SOURCE, hostFile } from './paths.ts';
 import { importPlugin } from './sandbox/import-plugin.ts';
 import { createInlineRunner } from './sandbox/inline.ts';
 import type { PluginRunner, PluginSpec } from './sandbox/runner.ts';
+import { createWorkerRunner } from './sandbox/worker.ts';
 import type { Isolation, Violation } from './types.ts';
 
 export const DEFAULTS = {
@@ -30,7 +31,9 @@ export const DEFAULTS = {
   maxQueue: 256,
   memoryMb: 128,
   /** Plugins that are not built in. */
-  isolation: 'inline' as Isolation,
+  isolation: 'worker' as Isolation,
+  /** VS Code's crash budget for its extension host: 3 in 5 minutes. */
+  quarantine: { failures: 3, windowMs: 300_000, cooldownMs: 60_000 },
 };
 
 export const BUILTIN_PLUGINS = ['fs', 'shell', 'http'] as const;
@@ -44,6 +47,8 @@ export interface LoadContext {
   registry: Registry;
   log: Logger;
   logLevel: string;
+  /** Where isolated runners record crashes, timeouts and quarantines. */
+  audit?: AuditSink;
 }
 
 /** One config entry, normalised: what to load and with which settings. */
@@ -56,7 +61,15 @@ interface Entry {
 /** Loads every plugin of the config into the registry. Never throws for a plugin's failure. */
 export async function loadPlugins(ctx: LoadContext): Promise<void> {
   const entries = entriesOf(ctx.config);
-  const loads = entries.map((entry) => loadOne(ctx, entry));
+  // Isolated plugins load in parallel (each in its own thread or process). Inline ones share this
+  // thread, so they load one after another: each load timeout then measures that plugin alone.
+  let inlineChain: Promise<unknown> = Promise.resolve();
+  const loads = entries.map((entry) => {
+    if (!runsInline(entry)) return loadOne(ctx, entry);
+    const load = inlineChain.then(() => loadOne(ctx, entry));
+    inlineChain = load;
+    return load;
+  });
   for (const load of loads) {
     const { handle, tools } = await load;
     if (handle.error) {
@@ -72,6 +85,10 @@ export async function loadPlugins(ctx: LoadContext): Promise<void> {
       ctx.log.debug(`loaded plugin ${handle.name} (${tools.length} tools, ${handle.loadMs?.toFixed(1)} ms, ${handle.isolation})`);
     }
   }
+}
+
+function runsInline(entry: Entry): boolean {
+  return !('mcp' in entry.settings && entry.settings.mcp) && (entry.settings.isolation ?? (entry.builtin ? 'inline' : DEFAULTS.isolation)) === 'inline';
 }
 
 function entriesOf(config: HostConfig): Entry[] {
@@ -90,7 +107,9 @@ function entriesOf(config: HostConfig): Entry[] {
 
 async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: PluginHandle; tools: ToolDefinition[] }> {
   const s = entry.settings;
-  const isolation: Isolation = s.isolation ?? (entry.builtin ? 'inline' : DEFAULTS.isolation);
+  const mcp = 'mcp' in s ? s.mcp : undefined;
+  // An MCP server runs in its own process (or behind a URL) whatever `isolation` says.
+  const isolation: Isolation = mcp ? 'process' : (s.isolation ?? (entry.builtin ? 'inline' : DEFAULTS.isolation));
   const handle: PluginHandle = {
     name: ('name' in s && s.name) || entry.source,
     source: entry.source,
@@ -102,8 +121,8 @@ async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: Plugin
   };
   const started = performance.now();
   try {
-    const file = entry.builtin ? builtinFile(handle.name) : resolvePlugin(entry.source, ctx.dir);
-    handle.file = file;
+    const file = entry.builtin ? builtinFile(handle.name) : mcp ? entry.source : resolvePlugin(entry.source, ctx.dir);
+    if (!mcp) handle.file = file;
     const spec: PluginSpec = {
       source: entry.source,
       file,
@@ -112,15 +131,17 @@ async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: Plugin
       workspace: ctx.workspace,
       loadTimeoutMs: s.loadTimeoutMs ?? DEFAULTS.loadTimeoutMs,
       memoryMb: s.memoryMb ?? DEFAULTS.memoryMb,
+      quarantine: { ...DEFAULTS.quarantine, ...ctx.config.isolation?.quarantine },
       logLevel: ctx.logLevel,
+      ...(mcp ? { mcp: { ...mcp, name: handle.name, ...(mcp.command ? { cwd: resolve(ctx.dir, mcp.cwd ?? '.') } : {}) } } : {}),
     };
-    handle.runner = await createRunner(spec, ctx.log.child({ plugin: entry.source }), entry.builtin);
+    handle.runner = await createRunner(spec, ctx.log.child({ plugin: entry.source }), entry.builtin, ctx.audit);
     const loaded = await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source);
     if (typeof loaded.plugin.name === 'string') handle.name = loaded.plugin.name;
     if (typeof loaded.plugin.version === 'string') handle.version = loaded.plugin.version;
 
-    const violations = checkPlugin(file, loaded.plugin, loaded.tools);
-    handle.warnings = violations.filter((v) => v.severity === 'warning');
+    const violations = checkPlugin(file, loaded.plugin, loaded.tools, { lenient: mcp !== undefined });
+    handle.warnings = [...(loaded.warnings ?? []), ...violations.filter((v) => v.severity === 'warning')];
     const errors = violations.filter((v) => v.severity === 'error');
     if (errors.length) throw contractError(handle.name, errors);
     handle.loadMs = performance.now() - started;
@@ -148,11 +169,15 @@ function toDefinition(t: NonNullable<Awaited<ReturnType<PluginRunner['load']>>['
   };
 }
 
-async function createRunner(spec: PluginSpec, log: Logger, builtin: boolean): Promise<PluginRunner> {
+async function createRunner(spec: PluginSpec, log: Logger, builtin: boolean, audit?: AuditSink): Promise<PluginRunner> {
+  // Imported on demand: a host without MCP plugins never loads the SDK's client.
+  if (spec.mcp) return (await import('./mcp/client-runner.ts')).createMcpRunner({ ...spec, mcp: spec.mcp }, log, audit);
   switch (spec.isolation) {
     case 'inline':
       // Built-ins are part of the host: a native import, no transpiling.
       return createInlineRunner(spec, log, builtin ? await importBuiltin(spec) : undefined);
+    case 'worker':
+      return createWorkerRunner(spec, log, audit);
     default:
       throw hostError('RH_ERR_PLUGIN_IMPORT', [spec.source, `isolation "${spec.isolation}" is not available in this build`]);
   }

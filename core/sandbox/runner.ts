@@ -8,6 +8,7 @@
 import type { Tool } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../check.ts';
 import type { Isolation, Progress } from '../types.ts';
+import type { QuarantinePolicy } from './crash-budget.ts';
 
 /** A plugin entry after the loader resolved it: everything a runner needs to start it. */
 export interface PluginSpec {
@@ -21,6 +22,8 @@ export interface PluginSpec {
   loadTimeoutMs: number;
   /** Heap cap of an isolated plugin, in MiB. */
   memoryMb: number;
+  /** Isolated runners: after `failures` crashes or timeouts within `windowMs`, calls fail fast for `cooldownMs`. */
+  quarantine: QuarantinePolicy;
   logLevel: string;
 }
 

@@ -1,0 +1,57 @@
+/**
+ * Child processes a worker plugin starts. A worker shares the host's pid, so a process it spawns is
+ * the host's child and outlives `worker.terminate()`. Inside the worker every spawn (spawn, exec,
+ * execFile, fork: they all go through `ChildProcess.prototype.spawn`) is made the leader of its own
+ * process group and reported to the host, which kills the whole group when the worker ends, so the
+ * grandchildren (`bash -c 'sleep 60 &'`) go too. The synchronous forms (`execSync`) block the
+ * worker instead; they are not tracked (see docs/isolation.md).
+ */
+import { ChildProcess } from 'node:child_process';
+
+type SpawnFn = (this: ChildProcess, options: { detached?: boolean }) => unknown;
+
+/** Worker side: tracks every child process; `killAll` ends their groups and waits until they are reaped. */
+export function trackChildProcesses(report: (pid: number, exited: boolean) => void): { killAll(graceMs: number): Promise<void> } {
+  const live = new Map<number, ChildProcess>();
+  const proto = ChildProcess.prototype as unknown as { spawn: SpawnFn };
+  const spawn = proto.spawn;
+  proto.spawn = function (this: ChildProcess, options) {
+    options.detached = true;
+    const result = spawn.call(this, options);
+    const pid = this.pid;
+    if (pid !== undefined) {
+      live.set(pid, this);
+      report(pid, false);
+      this.once('exit', () => {
+        live.delete(pid);
+        report(pid, true);
+      });
+    }
+    return result;
+  };
+  return {
+    async killAll(graceMs) {
+      const exits = [...live].map(([pid, child]) => {
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        killProcessGroup(pid);
+        return exited;
+      });
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(exits), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** SIGKILLs the process group led by `pid`, or the process alone when it leads none. Never throws. */
+export function killProcessGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * What may cross from a worker to the host as a tool's result: plain JSON data (and `Date`).
+ *
+ * Structured clone would carry a BigInt, a cycle, a Map or an Error and let them fail or shrink later
+ * (JSON turns a Map into `{}` and an Error into `{}`), and it throws on a function. Checking before
+ * sending turns each of these into one clear `tool_error` that names the path. This differs from
+ * `assertJsonValue` (safe-json.ts), which guards *input*: it rejects keys such as `constructor`, and
+ * does not look for cycles, since parsed JSON cannot have any.
+ */
+
+/** Why `value` cannot be sent as plain data, naming where in it; `undefined` when it can. */
+export function unsendable(value: unknown): string | undefined {
+  return check(value, '', []);
+}
+
+function check(value: unknown, path: string, ancestors: object[]): string | undefined {
+  const at = path ? `at ${path}` : 'the result';
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return undefined;
+    case 'number':
+      return Number.isFinite(value) ? undefined : `${at} is ${value}, which JSON cannot carry`;
+    case 'bigint':
+      return `${at} is a BigInt (${value}n); return it as a string or a number`;
+    case 'function':
+      return `${at} is a function`;
+    case 'symbol':
+      return `${at} is a symbol`;
+  }
+  if (value === null || value instanceof Date) return undefined;
+  const object = value as object;
+  if (ancestors.includes(object)) return `${at} is a circular reference`;
+  if (object instanceof Error) return `${at} is an Error ("${object.message}"); throw it instead of returning it`;
+  const proto = Object.getPrototypeOf(object);
+  if (!Array.isArray(object) && proto !== Object.prototype && proto !== null) {
+    return `${at} is a ${(proto as { constructor?: { name?: string } }).constructor?.name || 'non-plain'} object, not plain JSON data`;
+  }
+  ancestors.push(object);
+  for (const [key, item] of Object.entries(object)) {
+    const why = check(item, `${path}/${key}`, ancestors);
+    if (why) return why;
+  }
+  ancestors.pop();
+  return undefined;
+}

@@ -1,0 +1,178 @@
+/**
+ * A plugin's worker thread (bundled to dist/worker.js). It imports the plugin here, with the same
+ * jiti loader and the same instantiation as the inline runner, so a module that hangs or loops while
+ * loading blocks only this thread; then it sends the reports the host's contract check reads, and
+ * runs calls. Logs and progress are relayed to the host, rate-limited; results are checked to be plain
+ * data before they are sent (wire.ts).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { PluginLogger, ToolContext } from '../contract.ts';
+import { HostError, hostError, messageOf } from '../errors.ts';
+import { trackChildProcesses } from './child-processes.ts';
+import { importPlugin } from './import-plugin.ts';
+import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
+import { unsendable } from './wire.ts';
+import { UNHANDLED_REJECTION, type FromWorker, type LogLevel, type ToWorker, type WorkerData } from './worker-protocol.ts';
+
+const LEVELS: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
+/** Log lines plus progress reports relayed per second; a plugin logging in a loop cannot flood the host. */
+const MAX_RELAYED_PER_SECOND = 500;
+/** How long `close` waits for the plugin's child processes to die after SIGKILL. */
+const CHILD_GRACE_MS = 1000;
+
+interface Call {
+  controller?: AbortController;
+  reason?: DOMException;
+}
+
+const port = parentPort!;
+const data = workerData as WorkerData;
+const threshold = LEVELS[data.logLevel as LogLevel] ?? LEVELS.info;
+const lifetime = new AbortController();
+const calls = new Map<number, Call>();
+let instance: PluginInstance | undefined;
+
+// Node ends a worker on a stray rejection anyway; rethrowing it with this name tells the host which
+// fault it was (the 'error' event carries an uncaught exception and a rejection alike).
+process.on('unhandledRejection', (reason) => {
+  const error = new Error(`unhandled rejection: ${messageOf(reason)}`);
+  error.name = UNHANDLED_REJECTION;
+  throw error;
+});
+
+const post = (message: FromWorker) => port.postMessage(message);
+const children = trackChildProcesses((pid, exited) => post({ type: 'child', pid, exited }));
+
+port.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'run':
+      void run(message);
+      break;
+    case 'abort': {
+      const call = calls.get(message.id);
+      if (call) {
+        call.reason = new DOMException(message.reason.message, message.reason.name);
+        call.controller?.abort(call.reason);
+      }
+      break;
+    }
+    case 'close':
+      void close();
+      break;
+  }
+});
+// While loading, the port does not keep the thread alive: a plugin whose top-level await (or setup)
+// waits on nothing at all ends the worker at once, instead of waiting out the load timeout.
+port.unref();
+void load().finally(() => port.ref());
+
+async function load(): Promise<void> {
+  try {
+    let exported: unknown;
+    try {
+      exported = await importPlugin(data.file);
+    } catch (error) {
+      throw hostError('RH_ERR_PLUGIN_IMPORT', [data.source, messageOf(error)]);
+    }
+    instance = await instantiatePlugin(exported, {
+      source: data.source,
+      options: data.options,
+      workspace: data.workspace,
+      log: logger(),
+      signal: lifetime.signal,
+    });
+    post({ type: 'loaded', report: { plugin: instance.plugin, tools: instance.tools } });
+  } catch (error) {
+    post({ type: 'load_error', code: error instanceof HostError ? error.code : 'RH_ERR_PLUGIN_IMPORT', message: messageOf(error) });
+  }
+}
+
+async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
+  const { id } = message;
+  const call: Call = {};
+  calls.set(id, call);
+  try {
+    const tool = instance?.live.get(message.tool);
+    if (!tool) throw new Error(`tool "${message.tool}" is not loaded`);
+    const output = await tool.execute(message.input as never, context(message, call));
+    const why = unsendable(output);
+    if (why) throw new Error(`it returned a value that cannot be sent to the host: ${why}`);
+    post({ type: 'result', id, ok: true, output });
+  } catch (error) {
+    post({ type: 'result', id, ok: false, message: messageOf(error) });
+  } finally {
+    calls.delete(id);
+  }
+}
+
+/** `ctx` for one call; the AbortController is made only when the tool reads the signal. */
+function context(message: Extract<ToWorker, { type: 'run' }>, call: Call): ToolContext {
+  let callLog: PluginLogger | undefined;
+  return {
+    get signal() {
+      if (!call.controller) {
+        call.controller = new AbortController();
+        if (call.reason) call.controller.abort(call.reason);
+      }
+      return call.controller.signal;
+    },
+    get log() {
+      return (callLog ??= logger({ tool: message.tool, callId: message.callId }));
+    },
+    options: instance!.options as Record<string, unknown>,
+    callId: message.callId,
+    ...(message.sessionId ? { sessionId: message.sessionId } : {}),
+    workspace: data.workspace,
+    progress(done, total, text) {
+      relay({ type: 'progress', id: message.id, progress: { done, ...(total === undefined ? {} : { total }), ...(text === undefined ? {} : { message: text }) } });
+    },
+  };
+}
+
+async function close(): Promise<void> {
+  lifetime.abort(new DOMException('host closed', 'AbortError'));
+  try {
+    await instance?.dispose?.();
+  } catch (error) {
+    logger().warn(`dispose() threw: ${messageOf(error)}`);
+  }
+  await children.killAll(CHILD_GRACE_MS);
+  post({ type: 'closed' });
+}
+
+/** A logger whose lines go to the host's logger for this plugin. */
+function logger(meta?: Record<string, unknown>): PluginLogger {
+  const at = (level: LogLevel) => (message: string, extra?: Record<string, unknown>) => {
+    if (LEVELS[level] > threshold) return;
+    relay({ type: 'log', level, message: String(message), ...(meta || extra ? { meta: { ...meta, ...extra } } : {}) });
+  };
+  return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
+}
+
+let windowStart = 0;
+let relayed = 0;
+let dropped = 0;
+
+function relay(message: Extract<FromWorker, { type: 'log' | 'progress' }>): void {
+  const now = Date.now();
+  if (now - windowStart >= 1000) {
+    windowStart = now;
+    relayed = 0;
+  }
+  if (relayed >= MAX_RELAYED_PER_SECOND) {
+    if (dropped++ === 0) setTimeout(reportDropped, windowStart + 1000 - now).unref();
+    return;
+  }
+  relayed++;
+  try {
+    post(message);
+  } catch {
+    // log meta that cannot be cloned: the line still goes, without it
+    if (message.type === 'log') post({ type: 'log', level: message.level, message: message.message });
+  }
+}
+
+function reportDropped(): void {
+  post({ type: 'log', level: 'warn', message: `dropped ${dropped} log lines and progress reports (over ${MAX_RELAYED_PER_SECOND} a second)` });
+  dropped = 0;
+}

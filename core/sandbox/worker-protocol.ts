@@ -1,0 +1,40 @@
+/**
+ * The messages between the host and a plugin's worker. Everything is plain data (structured clone):
+ * functions never cross, and a tool's result is checked before it is sent (wire.ts).
+ */
+import type { HostErrorCode } from '../errors.ts';
+import type { Progress } from '../types.ts';
+import type { LoadedPlugin } from './runner.ts';
+
+/** What the worker needs to import and instantiate its plugin (`workerData`). */
+export interface WorkerData {
+  file: string;
+  source: string;
+  options: unknown;
+  workspace: string;
+  /** Log lines below this level are not relayed: they would only be dropped by the host. */
+  logLevel: string;
+}
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+export type ToWorker =
+  | { type: 'run'; id: number; tool: string; input: unknown; callId: string; sessionId?: string }
+  /** A plain cancellation: fires `ctx.signal` in the worker. A timeout ends the worker instead. */
+  | { type: 'abort'; id: number; reason: { name: string; message: string } }
+  /** The host is closing: dispose, end child processes, answer `closed`. */
+  | { type: 'close' };
+
+export type FromWorker =
+  | { type: 'loaded'; report: LoadedPlugin }
+  | { type: 'load_error'; code: HostErrorCode; message: string }
+  | { type: 'result'; id: number; ok: true; output: unknown }
+  | { type: 'result'; id: number; ok: false; message: string }
+  | { type: 'log'; level: LogLevel; message: string; meta?: Record<string, unknown> }
+  | { type: 'progress'; id: number; progress: Progress }
+  /** A child process the plugin started (or that ended): the host kills what is left when the worker ends. */
+  | { type: 'child'; pid: number; exited: boolean }
+  | { type: 'closed' };
+
+/** The `name` the worker gives the error it throws for an unhandled rejection, so the host can say which it was. */
+export const UNHANDLED_REJECTION = 'UnhandledRejection';
