@@ -1,0 +1,67 @@
+/**
+ * The two translations MCP needs, both ways: our annotations ⇄ MCP's hints, and an MCP server's
+ * tool names → names every provider accepts. Pure functions, shared by the server and the client.
+ */
+import type { ToolAnnotations } from '../contract.ts';
+
+/** MCP's `ToolAnnotations` (spec 2025-11-25): hints only, never trusted for enforcement. */
+export interface McpAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+const TO_MCP = [
+  ['readOnly', 'readOnlyHint'],
+  ['destructive', 'destructiveHint'],
+  ['idempotent', 'idempotentHint'],
+  ['openWorld', 'openWorldHint'],
+] as const;
+
+/** Our annotations as MCP hints; `undefined` when there is nothing to say. */
+export function toMcpAnnotations(a: ToolAnnotations | undefined): McpAnnotations | undefined {
+  if (!a) return undefined;
+  const out: McpAnnotations = {};
+  if (typeof a.title === 'string') out.title = a.title;
+  for (const [ours, theirs] of TO_MCP) if (typeof a[ours] === 'boolean') out[theirs] = a[ours];
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * An MCP server's hints as our annotations. `readOnlyHint` is dropped on purpose: the policy lets
+ * read-only tools through by default (`readOnlyDefault`), and the spec says a client must not trust
+ * a server's hints for that; allow a server's tools explicitly with a rule (`{ tool: 'name_*' }`).
+ */
+export function fromMcpAnnotations(hints: unknown, title?: unknown): ToolAnnotations | undefined {
+  const h = (hints !== null && typeof hints === 'object' ? hints : {}) as Record<string, unknown>;
+  const out: ToolAnnotations = {};
+  const t = typeof title === 'string' ? title : h.title;
+  if (typeof t === 'string') out.title = t;
+  for (const [ours, theirs] of TO_MCP) {
+    if (ours !== 'readOnly' && typeof h[theirs] === 'boolean') out[ours] = h[theirs] as boolean;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * Maps an MCP server's tool names to provider-safe names (`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`):
+ * `<plugin>_<tool>`, every other character replaced by `_`, cut to 64. Two names that land on the
+ * same result (`a.b` and `a_b`) are a collision: the later one gets a numbered suffix, and the
+ * collision is returned so the loader can warn about it.
+ */
+export function mapToolNames(plugin: string, names: readonly string[]): { names: string[]; collisions: { original: string; with: string; name: string }[] } {
+  const taken = new Map<string, string>();
+  const collisions: { original: string; with: string; name: string }[] = [];
+  const out = names.map((original) => {
+    const base = `${plugin}_${original}`.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base.slice(0, 64 - String(n).length - 1)}_${n}`;
+    if (name !== base) collisions.push({ original, with: taken.get(base)!, name });
+    taken.set(name, original);
+    return name;
+  });
+  return { names: out, collisions };
+}
+

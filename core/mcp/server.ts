@@ -1,0 +1,110 @@
+/**
+ * The host as an MCP server: the SDK's low-level `Server` with our own `tools/list` and
+ * `tools/call`, so clients see exactly the JSON Schema our plugins declare and every call runs
+ * through `host.call` (validation, policy, isolation, timeout, cap, audit). Transports are in
+ * serve.ts; this file knows nothing about them.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { Host } from '../host.ts';
+import type { CallOptions, CallResult } from '../types.ts';
+import { HOST_INFO } from './identity.ts';
+import { toMcpAnnotations } from './mapping.ts';
+
+/**
+ * The server never sends elicitation requests, so it needs no JSON Schema validator; the SDK's
+ * default builds an Ajv instance per `Server`, which a stateless HTTP request would pay for.
+ */
+const NO_ELICITATION: jsonSchemaValidator = {
+  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: 'rousseau-host sends no elicitation requests' }),
+};
+
+export interface McpServerOptions {
+  /** Promise `notifications/tools/list_changed` (stdio: there is a connection to send it on). */
+  listChanged: boolean;
+}
+
+/** A low-level MCP server whose tools are the host's loaded, non-quarantined tools. */
+export function createMcpServer(host: Host, { listChanged }: McpServerOptions): Server {
+  const server = new Server(
+    HOST_INFO,
+    { capabilities: { tools: { listChanged } }, jsonSchemaValidator: NO_ELICITATION },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(host) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args, _meta } = request.params;
+    const options: CallOptions = { signal: extra.signal };
+    if (extra.sessionId) options.sessionId = extra.sessionId;
+    const token = _meta?.progressToken;
+    if (token !== undefined) {
+      // MCP requires progress to increase; a tool that reports 3 then 2 is not the client's problem.
+      let last = -Infinity;
+      options.onProgress = ({ done, total, message }) => {
+        if (!(done > last)) return;
+        last = done;
+        void extra
+          .sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) },
+          })
+          .catch(() => {}); // the client left: the call's signal tells the tool
+      };
+    }
+    return toCallToolResult(await host.call(name, args ?? {}, options));
+  });
+
+  return server;
+}
+
+/** The host's tools in its order (sorted by name), without those of quarantined plugins. */
+export function listTools(host: Host): McpTool[] {
+  const unavailable = new Set(host.plugins().filter((p) => p.status !== 'loaded').map((p) => p.name));
+  const tools: McpTool[] = [];
+  for (const t of host.tools()) {
+    if (unavailable.has(t.plugin)) continue;
+    const annotations = toMcpAnnotations(t.annotations);
+    tools.push({
+      name: t.name,
+      ...(t.annotations?.title ? { title: t.annotations.title } : {}),
+      description: t.description,
+      inputSchema: t.inputSchema as McpTool['inputSchema'],
+      ...(annotations ? { annotations } : {}),
+    });
+  }
+  return tools;
+}
+
+/**
+ * Every failure is a result with `isError` (spec 2025-11-25: even unknown tools and invalid input,
+ * so the model can react); `_meta` carries our result code for clients that want to tell a timeout
+ * from a denial.
+ */
+function toCallToolResult(r: CallResult): CallToolResult {
+  const result: CallToolResult = { content: [{ type: 'text', text: r.content }] };
+  if (r.isError) result.isError = true;
+  if (r.data !== null && typeof r.data === 'object' && !Array.isArray(r.data)) result.structuredContent = r.data as Record<string, unknown>;
+  if (r.code || r.truncated) {
+    result._meta = { ...(r.code ? { 'rousseau-host/code': r.code } : {}), ...(r.truncated ? { 'rousseau-host/truncated': true } : {}) };
+  }
+  return result;
+}
+
+/**
+ * Calls `onChange` when a plugin's status changes (quarantined, back). Quarantine ends on a clock
+ * inside the runners, so nothing can push that moment to us: a cheap poll of the statuses it is.
+ */
+export function watchPluginStatuses(host: Host, onChange: () => void, intervalMs = 1000): () => void {
+  const signature = () => host.plugins().map((p) => `${p.name}:${p.status}`).join('\n');
+  let last = signature();
+  const timer = setInterval(() => {
+    const now = signature();
+    if (now === last) return;
+    last = now;
+    onChange();
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,38 @@
+/**
+ * On stdio, stdout is the MCP channel: one stray `console.log` from a plugin (or a dependency of
+ * one) corrupts the JSON-RPC stream and the client drops the connection. While serving, every
+ * write to `process.stdout` goes to stderr instead (console.log, console.info, worker threads'
+ * stdout, which Node pipes into it), and only the transport holds a writer to the real stdout.
+ *
+ * What it cannot catch: writes straight to file descriptor 1 (`fs.writeSync(1, …)`) and child
+ * processes spawned with inherited stdio.
+ */
+import { Writable } from 'node:stream';
+
+export interface StdoutGuard {
+  /** The real stdout, for the MCP transport only. */
+  channel: Writable;
+  /** Puts `process.stdout.write` back. */
+  restore(): void;
+}
+
+export function guardStdout(): StdoutGuard {
+  const stdout = process.stdout;
+  const realWrite = stdout.write;
+  const writeToStdout = realWrite.bind(stdout);
+  const toStderr: typeof stdout.write = (chunk: string | Uint8Array, encoding?: unknown, callback?: unknown) =>
+    process.stderr.write(chunk, encoding as BufferEncoding, callback as (error?: Error | null) => void);
+  stdout.write = toStderr;
+
+  const channel = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      writeToStdout(chunk, (error) => done(error ?? null));
+    },
+  });
+  return {
+    channel,
+    restore() {
+      if (stdout.write === toStderr) stdout.write = realWrite;
+    },
+  };
+}
