@@ -12,6 +12,7 @@ import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, UsageError, type 
 
 /** Each command in its own module, imported only when it runs. */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  start: { summary: 'run the agent with the loaded tools (REPL, or -p PROMPT), or serve them over MCP (--mcp)', load: async () => (await import('./start.ts')).start },
   tools: { summary: 'list every plugin with its status and its tools', load: async () => (await import('./tools.ts')).tools },
   check: { summary: 'load one plugin module and run the contract check (no config needed)', load: async () => (await import('./check.ts')).check },
   call: { summary: 'call one tool through the whole pipeline', load: async () => (await import('./call.ts')).call },
