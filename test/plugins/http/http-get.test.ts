@@ -1,0 +1,197 @@
+import { expect } from 'chai';
+import type { LookupAddress } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import { createHost } from '../../../core/host.ts';
+import { createHttpGetTool } from '../../../plugins/http/http-get.ts';
+import { textOf, toolContext } from '../tool-context.ts';
+import { makeCertificate, startHttpServer, startHttpsServer, type TestServer } from './tls-server.ts';
+
+type Answer = LookupAddress;
+
+/** A resolver that answers from a script instead of DNS (no test ever reaches the real network). */
+function scriptedLookup(answer: (host: string, call: number) => Answer[]): LookupFunction & { calls: string[] } {
+  const calls: string[] = [];
+  const lookup = ((host: string, options: { all?: boolean }, cb: (...a: unknown[]) => void) => {
+    calls.push(host);
+    const answers = answer(host, calls.length);
+    setImmediate(() => (options.all ? cb(null, answers) : cb(null, answers[0]!.address, answers[0]!.family)));
+  }) as unknown as LookupFunction & { calls: string[] };
+  lookup.calls = calls;
+  return lookup;
+}
+
+const v4 = (address: string): Answer[] => [{ address, family: 4 }];
+
+describe('plugins/http http_get', function () {
+  this.timeout(10_000);
+  let tls: { cert: string; key: string };
+  let main: TestServer; // 127.0.0.1:P, the only address tests allow
+  let other: TestServer; // 127.0.0.2:P, same port: reaching it means the guard failed
+  let plain: TestServer; // plain http on 127.0.0.1
+
+  before(async () => {
+    tls = makeCertificate();
+    main = await startHttpsServer(tls, '127.0.0.1');
+    other = await startHttpsServer(tls, '127.0.0.2', main.port);
+    plain = await startHttpServer('127.0.0.1');
+  });
+  after(async () => {
+    await Promise.all([main?.close(), other?.close(), plain?.close()]);
+  });
+  beforeEach(() => {
+    for (const s of [main, other, plain]) {
+      s.connections.length = 0;
+      s.requests.length = 0;
+    }
+  });
+
+  const options = (extra: Record<string, unknown> = {}) => ({ dangerouslyAllowForTests: { addresses: ['127.0.0.1'], ca: tls.cert }, ...extra });
+  const get = async (url: string, opts: Record<string, unknown> = options(), lookup?: LookupFunction, signal?: AbortSignal) => {
+    const tool = createHttpGetTool(lookup ? { lookup } : {});
+    return tool.execute({ url }, toolContext('/', opts, signal));
+  };
+  const failure = (p: Promise<unknown>) => p.then(() => expect.fail('expected a failure'), (e: Error & { code?: string }) => e);
+
+  it('fetches a page from the allowed test server: status, headers, body', async () => {
+    const out = await get(`https://127.0.0.1:${main.port}/ok`);
+    const text = textOf(out);
+    expect(text).to.match(/^HTTP 200 OK\n/);
+    expect(text).to.include('content-type: text/plain; charset=utf-8');
+    expect(text).to.match(/\n\nhello from the test server$/);
+  });
+
+  it('describes a binary body instead of returning it', async () => {
+    expect(textOf(await get(`https://127.0.0.1:${main.port}/binary`))).to.include('(binary body: 6 bytes of application/octet-stream, not shown)');
+  });
+
+  it('returns an HTTP error status as a response, not a failure', async () => {
+    expect(textOf(await get(`https://127.0.0.1:${main.port}/missing`))).to.match(/^HTTP 404 Not Found/);
+  });
+
+  it('refuses every scheme but https, without connecting (case 46)', async () => {
+    for (const url of [`http://127.0.0.1:${plain.port}/ok`, 'file:///etc/passwd', 'data:text/plain,hi', 'ftp://127.0.0.1/', 'gopher://127.0.0.1/']) {
+      expect((await failure(get(url))).code, url).to.equal('scheme_not_allowed');
+    }
+    expect((await failure(get('not a url'))).code).to.equal('invalid_url');
+    expect(plain.connections).to.have.length(0);
+  });
+
+  it('refuses credentials in the URL (case 47: userinfo trick)', async () => {
+    expect((await failure(get(`https://good.test@127.0.0.1:${main.port}/ok`))).code).to.equal('credentials_in_url');
+    expect(main.connections).to.have.length(0);
+  });
+
+  it('refuses loopback and unspecified addresses in every spelling when no test address is allowed (cases 37, 38)', async () => {
+    const noAllow = { dangerouslyAllowForTests: { addresses: [], ca: tls.cert } };
+    const p = main.port;
+    const spellings = ['127.0.0.1', '[::1]', '0.0.0.0', '[::]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::ffff:127.0.0.1]', '１２７.0.0.1'];
+    for (const host of spellings) {
+      const error = await failure(get(`https://${host}:${p}/ok`, noAllow));
+      expect(error.code, host).to.equal('blocked_address');
+    }
+    const localhost = scriptedLookup(() => v4('127.0.0.1'));
+    expect((await failure(get(`https://localhost:${p}/ok`, noAllow, localhost))).code).to.equal('blocked_address');
+    expect(main.connections).to.have.length(0);
+  });
+
+  it('refuses loopback addresses other than the one a test allows, however spelled', async () => {
+    for (const host of ['127.0.0.2', '2130706434', '0x7f000002', '127.2', '[::ffff:127.0.0.2]']) {
+      expect((await failure(get(`https://${host}:${main.port}/ok`))).code, host).to.equal('blocked_address');
+    }
+    expect(other.connections).to.have.length(0);
+  });
+
+  it('checks the names a resolver returns: a private answer, and a mixed answer (cases 41, 42)', async () => {
+    const toOther = scriptedLookup(() => v4('127.0.0.2'));
+    expect((await failure(get(`https://good.test:${main.port}/ok`, options(), toOther))).code).to.equal('blocked_address');
+    const mixed = scriptedLookup(() => [{ address: '127.0.0.1', family: 4 }, { address: '127.0.0.2', family: 4 }]);
+    expect((await failure(get(`https://good.test:${main.port}/ok`, options(), mixed))).code).to.equal('blocked_address');
+    expect(main.connections).to.have.length(0);
+    expect(other.connections).to.have.length(0);
+  });
+
+  it('connects to the address it checked: a DNS answer that changes after the check cannot win (case 43)', async () => {
+    // First answer allowed, every later one not: a check-then-connect design would resolve twice
+    // and connect to 127.0.0.2. Here the one lookup's answer is both checked and connected.
+    const rebinding = scriptedLookup((_host, call) => v4(call === 1 ? '127.0.0.1' : '127.0.0.2'));
+    const text = textOf(await get(`https://rebind.test:${main.port}/ok`, options(), rebinding));
+    expect(text).to.match(/^HTTP 200/);
+    expect(rebinding.calls).to.deep.equal(['rebind.test']);
+    expect(main.connections).to.deep.equal(['127.0.0.1']);
+    expect(other.connections).to.have.length(0);
+  });
+
+  it('re-resolves and re-checks on every redirect hop (cases 43, 44)', async () => {
+    const rebinding = scriptedLookup((_host, call) => v4(call === 1 ? '127.0.0.1' : '127.0.0.2'));
+    const next = encodeURIComponent(`https://rebind.test:${main.port}/ok`);
+    const error = await failure(get(`https://rebind.test:${main.port}/redirect?to=${next}`, options(), rebinding));
+    expect(error.code).to.equal('blocked_address');
+    expect(rebinding.calls).to.have.length(2);
+    expect(main.requests).to.deep.equal([`/redirect?to=${next}`]);
+    expect(other.connections).to.have.length(0);
+  });
+
+  it('blocks a redirect to a refused address, to localhost and to http:// (case 44)', async () => {
+    const p = main.port;
+    const hop = (to: string) => `https://127.0.0.1:${p}/redirect?to=${encodeURIComponent(to)}`;
+    expect((await failure(get(hop(`https://127.0.0.2:${p}/ok`)))).code).to.equal('blocked_address');
+    expect((await failure(get(hop(`https://[::1]:${p}/ok`)))).code).to.equal('blocked_address');
+    const localhost = scriptedLookup(() => v4('127.0.0.2'));
+    expect((await failure(get(hop(`https://localhost:${p}/ok`), options(), localhost))).code).to.equal('blocked_address');
+    expect((await failure(get(hop(`http://127.0.0.1:${plain.port}/ok`)))).code).to.equal('scheme_not_allowed');
+    expect(other.connections).to.have.length(0);
+    expect(plain.connections).to.have.length(0);
+  });
+
+  it('follows up to 10 redirects and refuses the 11th and a loop (case 45)', async () => {
+    const ten = textOf(await get(`https://127.0.0.1:${main.port}/chain/10`));
+    expect(ten).to.match(/^HTTP 200 OK\nurl: https:\/\/127\.0\.0\.1:\d+\/chain\/0 \(after 10 redirects\)/);
+    expect((await failure(get(`https://127.0.0.1:${main.port}/chain/11`))).code).to.equal('too_many_redirects');
+    expect((await failure(get(`https://127.0.0.1:${main.port}/loop`))).code).to.equal('too_many_redirects');
+  });
+
+  it('stops a gzip bomb at 1 MiB of decoded bytes (case 49)', async () => {
+    const out = (await get(`https://127.0.0.1:${main.port}/bomb`)) as { content: string; data: { bytes: number; truncated: boolean } };
+    expect(out.data.bytes).to.equal(1024 * 1024);
+    expect(out.data.truncated).to.equal(true);
+    expect(out.content).to.match(/\[… body cut at 1048576 bytes \(decompressed\)\]$/);
+  });
+
+  it('stops a body that claims 10 GB at the cap', async () => {
+    const out = (await get(`https://127.0.0.1:${main.port}/huge`)) as { data: { bytes: number; truncated: boolean } };
+    expect(out.data).to.include({ bytes: 1024 * 1024, truncated: true });
+  });
+
+  it('times out a server that never answers, and one that trickles (case 48)', async () => {
+    const silent = await failure(get(`https://127.0.0.1:${main.port}/silent`, options({ responseTimeoutMs: 300 })));
+    expect(silent.code).to.equal('timeout');
+    expect(silent.message).to.match(/(response|socket) phase, 300 ms/);
+    const trickle = await failure(get(`https://127.0.0.1:${main.port}/trickle`, options({ totalTimeoutMs: 400 })));
+    expect(trickle.code).to.equal('timeout');
+  });
+
+  it('stops at once when the call is aborted', async () => {
+    const controller = new AbortController();
+    const pending = failure(get(`https://127.0.0.1:${main.port}/silent`, options(), undefined, controller.signal));
+    setTimeout(() => controller.abort(new Error('stop')), 100);
+    expect((await pending).message).to.equal('stop');
+  });
+
+  it('runs through the host, loaded as a built-in, with the test option', async () => {
+    const host = await createHost({
+      cwd: '/',
+      config: { builtins: [{ name: 'http', options: options() }], policy: { default: 'allow', builtinRules: false } },
+      audit: false,
+    });
+    try {
+      const ok = await host.call('http_get', JSON.stringify({ url: `https://127.0.0.1:${main.port}/ok` }));
+      expect(ok.isError).to.equal(false);
+      expect(ok.content).to.match(/^HTTP 200 OK/);
+      const blocked = await host.call('http_get', { url: `https://127.0.0.2:${main.port}/ok` });
+      expect(blocked).to.include({ isError: true, code: 'tool_error' });
+      expect(blocked.content).to.include('[blocked_address]');
+    } finally {
+      await host.close();
+    }
+  });
+});

@@ -1,0 +1,13 @@
+// The `ctx` a tool's execute receives from the host, built by hand for direct calls in tests.
+import type { PluginLogger, ToolContext } from '../../core/contract.ts';
+
+const quiet: PluginLogger = { error() {}, warn() {}, info() {}, debug() {} };
+
+export function toolContext(workspace: string, options: Record<string, unknown> = {}, signal: AbortSignal = new AbortController().signal): ToolContext<any> {
+  return { signal, log: quiet, options, callId: 'test-call', workspace, progress() {} };
+}
+
+/** The text of a tool's output, whichever of its two shapes it has. */
+export function textOf(output: unknown): string {
+  return typeof output === 'string' ? output : (output as { content: string }).content;
+}
