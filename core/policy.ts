@@ -50,6 +50,9 @@ export function compilePolicy(config: PolicyConfig = {}, origin = 'config'): Pol
   const fallback = config.default ?? 'ask';
   const readOnlyFallback = config.readOnlyDefault ?? 'allow';
   const all = [...rules.deny, ...rules.ask, ...rules.allow];
+  // Shared results for the defaults: a decision is read, never changed, and this runs on every call.
+  const readOnlyDefault: PolicyDecision = Object.freeze({ decision: readOnlyFallback });
+  const otherDefault: PolicyDecision = Object.freeze({ decision: fallback });
   const readsInput = all.some((r) => r.match || r.where);
 
   return {
@@ -61,7 +64,7 @@ export function compilePolicy(config: PolicyConfig = {}, origin = 'config'): Pol
         if (rule.where && !matchesWhere(rule.where, input)) continue;
         return { decision: rule.source.list, rule: rule.source, ...(rule.source.reason ? { reason: rule.source.reason } : {}) };
       }
-      return { decision: tool.annotations?.readOnly ? readOnlyFallback : fallback };
+      return tool.annotations?.readOnly ? readOnlyDefault : otherDefault;
     },
   };
 }

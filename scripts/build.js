@@ -2,27 +2,51 @@
 // every imported module) and its entries share one copy of the core (code splitting).
 // Dependencies stay external: plugins resolve `typebox` to the same installed copy the host uses.
 // Built-in plugins import `rousseau-host` like any plugin; here that resolves to the contract helpers.
+//
+// The bundle is written beside dist/ and swapped in whole, so a process running the CLI never sees
+// a half-written dist/. `--if-stale` skips the build when no source is newer than the bundle.
 import { build } from 'esbuild';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+const stamp = join(dist, '.built');
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+const sources = ['core', 'plugins'].map((d) => join(root, d)).filter(existsSync);
+if (process.argv.includes('--if-stale') && existsSync(stamp)) {
+  const built = statSync(stamp).mtimeMs;
+  if (sources.every((dir) => newestSource(dir) < built)) process.exit(0);
+}
+
 const entryPoints = {
   index: 'core/index.ts',
   contract: 'core/contract.ts',
   cli: 'core/cli/main.ts',
   worker: 'core/sandbox/worker-entry.ts',
 };
-for (const name of existsSync(root + 'plugins') ? readdirSync(root + 'plugins') : []) {
+for (const name of existsSync(join(root, 'plugins')) ? readdirSync(join(root, 'plugins')) : []) {
   entryPoints[`plugins/${name}`] = `plugins/${name}/index.ts`;
 }
-for (const [name, file] of Object.entries(entryPoints)) if (!existsSync(root + file)) delete entryPoints[name];
+for (const [name, file] of Object.entries(entryPoints)) if (!existsSync(join(root, file))) delete entryPoints[name];
 
-rmSync(root + 'dist', { recursive: true, force: true });
+const started = Date.now();
+const staging = `${dist}.${process.pid}`;
 await build({
   absWorkingDir: root,
   entryPoints,
-  outdir: 'dist',
+  outdir: staging,
   chunkNames: 'chunks/[hash]',
   bundle: true,
   splitting: true,
@@ -34,3 +58,10 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+// The stamp is dated when the build started: a source saved during the build still counts as newer.
+writeFileSync(join(staging, '.built'), new Date(started).toISOString());
+utimesSync(join(staging, '.built'), started / 1000, started / 1000);
+const old = `${dist}.old.${process.pid}`;
+if (existsSync(dist)) renameSync(dist, old);
+renameSync(staging, dist);
+rmSync(old, { recursive: true, force: true });

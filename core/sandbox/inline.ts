@@ -41,7 +41,7 @@ export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: un
       const tool = instance?.live.get(request.tool);
       if (!tool) return { ok: false, code: 'tool_error', message: `tool "${request.tool}" is not loaded` };
       try {
-        const output = await tool.execute(request.input as never, toolContext(request, instance!, spec.workspace, log));
+        const output = await tool.execute(request.input as never, new CallContext(request, instance!.options, spec.workspace, log));
         return { ok: true, output };
       } catch (error) {
         return { ok: false, code: 'tool_error', message: messageOf(error) };
@@ -59,22 +59,34 @@ export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: un
   };
 }
 
-/** Builds `ctx` lazily: the signal and the call's child logger cost more than the call itself. */
-function toolContext(request: RunRequest, instance: PluginInstance, workspace: string, log: Logger): ToolContext {
-  let callLog: PluginLogger | undefined;
-  return {
-    get signal() {
-      return request.signal;
-    },
-    get log() {
-      return (callLog ??= log.child({ tool: request.tool, callId: request.callId }));
-    },
-    options: instance.options as Record<string, unknown>,
-    callId: request.callId,
-    ...(request.sessionId ? { sessionId: request.sessionId } : {}),
-    workspace,
-    progress(done, total, message) {
-      request.onProgress?.({ done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
-    },
-  };
+/** `ctx` for one call. A class, so its lazy getters live on the prototype (object literals with accessors are slow to create). */
+class CallContext implements ToolContext {
+  readonly options: Record<string, unknown>;
+  readonly callId: string;
+  readonly sessionId?: string;
+  readonly workspace: string;
+  private readonly request: RunRequest;
+  private readonly pluginLog: Logger;
+  private callLog?: PluginLogger;
+
+  constructor(request: RunRequest, options: unknown, workspace: string, log: Logger) {
+    this.request = request;
+    this.options = options as Record<string, unknown>;
+    this.callId = request.callId;
+    if (request.sessionId) this.sessionId = request.sessionId;
+    this.workspace = workspace;
+    this.pluginLog = log;
+  }
+
+  get signal(): AbortSignal {
+    return this.request.signal;
+  }
+
+  get log(): PluginLogger {
+    return (this.callLog ??= this.pluginLog.child({ tool: this.request.tool, callId: this.callId }));
+  }
+
+  progress(done: number, total?: number, message?: string): void {
+    this.request.onProgress?.({ done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
+  }
 }
