@@ -38,6 +38,7 @@ const HOST_ERRORS = {
   RH_ERR_PLUGIN_DUPLICATE: "Plugin name '%s' is already taken by %s",
   RH_ERR_TOOL_COLLISION: "Tool '%s' of plugin '%s' collides with the tool of the same name in plugin '%s'",
   RH_ERR_PLUGIN_CRASHED: "Plugin '%s' crashed while loading: %s",
+  RH_ERR_MCP_CONNECT: "Cannot connect to MCP server '%s': %s",
   RH_ERR_HOST_CLOSED: 'The host is closed',
 } as const;
 export type HostErrorCode = keyof typeof HOST_ERRORS;

@@ -14,6 +14,7 @@ import type { BuiltinEntryConfig, HostConfig, PluginEntryConfig } from './config
 import { HostError, hostError, messageOf } from './errors.ts';
 import { Limiter } from './limiter.ts';
 import type { AuditSink, Logger } from './log.ts';
+import { createMcpRunner } from './mcp/client-runner.ts';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './output.ts';
 import type { PluginHandle, Registry, ToolDefinition } from './registry.ts';
 import { FROM_SOURCE, hostFile } from './paths.ts';
@@ -170,8 +171,7 @@ function toDefinition(t: NonNullable<Awaited<ReturnType<PluginRunner['load']>>['
 }
 
 async function createRunner(spec: PluginSpec, log: Logger, builtin: boolean, audit?: AuditSink): Promise<PluginRunner> {
-  // Imported on demand: a host without MCP plugins never loads the SDK's client.
-  if (spec.mcp) return (await import('./mcp/client-runner.ts')).createMcpRunner({ ...spec, mcp: spec.mcp }, log, audit);
+  if (spec.mcp) return createMcpRunner({ ...spec, mcp: spec.mcp }, log, audit);
   switch (spec.isolation) {
     case 'inline':
       // Built-ins are part of the host: a native import, no transpiling.

@@ -7,7 +7,7 @@
  */
 import type { Tool } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../check.ts';
-import type { Isolation, Progress } from '../types.ts';
+import type { Isolation, Progress, Violation } from '../types.ts';
 import type { QuarantinePolicy } from './crash-budget.ts';
 
 /** A plugin entry after the loader resolved it: everything a runner needs to start it. */
@@ -25,6 +25,19 @@ export interface PluginSpec {
   /** Isolated runners: after `failures` crashes or timeouts within `windowMs`, calls fail fast for `cooldownMs`. */
   quarantine: QuarantinePolicy;
   logLevel: string;
+  /** Set when the plugin is an MCP server rather than a module (`file` is then the source). */
+  mcp?: McpServerSpec;
+}
+
+/** An MCP server run as a plugin: its tools are prefixed with `name`; `command` (stdio) or `url` (HTTP). */
+export interface McpServerSpec {
+  name: string;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  /** Absolute: the loader resolves it against the config's directory. */
+  cwd?: string;
+  url?: string;
 }
 
 /** What loading a plugin yields: reports for the contract check, and the live tools when inline. */
@@ -32,6 +45,8 @@ export interface LoadedPlugin {
   plugin: PluginReport;
   /** `null` when the export was too broken to list tools. */
   tools: ToolReport[] | null;
+  /** Problems the runner found that the contract check cannot see (MCP tool names that collided). */
+  warnings?: Violation[];
 }
 
 export interface RunRequest {

@@ -1,0 +1,255 @@
+/**
+ * An MCP server as a plugin: a `PluginRunner` (sandbox/runner.ts) whose tools live in another
+ * process (stdio) or behind a URL (Streamable HTTP).
+ *
+ * The server's tools are renamed `<plugin>_<tool>` (provider-safe, collisions resolved and
+ * reported) and checked with the lenient rules (a public server with an undescribed property still
+ * loads). Calls run through the host's pipeline like any other; the dispatcher's timeout aborts the
+ * request's signal, which the SDK turns into `notifications/cancelled`. A server that exits is
+ * restarted with exponential backoff; one that keeps crashing is quarantined for a cooldown, then
+ * tried again. `close()` ends the process (stdin closed, then SIGTERM, then SIGKILL: the SDK's
+ * escalation), so no server outlives the host.
+ */
+import { createInterface } from 'node:readline';
+import type { PassThrough } from 'node:stream';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { PluginReport, ToolReport } from '../check.ts';
+import { hostError, messageOf } from '../errors.ts';
+import { NO_AUDIT, type AuditSink, type Logger } from '../log.ts';
+import { CrashBudget } from '../sandbox/crash-budget.ts';
+import type { LoadedPlugin, McpServerSpec, PluginHealth, PluginRunner, PluginSpec, RunOutcome, RunRequest } from '../sandbox/runner.ts';
+import type { Violation } from '../types.ts';
+import { HOST_INFO } from './identity.ts';
+import { fromMcpAnnotations, mapToolNames } from './mapping.ts';
+
+/** The SDK's own request timeout must never fire first: the dispatcher owns the call's timeout. */
+const NO_SDK_TIMEOUT = 2_147_483_647;
+const STDERR_TAIL_LINES = 10;
+const SEMVER = /^\d+\.\d+\.\d+/;
+/** JSON-RPC error code of the SDK's "Connection closed" (`ErrorCode.ConnectionClosed`). */
+const CONNECTION_CLOSED = -32000;
+
+/** The SDK's client side, imported on first use: a host without MCP plugins never loads it. */
+let sdk: Promise<typeof import('@modelcontextprotocol/sdk/client/index.js') & typeof import('@modelcontextprotocol/sdk/client/stdio.js') & typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js')> | undefined;
+function loadSdk() {
+  return (sdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]).then(([client, stdio, http]) => ({ ...client, ...stdio, ...http })));
+}
+
+interface Connection {
+  client: Client;
+  /** Set when the transport closed without us asking: the server exited or crashed. */
+  lost: boolean;
+}
+
+export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: Logger, audit: AuditSink = NO_AUDIT): PluginRunner {
+  const server = spec.mcp;
+  /** Our name → the server's name. */
+  const originals = new Map<string, string>();
+  const live = new Set<Connection>();
+  const stderrTail: string[] = [];
+  let connection: Promise<Connection> | undefined;
+  const budget = new CrashBudget(spec.quarantine);
+  let restartTimer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const tail = () => (stderrTail.length ? `; its last stderr lines:\n  ${stderrTail.join('\n  ')}` : '');
+
+  async function connect(): Promise<Connection> {
+    const { Client } = await loadSdk();
+    const client = new Client(HOST_INFO, { capabilities: {} });
+    const conn: Connection = { client, lost: false };
+    let ready = false;
+    live.add(conn);
+    client.onclose = () => {
+      live.delete(conn);
+      if (closed || conn.lost || !ready) return; // a failed start is reported by connect() itself
+      conn.lost = true;
+      onCrash('exited');
+    };
+    try {
+      await client.connect(await transportFor(server), { timeout: spec.loadTimeoutMs });
+      ready = true;
+    } catch (error) {
+      conn.lost = true;
+      live.delete(conn);
+      await client.close().catch(() => {});
+      throw hostError('RH_ERR_MCP_CONNECT', [server.name, `${messageOf(error)}${tail()}`], error);
+    }
+    return conn;
+  }
+
+  async function transportFor(s: McpServerSpec) {
+    const { StdioClientTransport, StreamableHTTPClientTransport } = await loadSdk();
+    if (s.url) return new StreamableHTTPClientTransport(new URL(s.url));
+    const transport = new StdioClientTransport({
+      command: s.command!,
+      ...(s.args ? { args: s.args } : {}),
+      ...(s.env ? { env: s.env } : {}),
+      ...(s.cwd ? { cwd: s.cwd } : {}),
+      stderr: 'pipe', // the server's logs become ours (debug), and the last lines explain a crash
+    });
+    createInterface({ input: transport.stderr as PassThrough /* stderr: 'pipe' */ }).on('line', (line) => {
+      stderrTail.push(line);
+      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+      log.debug(line);
+    });
+    return transport;
+  }
+
+  /** The server exited: restart it after a backoff, or after a quarantine when it keeps doing so. */
+  function onCrash(reason: string): void {
+    const quarantine = budget.record(reason);
+    audit.write({ event: 'plugin', plugin: server.name, state: 'crashed', reason });
+    if (quarantine) {
+      log.error(`MCP server "${server.name}" quarantined: ${quarantine.reason}${tail()}`);
+      audit.write({ event: 'plugin', plugin: server.name, state: 'quarantined', reason: quarantine.reason, until: new Date(quarantine.until).toISOString() });
+      return scheduleStart(quarantine.until - Date.now());
+    }
+    const delay = budget.restartDelay();
+    log.warn(`MCP server "${server.name}" ${reason}; restarting in ${delay} ms${tail()}`);
+    scheduleStart(delay);
+  }
+
+  /** Starts the server again after `delay`; calls made meanwhile wait for it. */
+  function scheduleStart(delay: number): void {
+    clearTimeout(restartTimer);
+    const started = new Promise<Connection>((resolve, reject) => {
+      restartTimer = setTimeout(() => {
+        if (closed) return reject(hostError('RH_ERR_HOST_CLOSED', []));
+        connect().then(resolve, (error: unknown) => {
+          reject(error);
+          if (!closed) onCrash(`failed to restart: ${messageOf(error)}`);
+        });
+      }, delay);
+      restartTimer.unref();
+    });
+    started.catch(() => {}); // calls waiting on it see the error; nobody else needs to
+    connection = started;
+  }
+
+  return {
+    isolation: 'process',
+
+    async load(): Promise<LoadedPlugin> {
+      connection = connect();
+      const { client } = await connection;
+      const tools: McpTool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: spec.loadTimeoutMs });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+
+      const { names, collisions } = mapToolNames(server.name, tools.map((t) => t.name));
+      names.forEach((name, i) => originals.set(name, tools[i]!.name));
+      const info = client.getServerVersion();
+      const version = info?.version;
+      const plugin: PluginReport = {
+        exportType: 'object',
+        name: server.name,
+        // MCP servers are free to version as they like; the check wants semver, so only that is passed on.
+        version: typeof version === 'string' && SEMVER.test(version) ? version : '0.0.0',
+        description: `MCP server ${info?.name ?? server.name}${version ? ` ${version}` : ''}`,
+        toolsType: 'array',
+        setupType: 'undefined',
+        disposeType: 'undefined',
+        unknownKeys: [],
+      };
+      const reports: ToolReport[] = tools.map((t, i) => {
+        const annotations = fromMcpAnnotations(t.annotations, t.title);
+        return {
+          valueType: 'object',
+          name: names[i],
+          description: t.description,
+          inputSchema: t.inputSchema,
+          ...(annotations ? { annotations } : {}),
+          executeType: 'function',
+          unknownKeys: [],
+        };
+      });
+      const warnings: Violation[] = collisions.map((c) => ({
+        file: spec.source,
+        tool: c.name,
+        pointer: `/tools/${names.indexOf(c.name)}/name`,
+        message: `MCP tool "${c.original}" maps to the same provider-safe name as "${c.with}"; it is exposed as "${c.name}"`,
+        severity: 'warning',
+      }));
+      return { plugin, tools: reports, ...(warnings.length ? { warnings } : {}) };
+    },
+
+    async run(request: RunRequest): Promise<RunOutcome> {
+      const health = budget.health();
+      if (health.quarantined) return { ok: false, code: 'quarantined', message: `MCP server "${server.name}" is quarantined: ${health.reason}` };
+      const name = originals.get(request.tool);
+      if (name === undefined) return { ok: false, code: 'tool_error', message: `tool "${request.tool}" is not served by MCP server "${server.name}"` };
+      let conn: Connection;
+      try {
+        conn = await (connection ??= connect());
+      } catch (error) {
+        return { ok: false, code: 'crashed', message: `MCP server "${server.name}" is not running: ${messageOf(error)}` };
+      }
+      try {
+        const result = await conn.client.callTool({ name, arguments: request.input as Record<string, unknown> }, undefined, {
+          signal: request.signal,
+          timeout: NO_SDK_TIMEOUT,
+          ...(request.onProgress
+            ? { onprogress: (p) => request.onProgress!({ done: p.progress, ...(p.total === undefined ? {} : { total: p.total }), ...(p.message === undefined ? {} : { message: p.message }) }) }
+            : {}),
+        });
+        budget.succeeded();
+        return { ok: true, output: toOutput(result) };
+      } catch (error) {
+        if (conn.lost || (error as { code?: unknown }).code === CONNECTION_CLOSED) {
+          return { ok: false, code: 'crashed', message: `MCP server "${server.name}" exited during the call${tail()}` };
+        }
+        return { ok: false, code: 'tool_error', message: messageOf(error) };
+      }
+    },
+
+    health(): PluginHealth {
+      return budget.health();
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      clearTimeout(restartTimer);
+      await Promise.all([...live].map((c) => c.client.close().catch(() => {})));
+    },
+  };
+}
+
+/**
+ * An MCP result as a tool output: text blocks joined; other blocks named (the model gets text);
+ * `structuredContent` kept as data, and as the text when there is no other.
+ */
+function toOutput(result: Record<string, unknown>): { content: string; isError: boolean; data?: unknown } {
+  const blocks = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
+  const text = blocks.map(blockText).join('\n');
+  const data = result.structuredContent ?? ('toolResult' in result ? result.toolResult : undefined);
+  return {
+    content: text || (data === undefined ? '' : JSON.stringify(data)),
+    isError: result.isError === true,
+    ...(data === undefined ? {} : { data }),
+  };
+}
+
+function blockText(block: Record<string, unknown>): string {
+  switch (block.type) {
+    case 'text':
+      return String(block.text ?? '');
+    case 'resource': {
+      const r = (block.resource ?? {}) as Record<string, unknown>;
+      return typeof r.text === 'string' ? r.text : `[resource ${String(r.uri)} (${String(r.mimeType ?? 'binary')})]`;
+    }
+    case 'resource_link':
+      return `[resource ${String(block.uri)}${block.name ? ` "${String(block.name)}"` : ''}]`;
+    default: // image, audio: the text channel cannot carry them
+      return `[${String(block.type)} ${String(block.mimeType ?? '')}, ${typeof block.data === 'string' ? block.data.length : 0} base64 chars not shown]`;
+  }
+}

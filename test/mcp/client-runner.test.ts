@@ -1,0 +1,168 @@
+// MCP servers as plugins: a real fixture server (test/fixtures/mcp/server.mjs, written with the SDK)
+// spawned by a real host through the loader, called through the whole pipeline.
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { createHost, type Host } from '../../core/host.ts';
+import type { HostConfig } from '../../core/config-schema.ts';
+import { FIXTURES } from '../helpers.ts';
+
+const SERVER = join(FIXTURES, 'mcp', 'server.mjs');
+
+function fixture(name: string, extra: Record<string, unknown> = {}) {
+  return { name, mcp: { command: process.execPath, args: [SERVER] }, ...extra };
+}
+
+async function hostWith(plugins: unknown[], extra: Partial<HostConfig> = {}): Promise<Host> {
+  return createHost({
+    cwd: FIXTURES,
+    audit: false,
+    logLevel: 'error',
+    config: { builtins: false, policy: { default: 'allow' }, plugins: plugins as HostConfig['plugins'], ...extra },
+  });
+}
+
+async function serverPid(host: Host, tool: string): Promise<number> {
+  const r = await host.call(tool, {});
+  expect(r.isError, r.content).to.equal(false);
+  return (JSON.parse(r.content) as { pid: number }).pid;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('MCP servers as plugins', function () {
+  this.timeout(20_000);
+  let host: Host;
+
+  before(async () => {
+    host = await hostWith([fixture('fixture', { timeoutMs: 3000 }), fixture('quick', { timeoutMs: 300 })]);
+  });
+  after(() => host.close());
+
+  it('lists the server tools under provider-safe, prefixed names, warning about collisions and style', () => {
+    const status = host.plugins().find((p) => p.name === 'fixture')!;
+    expect(status.status).to.equal('loaded');
+    expect(status.isolation).to.equal('process');
+    expect(status.version).to.equal('2.1.0');
+    expect(status.tools.map((t) => t.name)).to.include.members(['fixture_echo', 'fixture_add', 'fixture_dotted_name', 'fixture_dotted_name_2']);
+    for (const t of status.tools) expect(t.name).to.match(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/);
+    const warnings = status.warnings!.map((w) => `${w.tool} ${w.pointer} ${w.message}`);
+    expect(warnings.some((w) => w.startsWith('fixture_dotted_name_2 ') && w.includes('"dotted_name"'))).to.equal(true);
+    // `add`'s properties have no description: only a warning for an MCP server.
+    expect(warnings.some((w) => w.includes('fixture_add /tools/') && w.includes('properties/a/description'))).to.equal(true);
+    // The hints come through, except readOnly, which the policy must not trust from a server.
+    const echo = status.tools.find((t) => t.name === 'fixture_echo')!;
+    expect(echo.annotations).to.deep.equal({ openWorld: false });
+  });
+
+  it('calls tools through the pipeline: text, structured data, an isError result, invalid input', async () => {
+    expect(await host.call('fixture_echo', { text: 'héllo' })).to.include({ isError: false, content: 'héllo' });
+    const add = await host.call('fixture_add', '{"a": 2, "b": 3}');
+    expect(add).to.include({ isError: false, content: '5' });
+    expect(add.data).to.deep.equal({ sum: 5 });
+    expect(await host.call('fixture_fail', {})).to.include({ isError: true, code: 'tool_error', content: 'it went wrong' });
+    // Validated on our side, against the server's schema, before anything is sent.
+    expect(await host.call('fixture_add', { a: 'two', b: 3 })).to.include({ isError: true, code: 'invalid_input' });
+    expect(await host.call('fixture_dotted_name_2', {})).to.include({ content: 'dotted_name' });
+  });
+
+  it('relays progress notifications to the caller', async () => {
+    const seen: unknown[] = [];
+    const r = await host.call('fixture_progress', {}, { onProgress: (p) => seen.push(p) });
+    expect(r.content).to.equal('done');
+    expect(seen).to.deep.equal([1, 2, 3].map((done) => ({ done, total: 3 })));
+  });
+
+  it('times out a hanging tool and cancels it on the server (notifications/cancelled)', async () => {
+    const r = await host.call('quick_hang', {});
+    expect(r).to.include({ isError: true, code: 'timeout' });
+    expect(r.durationMs).to.be.below(2500);
+    await until('the server to see the cancellation', async () => {
+      const stats = JSON.parse((await host.call('quick_stats', {})).content) as { cancelled: number };
+      return stats.cancelled >= 1 ? true : undefined;
+    });
+  });
+
+  it('cancels a call when the caller aborts', async () => {
+    const controller = new AbortController();
+    const pending = host.call('fixture_hang', {}, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    expect(await pending).to.include({ isError: true, code: 'cancelled' });
+    await until('the server to see the cancellation', async () => {
+      const stats = JSON.parse((await host.call('fixture_stats', {})).content) as { cancelled: number };
+      return stats.cancelled >= 1 ? true : undefined;
+    });
+  });
+
+  it('restarts a server killed mid-call; the call in flight ends as crashed', async () => {
+    const before = await serverPid(host, 'fixture_stats');
+    const pending = host.call('fixture_hang', {});
+    setTimeout(() => process.kill(before, 'SIGKILL'), 50);
+    const r = await pending;
+    expect(r).to.include({ isError: true, code: 'crashed' });
+    const after = await until('a restarted server', async () => {
+      const s = await host.call('fixture_stats', {});
+      return s.isError ? undefined : (JSON.parse(s.content) as { pid: number }).pid;
+    });
+    expect(after).to.not.equal(before);
+    expect(await host.call('fixture_echo', { text: 'back' })).to.include({ isError: false, content: 'back' });
+  });
+});
+
+describe('MCP servers as plugins: failures and lifetime', function () {
+  this.timeout(20_000);
+
+  it('quarantines a crash-looping server, then starts it again after the cooldown', async () => {
+    const host = await hostWith([fixture('loop')], { isolation: { quarantine: { failures: 2, windowMs: 60_000, cooldownMs: 700 } } });
+    try {
+      expect(await host.call('loop_die', {})).to.include({ code: 'crashed' });
+      expect(await host.call('loop_die', {})).to.include({ code: 'crashed' });
+      expect(host.plugins()[0]!.status).to.equal('quarantined');
+      expect(await host.call('loop_echo', { text: 'x' })).to.include({ isError: true, code: 'quarantined' });
+      await until('the quarantine to lift', () => (host.plugins()[0]!.status === 'loaded' ? true : undefined));
+      await until('the server to answer again', async () => ((await host.call('loop_echo', { text: 'x' })).isError ? undefined : true));
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('fails only the plugin whose server cannot start, naming it', async () => {
+    const host = await hostWith([{ name: 'missing', mcp: { command: join(FIXTURES, 'mcp', 'no-such-server') } }, fixture('fine')]);
+    try {
+      const [missing, fine] = host.plugins();
+      expect(missing!.status).to.equal('failed');
+      expect(missing!.error!.code, missing!.error!.message).to.equal('RH_ERR_MCP_CONNECT');
+      expect(missing!.error!.message).to.include("'missing'");
+      expect(fine!.status).to.equal('loaded');
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('ends every server process on close, including one restarted after a crash', async () => {
+    const host = await hostWith([fixture('a'), fixture('b')]);
+    const first = await serverPid(host, 'a_stats');
+    expect(await host.call('a_die', {})).to.include({ code: 'crashed' });
+    const pids = [await until('a restart', async () => ((await host.call('a_stats', {})).isError ? undefined : serverPid(host, 'a_stats'))), await serverPid(host, 'b_stats')];
+    expect(pids[0]).to.not.equal(first);
+    for (const pid of pids) expect(alive(pid)).to.equal(true);
+    await host.close();
+    await until('every server to exit', () => (pids.every((pid) => !alive(pid)) ? true : undefined));
+  });
+});
