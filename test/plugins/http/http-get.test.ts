@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { createHost } from '../../../core/host.ts';
-import { createHttpGetTool } from '../../../plugins/http/http-get.ts';
+import { loadPluginModule } from '../load.ts';
 import { textOf, toolContext } from '../tool-context.ts';
 import { makeCertificate, startHttpServer, startHttpsServer, type TestServer } from './tls-server.ts';
 
@@ -23,6 +23,10 @@ function scriptedLookup(answer: (host: string, call: number) => Answer[]): Looku
 const v4 = (address: string): Answer[] => [{ address, family: 4 }];
 
 describe('plugins/http http_get', function () {
+  let createHttpGetTool: typeof import('../../../plugins/http/http-get.ts').createHttpGetTool;
+  before(async () => {
+    ({ createHttpGetTool } = await loadPluginModule<typeof import('../../../plugins/http/http-get.ts')>('plugins/http/http-get.ts'));
+  });
   this.timeout(10_000);
   let tls: { cert: string; key: string };
   let main: TestServer; // 127.0.0.1:P, the only address tests allow
@@ -50,7 +54,7 @@ describe('plugins/http http_get', function () {
     const tool = createHttpGetTool(lookup ? { lookup } : {});
     return tool.execute({ url }, toolContext('/', opts, signal));
   };
-  const failure = (p: Promise<unknown>) => p.then(() => expect.fail('expected a failure'), (e: Error & { code?: string }) => e);
+  const failure = (p: unknown) => Promise.resolve(p).then(() => expect.fail('expected a failure'), (e: Error & { code?: string }) => e);
 
   it('fetches a page from the allowed test server: status, headers, body', async () => {
     const out = await get(`https://127.0.0.1:${main.port}/ok`);
