@@ -6,6 +6,7 @@ import { formatRows, type Row } from './bench/report.ts';
 
 const SECTIONS: Record<string, () => Promise<{ run(): Promise<Row[]> }>> = {
   core: () => import('./bench/core.ts'),
+  agent: () => import('./bench/agent.ts'),
 };
 
 const only = process.argv.slice(2);
