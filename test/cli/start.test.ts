@@ -103,3 +103,48 @@ describe('rousseau-host start', function () {
     for (const line of r.stdout.split('\n').filter(Boolean)) expect(JSON.parse(line)).to.have.property('jsonrpc', '2.0');
   });
 });
+
+describe('rousseau-host start on a terminal (REPL)', function () {
+  this.timeout(30_000);
+
+  it('streams each answer, shows the calls, keeps the conversation, cancels a turn on Ctrl-C, and exits on Ctrl-C twice', async () => {
+    // util-linux `script` gives the CLI a real pseudo-terminal
+    const { spawn } = await import('node:child_process');
+    const tmp = tempDir();
+    const script = tmp.write('repl.json', JSON.stringify({ turns: [{ text: 'Looking.', toolCalls: [{ name: 'ls', input: {} }] }, { text: 'First answer.' }, { text: 'Second answer.' }, { toolCalls: [{ name: 'bash', input: { command: 'sleep 20' } }] }] }));
+    tmp.write('rousseau.config.mjs', `export default { builtins: ['fs', 'shell'], policy: { allow: [{ tool: 'bash' }] }, log: { audit: false } };\n`);
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin', 'rousseau-host.js'))} start --replay ${JSON.stringify(script)}`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: tmp.dir, env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const waitFor = async (pattern: RegExp, count = 1) => {
+      for (let i = 0; i < 200 && (out.match(new RegExp(pattern, 'g'))?.length ?? 0) < count; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out.match(new RegExp(pattern, 'g'))?.length ?? 0, out).to.be.at.least(count);
+    };
+    try {
+      await waitFor(/you> /);
+      child.stdin.write('hello\r');
+      await waitFor(/First answer\./);
+      await waitFor(/you> /, 2);
+      child.stdin.write('again\r');
+      await waitFor(/Second answer\./);
+      await waitFor(/you> /, 3);
+      child.stdin.write('wait\r');
+      await waitFor(/→ bash/);
+      child.stdin.write('\x03');
+      await waitFor(/✗ cancelled bash/);
+      await waitFor(/you> /, 4);
+      child.stdin.write('\x03');
+      await waitFor(/press Ctrl-C again to exit/);
+      child.stdin.write('\x03');
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      expect(code).to.equal(0);
+      expect(out).to.match(/→ ls \{\}/);
+      expect(out).to.match(/✓ ls \(\d+ ms\): .*repl\.json/);
+      expect(out).to.contain('[aborted: 1 turn(s), 1 tool call(s)]');
+    } finally {
+      child.kill('SIGKILL');
+      tmp.cleanup();
+    }
+  });
+});
