@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
-import { createHost } from '../../core/index.ts';
 import { stats, type Row } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,9 +36,10 @@ async function interleave(variants: Record<string, () => unknown>, rounds: numbe
 }
 
 async function callOverhead(): Promise<Row[]> {
+  // The bundle, as the CLI runs it: under tsx every closure of the source would carry a naming shim.
+  const { createHost } = (await import(join(ROOT, 'dist', 'index.js'))) as typeof import('../../core/index.ts');
   const inputSchema = Type.Object({ text: Type.String({ description: 'Text.' }) }, { additionalProperties: false });
   const execute = async ({ text }: { text: string }) => text;
-  const echo = { name: 'echo', version: '1.0.0', tools: [{ name: 'echo', description: 'Echo.', inputSchema, annotations: { readOnly: true }, execute }] };
   const dir = mkdtempSync(join(tmpdir(), 'rh-bench-'));
   const file = join(dir, 'echo.mjs');
   writeFileSync(file, `export default { name: 'echo', version: '1.0.0', tools: [{ name: 'echo', description: 'Echo.', annotations: { readOnly: true }, inputSchema: ${JSON.stringify(inputSchema)}, execute: async ({ text }) => text }] };`);
@@ -49,7 +49,6 @@ async function callOverhead(): Promise<Row[]> {
   const validator = Compile(inputSchema);
   const input = { text: 'hello' };
   const json = '{"text":"hello"}';
-  void echo;
 
   const variants = {
     bare: () => execute(input),
