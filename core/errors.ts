@@ -40,6 +40,7 @@ const HOST_ERRORS = {
   RH_ERR_PLUGIN_CRASHED: "Plugin '%s' crashed while loading: %s",
   RH_ERR_MCP_CONNECT: "Cannot connect to MCP server '%s': %s",
   RH_ERR_HOST_CLOSED: 'The host is closed',
+  RH_ERR_INTERNAL: 'Internal error: %s',
 } as const;
 export type HostErrorCode = keyof typeof HOST_ERRORS;
 export const HOST_ERROR_CODES = Object.keys(HOST_ERRORS) as HostErrorCode[];
