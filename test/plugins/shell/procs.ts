@@ -1,0 +1,29 @@
+// Looks for live processes in /proc (Linux), to show that nothing a test started is left running.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Pids of live (non-zombie) processes whose command line contains `needle`. */
+export function processesMatching(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (!cmdline.includes(needle)) continue;
+      const state = readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
+      if (state !== 'Z') found.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}
+
+/** Polls `check` until it holds or `ms` pass; returns its last value. */
+export async function eventually(check: () => boolean, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
