@@ -86,6 +86,30 @@ describe('loader', () => {
     await b.host.close();
   });
 
+  it('resolves a plugin\'s rousseau-host and typebox imports to the host\'s own copies', async () => {
+    const t = tempDir();
+    // A plugin package that brought its own copies: importing either would throw.
+    for (const name of ['typebox', 'rousseau-host']) {
+      t.write(`node_modules/${name}/package.json`, JSON.stringify({ name, type: 'module', exports: { '.': './index.js', './compile': './index.js' } }));
+      t.write(`node_modules/${name}/index.js`, `throw new Error('second copy of ${name} loaded');`);
+    }
+    t.write(
+      'plugin.ts',
+      `import Type from 'typebox';
+       import { Compile } from 'typebox/compile';
+       import { definePlugin } from 'rousseau-host';
+       const schema = Type.Object({ n: Type.Integer({ description: 'A number.' }) });
+       export default definePlugin({ name: 'own-copies', version: '1.0.0', tools: [
+         { name: 'check_n', description: 'Checks n.', inputSchema: schema, execute: ({ n }: { n: number }) => String(Compile(schema).Check({ n })) },
+       ] });`,
+    );
+    const host = await createHost({ cwd: t.dir, audit: false, logLevel: 'error', config: { builtins: false, plugins: [{ module: './plugin.ts', isolation: 'inline' }], policy: { default: 'allow' } } });
+    expect(host.plugins()[0]!.error).to.equal(undefined);
+    expect((await host.call('check_n', '{"n":3}')).content).to.equal('true');
+    await host.close();
+    t.cleanup();
+  });
+
   describe('resolving specifiers', () => {
     let t: ReturnType<typeof tempDir>;
     before(() => {
