@@ -229,13 +229,18 @@ async function serveMcp(values: Values): Promise<number> {
   const port = values['mcp-http'] === undefined ? undefined : Number(values['mcp-http']);
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError(`--mcp-http takes a port number; got "${String(values['mcp-http'])}"`);
   const approve = values.yes ? () => true : undefined; // stdin belongs to the MCP client: no prompts
-  const host = await hostFromFlags(values, approve ? { approve } : {});
+  const { guardStdout, serveMcpStdio, serveMcpHttp } = await import('../mcp/serve.ts');
+  // On stdio, stdout is the MCP channel from the first byte: a plugin that prints while loading must not reach it.
+  const guard = port === undefined ? guardStdout() : undefined;
+  const host = await hostFromFlags(values, approve ? { approve } : {}).catch((error: unknown) => {
+    guard?.restore();
+    throw error;
+  });
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const { serveMcpStdio, serveMcpHttp } = await import('../mcp/serve.ts');
     if (port === undefined) {
       await serveMcpStdio(host, { signal: controller.signal });
     } else {
@@ -249,5 +254,6 @@ async function serveMcp(values: Values): Promise<number> {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
     await host.close();
+    guard?.restore();
   }
 }

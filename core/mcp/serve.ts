@@ -15,6 +15,8 @@ import type { Host } from '../host.ts';
 import { createMcpServer, watchPluginStatuses } from './server.ts';
 import { guardStdout } from './stdout-guard.ts';
 
+export { guardStdout } from './stdout-guard.ts';
+
 /** The path of the Streamable HTTP endpoint. */
 export const MCP_HTTP_PATH = '/mcp';
 

@@ -96,7 +96,7 @@ function toCallToolResult(r: CallResult): CallToolResult {
  * Calls `onChange` when a plugin's status changes (quarantined, back). Quarantine ends on a clock
  * inside the runners, so nothing can push that moment to us: a cheap poll of the statuses it is.
  */
-export function watchPluginStatuses(host: Host, onChange: () => void, intervalMs = 1000): () => void {
+export function watchPluginStatuses(host: Host, onChange: () => void, intervalMs = 500): () => void {
   const signature = () => host.plugins().map((p) => `${p.name}:${p.status}`).join('\n');
   let last = signature();
   const timer = setInterval(() => {

@@ -1,8 +1,11 @@
 /**
  * On stdio, stdout is the MCP channel: one stray `console.log` from a plugin (or a dependency of
- * one) corrupts the JSON-RPC stream and the client drops the connection. While serving, every
+ * one) corrupts the JSON-RPC stream and the client drops the connection. While guarded, every
  * write to `process.stdout` goes to stderr instead (console.log, console.info, worker threads'
  * stdout, which Node pipes into it), and only the transport holds a writer to the real stdout.
+ *
+ * Guards nest: `start --mcp` takes one before plugins load (they may print while loading) and
+ * `serveMcpStdio` takes its own; stdout comes back when the last one is released.
  *
  * What it cannot catch: writes straight to file descriptor 1 (`fs.writeSync(1, …)`) and child
  * processes spawned with inherited stdio.
@@ -12,18 +15,37 @@ import { Writable } from 'node:stream';
 export interface StdoutGuard {
   /** The real stdout, for the MCP transport only. */
   channel: Writable;
-  /** Puts `process.stdout.write` back. */
+  /** Releases this guard; the last release puts `process.stdout.write` back. */
   restore(): void;
 }
 
+let active: { channel: Writable; holders: number; release(): void } | undefined;
+
 export function guardStdout(): StdoutGuard {
+  active ??= redirect();
+  const guard = active;
+  guard.holders++;
+  let released = false;
+  return {
+    channel: guard.channel,
+    restore() {
+      if (released) return;
+      released = true;
+      if (--guard.holders === 0) {
+        guard.release();
+        if (active === guard) active = undefined;
+      }
+    },
+  };
+}
+
+function redirect(): { channel: Writable; holders: number; release(): void } {
   const stdout = process.stdout;
   const realWrite = stdout.write;
   const writeToStdout = realWrite.bind(stdout);
   const toStderr: typeof stdout.write = (chunk: string | Uint8Array, encoding?: unknown, callback?: unknown) =>
     process.stderr.write(chunk, encoding as BufferEncoding, callback as (error?: Error | null) => void);
   stdout.write = toStderr;
-
   const channel = new Writable({
     write(chunk: Buffer, _encoding, done) {
       writeToStdout(chunk, (error) => done(error ?? null));
@@ -31,7 +53,8 @@ export function guardStdout(): StdoutGuard {
   });
   return {
     channel,
-    restore() {
+    holders: 0,
+    release() {
       if (stdout.write === toStderr) stdout.write = realWrite;
     },
   };

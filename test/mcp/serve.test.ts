@@ -1,0 +1,261 @@
+// The host as an MCP server, seen from the SDK's own client: `rousseau-host start --mcp` (the built
+// bin, a real child process) and serveMcpHttp on a loopback port.
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createHost, type Host } from '../../core/host.ts';
+import { serveMcpHttp } from '../../core/mcp/serve.ts';
+import tools from '../fixtures/mcp/tools.ts';
+import { BIN, FIXTURES, tempDir } from '../helpers.ts';
+
+const MCP = join(FIXTURES, 'mcp');
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 8000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** fetch() will not send a Host header of our choosing; node:http will (a DNS-rebinding request). */
+function statusWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { host, 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject);
+    req.end('{}');
+  });
+}
+
+const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
+const code = (r: unknown) => (r as CallToolResult)._meta?.['rousseau-host/code'];
+
+describe('rousseau-host start --mcp (stdio)', function () {
+  this.timeout(20_000);
+  const tmp = tempDir('rh-mcp-');
+  const audit = join(tmp.dir, 'audit.jsonl');
+  let client: Client;
+  let transport: StdioClientTransport;
+  let stderr = '';
+
+  before(async () => {
+    const config = tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: [join(MCP, 'tools.ts'), { module: join(MCP, 'noisy.ts'), isolation: 'inline' }],
+        policy: { default: 'allow', ask: [{ tool: 'echo', match: '"text":"ask me"' }] },
+        log: { audit },
+      }),
+    );
+    transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'start', '--mcp', '--config', config], cwd: tmp.dir, stderr: 'pipe' });
+    transport.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    client = new Client({ name: 'test-client', version: '1.0.0' });
+    await client.connect(transport);
+  });
+  after(async () => {
+    await client.close();
+    tmp.cleanup();
+  });
+
+  it('initializes as rousseau-host, promising tools/list_changed', () => {
+    expect(client.getServerVersion()?.name).to.equal('rousseau-host');
+    expect(client.getServerCapabilities()?.tools).to.deep.equal({ listChanged: true });
+  });
+
+  it('lists every tool sorted by name, with our exact schema and mapped annotations', async () => {
+    const { tools: listed } = await client.listTools();
+    const names = listed.map((t) => t.name);
+    expect(names).to.deep.equal(['chatty', 'echo', 'fail', 'noisy_add', 'progress', 'stall', 'wait']);
+    const echo = listed.find((t) => t.name === 'echo')!;
+    expect(echo.inputSchema).to.deep.equal(JSON.parse(JSON.stringify(tools.tools![0]!.inputSchema)));
+    expect(echo.title).to.equal('Echo');
+    expect(echo.annotations).to.deep.equal({ title: 'Echo', readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+    expect(listed.find((t) => t.name === 'fail')!.annotations).to.deep.equal({ destructiveHint: true });
+  });
+
+  it('calls a tool through the pipeline', async () => {
+    const r = await client.callTool({ name: 'echo', arguments: { text: 'héllo' } });
+    expect(r.isError).to.not.equal(true);
+    expect(text(r)).to.equal('héllo');
+    const sum = await client.callTool({ name: 'noisy_add', arguments: { a: 2, b: 3 } });
+    expect(text(sum)).to.equal('5');
+    expect(sum.structuredContent).to.deep.equal({ sum: 5 });
+  });
+
+  it('answers every failure with an isError result, never a JSON-RPC error', async () => {
+    const failed = await client.callTool({ name: 'fail', arguments: { message: 'boom' } });
+    expect(failed.isError).to.equal(true);
+    expect(text(failed)).to.include('boom');
+    expect(code(failed)).to.equal('tool_error');
+    const unknown = await client.callTool({ name: 'nope', arguments: {} });
+    expect([unknown.isError, code(unknown)]).to.deep.equal([true, 'unknown_tool']);
+    const invalid = await client.callTool({ name: 'echo', arguments: { text: 42 } });
+    expect([invalid.isError, code(invalid)]).to.deep.equal([true, 'invalid_input']);
+    expect(text(invalid)).to.include('/text');
+  });
+
+  it('denies an `ask` call: there is no terminal and no --yes', async () => {
+    const r = await client.callTool({ name: 'echo', arguments: { text: 'ask me' } });
+    expect([r.isError, code(r)]).to.deep.equal([true, 'denied']);
+  });
+
+  it('times a call out with an isError result', async () => {
+    const r = await client.callTool({ name: 'stall', arguments: {} });
+    expect([r.isError, code(r)]).to.deep.equal([true, 'timeout']);
+    expect(text(r)).to.include('300 ms');
+  });
+
+  it('aborts the call when the client cancels it (notifications/cancelled)', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort('user cancelled'), 150);
+    let thrown: unknown;
+    await client.callTool({ name: 'wait', arguments: {} }, undefined, { signal: controller.signal }).catch((e: unknown) => (thrown = e));
+    expect(thrown).to.be.instanceOf(Error);
+    // The host saw it: the audit trail records the call as cancelled, long before the plugin's timeout.
+    await until('the audit record', () => {
+      const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { tool?: string; code?: string });
+      return lines.some((l) => l.tool === 'wait' && l.code === 'cancelled') ? true : undefined;
+    });
+  });
+
+  it('sends progress notifications when the client asks for them', async () => {
+    const seen: unknown[] = [];
+    const r = await client.callTool({ name: 'progress', arguments: {} }, undefined, { onprogress: (p) => seen.push(p) });
+    expect(text(r)).to.equal('done');
+    expect(seen).to.deep.equal([1, 2, 3].map((progress) => ({ progress, total: 3, message: `step ${progress}` })));
+  });
+
+  it('keeps the stream clean when plugins print to stdout (inline and in a worker, loading and calling)', async () => {
+    expect(text(await client.callTool({ name: 'chatty', arguments: {} }))).to.equal('spoke');
+    expect(text(await client.callTool({ name: 'noisy_add', arguments: { a: 1, b: 1 } }))).to.equal('2');
+    expect(text(await client.callTool({ name: 'echo', arguments: { text: 'still here' } }))).to.equal('still here');
+    await until('the prints on stderr', () =>
+      ['tools plugin: loading', 'noisy plugin: loading', 'chatty: console.log noise', 'chatty: raw stdout noise', 'noisy: adding 1 and 1', 'noisy: raw write'].every((s) =>
+        stderr.includes(s),
+      )
+        ? true
+        : undefined,
+    );
+  });
+
+  it('exits when the client disconnects', async () => {
+    const pid = transport.pid!;
+    await client.close();
+    await until('the server to exit', () => {
+      try {
+        process.kill(pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+  });
+});
+
+describe('rousseau-host start --mcp: tools/list_changed', function () {
+  this.timeout(20_000);
+  const tmp = tempDir('rh-mcp-');
+
+  after(() => tmp.cleanup());
+
+  it('is sent when a plugin is quarantined, and again when it comes back', async () => {
+    const config = tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: [join(FIXTURES, 'plugins', 'echo.ts'), join(MCP, 'crashy.ts')],
+        policy: { default: 'allow' },
+        isolation: { quarantine: { failures: 1, windowMs: 60_000, cooldownMs: 1000 } },
+      }),
+    );
+    const client = new Client({ name: 'test-client', version: '1.0.0' });
+    const changes: number[] = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes.push(Date.now()));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'start', '--mcp', '--config', config], cwd: tmp.dir, stderr: 'ignore' }));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['crash', 'echo']);
+      const r = await client.callTool({ name: 'crash', arguments: {} });
+      expect([r.isError, code(r)]).to.deep.equal([true, 'crashed']);
+      await until('list_changed (quarantined)', () => (changes.length >= 1 ? true : undefined));
+      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['echo']);
+      await until('list_changed (back)', () => (changes.length >= 2 ? true : undefined));
+      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['crash', 'echo']);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
+  this.timeout(20_000);
+  let host: Host;
+  let server: { url: string; close(): Promise<void> };
+
+  before(async () => {
+    host = await createHost({
+      cwd: MCP,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: '../plugins/echo.ts', isolation: 'inline' }, { module: '../plugins/kit.ts', isolation: 'inline' }], policy: { default: 'allow' } },
+    });
+    server = await serveMcpHttp(host, { port: 0 });
+  });
+  after(async () => {
+    await server.close();
+    await host.close();
+  });
+
+  it('binds to loopback and serves list and call to the SDK client, one stateless request at a time', async () => {
+    expect(server.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const client = new Client({ name: 'test-client', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).to.include.members(['echo', 'greet', 'fail']);
+      expect(text(await client.callTool({ name: 'echo', arguments: { text: 'over http' } }))).to.equal('over http');
+      const failed = await client.callTool({ name: 'fail', arguments: { message: 'bad' } });
+      expect([failed.isError, code(failed)]).to.deep.equal([true, 'tool_error']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses foreign origins and foreign Host names, and anything but POST /mcp', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const post = (headers: Record<string, string>, url = server.url) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(init) });
+    expect((await post({ origin: 'https://evil.example' })).status).to.equal(403);
+    expect((await post({ origin: 'null' })).status).to.equal(403);
+    expect(await statusWithHost(server.url, `rebind.example:${new URL(server.url).port}`)).to.equal(403);
+    expect((await post({ origin: 'http://localhost:5173' })).status).to.equal(200);
+    expect((await post({}, server.url.replace('/mcp', '/other'))).status).to.equal(404);
+    expect((await fetch(server.url, { method: 'GET' })).status).to.equal(405);
+  });
+
+  it('serves a host that another host loads as an MCP plugin by URL', async () => {
+    const consumer = await createHost({
+      cwd: MCP,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ name: 'remote', mcp: { url: server.url } }], policy: { default: 'allow' } },
+    });
+    try {
+      const names = consumer.tools().map((t) => t.name);
+      expect(names).to.include.members(['remote_echo', 'remote_greet']);
+      expect(await consumer.call('remote_echo', { text: 'round trip' })).to.include({ isError: false, content: 'round trip' });
+      expect(await consumer.call('remote_fail', { message: 'far away' })).to.include({ isError: true, code: 'tool_error' });
+    } finally {
+      await consumer.close();
+    }
+  });
+});
