@@ -8,10 +8,10 @@
  * plugin does. The timeout lives here for every runner: on expiry the call's signal aborts with a
  * `TimeoutError` and the result is `timeout` at once; an answer that arrives later is dropped.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import { messageOf, type ResultCode } from './errors.ts';
-import type { AuditSink, Logger } from './log.ts';
+import { auditedInput, type AuditSink, type Logger } from './log.ts';
 import { capOutput } from './output.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
@@ -54,30 +54,31 @@ export async function dispatch(env: DispatchEnv, name: string, rawInput: unknown
   const started = performance.now();
   const callId = options.callId ?? randomUUID();
   const tool = env.registry.get(name);
-  if (!tool) {
-    const known = env.registry.names();
-    return finish(env, started, callId, options, name, undefined, undefined, {
-      code: 'unknown_tool',
-      content: `Unknown tool "${name}". ${known.length ? `Available tools: ${known.join(', ')}.` : 'No tools are loaded.'}`,
-    });
-  }
+  if (!tool) return finish(env, started, callId, options, name, undefined, undefined, unknownTool(env.registry, name));
 
   const prepared = prepareInput(tool, rawInput);
   if ('code' in prepared) return finish(env, started, callId, options, name, tool, undefined, prepared);
   let canonical: string | undefined;
   const canonicalText = () => (canonical ??= canonicalJson(prepared.input));
 
-  const decision = env.policy.decide(tool.info, canonicalText, prepared.input);
-  const approved = decision.decision === 'allow' ? true : await approve(env, tool, decision, canonicalText, callId, options.sessionId);
-  if (approved !== true) return finish(env, started, callId, options, name, tool, canonicalText, approved, decision);
+  const decision = env.policy.decide(tool.info, canonicalText, prepared.input, options.sessionId);
+  const verdict = decision.decision === 'allow' ? ALLOWED : await approve(env, tool, decision, canonicalText, callId, options.sessionId);
+  const inputSha256 = env.audit.enabled ? auditDecision(env, callId, options, tool, canonicalText(), decision, verdict) : undefined;
+  if (verdict.failure) return finish(env, started, callId, options, name, tool, inputSha256, verdict.failure, decision);
 
   const outcome = await runGuarded(env, tool, prepared.input, callId, options);
   const result = 'code' in outcome ? outcome : normalise(tool, outcome.output);
-  return finish(env, started, callId, options, name, tool, canonicalText, result, decision);
+  return finish(env, started, callId, options, name, tool, inputSha256, result, decision);
 }
 
-/** Parses (strings) or checks (values) the input, applies schema defaults, validates. */
-function prepareInput(tool: RegisteredTool, raw: unknown): { input: unknown } | Failure {
+/** The message of an unknown tool, naming the ones that exist. */
+export function unknownTool(registry: Registry, name: string): Failure {
+  const known = registry.names();
+  return { code: 'unknown_tool', content: `Unknown tool "${name}". ${known.length ? `Available tools: ${known.join(', ')}.` : 'No tools are loaded.'}` };
+}
+
+/** Parses (strings) or checks (values) the input, applies schema defaults, normalises, validates. */
+export function prepareInput(tool: RegisteredTool, raw: unknown): { input: unknown } | Failure {
   let input: unknown;
   try {
     if (typeof raw === 'string') {
@@ -86,6 +87,10 @@ function prepareInput(tool: RegisteredTool, raw: unknown): { input: unknown } | 
       assertJsonValue(raw ?? {});
       input = structuredClone(raw ?? {});
     }
+    if (tool.hasDefaults) input = applyDefaults(tool.info.inputSchema, input); // input is our own copy
+    // From here on one value (strings and keys in NFC): what the validator checks is what the
+    // policy, the audit and the tool see. Keys that collide once normalised are rejected.
+    input = normalizeValue(input);
   } catch (error) {
     return {
       code: 'invalid_json',
@@ -93,7 +98,6 @@ function prepareInput(tool: RegisteredTool, raw: unknown): { input: unknown } | 
     };
   }
   const validator = tool.validator();
-  if (tool.hasDefaults) input = applyDefaults(tool.info.inputSchema, input); // input is our own copy
   if (!validator.Check(input)) {
     const errors = [...new Set(validator.Errors(input).map((e) => `- ${e.instancePath || '/'}: ${e.message}`))];
     return {
@@ -101,7 +105,7 @@ function prepareInput(tool: RegisteredTool, raw: unknown): { input: unknown } | 
       content: `Invalid input for tool "${tool.info.name}":\n${errors.join('\n')}\nFix these fields to match the tool's input schema and call again.`,
     };
   }
-  return { input: normalizeValue(input) };
+  return { input };
 }
 
 async function approve(
@@ -111,25 +115,55 @@ async function approve(
   canonical: () => string,
   callId: string,
   sessionId: string | undefined,
-): Promise<true | Failure> {
-  if (decision.decision === 'allow') return true;
-  const because = decision.reason ? `: ${decision.reason}` : decision.rule ? ` by policy rule ${decision.rule.list}[${decision.rule.index}]` : ' by the default policy';
+): Promise<Verdict> {
+  const rule = decision.rule ? ` (policy rule ${decision.rule.id})` : ' (the default policy)';
+  const because = `${decision.reason ? `: ${decision.reason}` : ''}${rule}`;
   if (decision.decision === 'deny') {
-    return { code: 'denied', content: `Call to "${tool.info.name}" denied${because}. Do not retry it; try another way or ask the user.` };
+    return { failure: { code: 'denied', content: `Call to "${tool.info.name}" denied${because}. Do not retry it; try another way or ask the user.` } };
   }
   if (!env.approve) {
     return {
-      code: 'denied',
-      content: `Call to "${tool.info.name}" needs approval${because}, and no one can approve it here (no terminal; run with --yes to approve). Do not retry it.`,
+      answer: 'no_approver',
+      failure: {
+        code: 'denied',
+        content: `Call to "${tool.info.name}" needs approval${because}, and no one can approve it here (no terminal; run with --yes to approve). Do not retry it.`,
+      },
     };
   }
+  let answer: Answer = 'refused';
   try {
-    const answer = await env.approve({ tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) });
-    if (answer === true || answer === 'always') return true;
+    const given = await env.approve({ tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) });
+    if (given === 'always') env.policy.allowForSession(tool.info.name, canonical(), sessionId);
+    if (given === true || given === 'always') return { answer: given === true ? 'approved' : 'approved_always' };
   } catch (error) {
+    answer = 'prompt_failed';
     env.log.warn(`approval prompt failed: ${messageOf(error)}`);
   }
-  return { code: 'denied', content: `Call to "${tool.info.name}" was denied by the user. Do not retry it; ask the user what to do instead.` };
+  return { answer, failure: { code: 'denied', content: `Call to "${tool.info.name}" was denied by the user. Do not retry it; ask the user what to do instead.` } };
+}
+
+/** How an `ask` was answered, for the audit trail. */
+type Answer = 'approved' | 'approved_always' | 'refused' | 'no_approver' | 'prompt_failed';
+/** The policy's decision after approval: a failure means the call does not run. */
+type Verdict = { answer?: Answer; failure?: Failure };
+const ALLOWED: Verdict = Object.freeze({});
+
+/** Writes the decision's audit line (with the input, capped) and returns the input's hash for the call's line. */
+function auditDecision(env: DispatchEnv, callId: string, options: CallOptions, tool: RegisteredTool, canonical: string, decision: PolicyDecision, verdict: Verdict): string {
+  const input = auditedInput(canonical, env.auditInputCap);
+  env.audit.write({
+    event: 'decision',
+    callId,
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    plugin: tool.plugin.name,
+    tool: tool.info.name,
+    ...input,
+    decision: decision.decision,
+    ...(decision.rule ? { rule: decision.rule.id } : {}),
+    ...(decision.reason ? { reason: decision.reason } : {}),
+    ...(verdict.answer ? { answer: verdict.answer } : {}),
+  });
+  return input.inputSha256;
 }
 
 /**
@@ -291,7 +325,7 @@ function finish(
   options: CallOptions,
   name: string,
   tool: RegisteredTool | undefined,
-  canonical: (() => string) | undefined,
+  inputSha256: string | undefined,
   outcome: CallResult | Failure,
   decision?: PolicyDecision,
 ): CallResult {
@@ -299,22 +333,16 @@ function finish(
   const result: CallResult =
     'isError' in outcome ? Object.assign(outcome, { durationMs }) : { isError: true, content: outcome.content, code: outcome.code, durationMs };
   if (env.audit.enabled) {
-    const input = canonical?.();
+    // The input itself is on the decision's line; this line ties to it by call id and hash.
     env.audit.write({
       event: 'call',
       callId,
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-      plugin: tool?.plugin.name,
+      ...(tool ? { plugin: tool.plugin.name } : {}),
       tool: name,
-      ...(input === undefined
-        ? {}
-        : {
-            inputSha256: createHash('sha256').update(input).digest('hex'),
-            input: input.length > env.auditInputCap ? input.slice(0, env.auditInputCap) : input,
-            ...(input.length > env.auditInputCap ? { inputTruncated: true, inputBytes: Buffer.byteLength(input) } : {}),
-          }),
-      decision: decision?.decision,
-      ...(decision?.rule ? { rule: `${decision.rule.list}[${decision.rule.index}]` } : {}),
+      ...(inputSha256 ? { inputSha256 } : {}),
+      ...(decision ? { decision: decision.decision } : {}),
+      ...(decision?.rule ? { rule: decision.rule.id } : {}),
       outcome: result.isError ? 'error' : 'ok',
       ...(result.code ? { code: result.code } : {}),
       durationMs,

@@ -5,11 +5,12 @@
 import { resolve } from 'node:path';
 import { loadConfig, validateConfig } from './config.ts';
 import type { HostConfig } from './config-schema.ts';
-import { dispatch, type ApproveFn, type DispatchEnv } from './dispatch.ts';
-import { hostError } from './errors.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { dispatch, prepareInput, unknownTool, type ApproveFn, type DispatchEnv } from './dispatch.ts';
+import { hostError, messageOf, type ResultCode } from './errors.ts';
 import { loadPlugins } from './loader.ts';
-import { createAuditSink, createLogger, NO_AUDIT, type AuditSink, type Logger } from './log.ts';
-import { compilePolicy, type Policy } from './policy.ts';
+import { createAuditSink, createLogger, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink, type Logger } from './log.ts';
+import { compilePolicy, type Policy, type PolicyDecision } from './policy.ts';
 import { Registry } from './registry.ts';
 import type { CallOptions, CallResult, PluginStatus, ToolInfo } from './types.ts';
 
@@ -45,13 +46,17 @@ export interface Host {
   tools(): ToolInfo[];
   /** One call through the whole pipeline. Never throws. */
   call(tool: string, input: unknown, options?: CallOptions): Promise<CallResult>;
+  /** The policy's decision on a call, without running it or asking anyone (`policy check`). Never throws. */
+  decide(tool: string, input: unknown, options?: Pick<CallOptions, 'sessionId'>): PolicyCheck;
   /** Ends every plugin (dispose, workers, child processes) and flushes the audit log. */
   close(): Promise<void>;
 }
 
+/** What `host.decide()` answers: the decision on the validated, canonical input, or why the input never got that far. */
+export type PolicyCheck = (PolicyDecision & { ok: true; canonical: string }) | { ok: false; code: ResultCode; content: string };
+
 /** The audit file when the config says nothing, relative to the workspace. */
 export const DEFAULT_AUDIT_FILE = '.rousseau/audit.jsonl';
-const DEFAULT_AUDIT_INPUT_CAP = 16 * 1024;
 
 /** Loads the config and every plugin. Throws `HostError` only for a config that cannot be used. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
@@ -66,7 +71,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const policy = compilePolicy(config.policy, loaded.file ?? 'the config object');
 
   const auditSetting = options.audit ?? config.log?.audit ?? DEFAULT_AUDIT_FILE;
-  const audit: AuditSink = auditSetting === false ? NO_AUDIT : createAuditSink(resolve(workspace, auditSetting));
+  const audit: AuditSink = auditSetting === false ? NO_AUDIT : createAuditSink(resolve(workspace, auditSetting), { onError: (error) => log.error(`audit trail: ${error.message}`) });
 
   const registry = new Registry();
   const closing = new AbortController();
@@ -98,11 +103,21 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       }
       return dispatch(env, tool, input, callOptions);
     },
+    decide(name, input, decideOptions) {
+      const tool = registry.get(name);
+      if (!tool) return { ok: false, ...unknownTool(registry, name) };
+      const prepared = prepareInput(tool, input);
+      if ('code' in prepared) return { ok: false, ...prepared };
+      const canonical = canonicalJson(prepared.input);
+      return { ok: true, ...policy.decide(tool.info, () => canonical, prepared.input, decideOptions?.sessionId), canonical };
+    },
     close() {
       closed ??= (async () => {
         closing.abort();
         for (const cancel of [...env.inflight]) cancel();
-        await Promise.all(registry.handlesList().map((h) => h.runner?.close()));
+        // Whatever a runner does on close, the audit trail is still flushed, and close() never throws.
+        const ended = await Promise.allSettled(registry.handlesList().map((h) => h.runner?.close()));
+        for (const e of ended) if (e.status === 'rejected') log.warn(`closing a plugin failed: ${messageOf(e.reason)}`);
         await audit.close();
       })();
       return closed;

@@ -3,9 +3,11 @@
  * lines on a terminal, JSON lines otherwise; colour only on a terminal without NO_COLOR (winston's
  * colorize ignores both, so we decide). The audit trail is a separate JSON-lines file.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import winston from 'winston';
+import { hostError, messageOf } from './errors.ts';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 export type Logger = winston.Logger;
@@ -39,7 +41,11 @@ export function createLogger({ level = 'info', json = !process.stderr.isTTY }: L
   });
 }
 
-/** One audit record: a decision or a call outcome (DESIGN §2). */
+/**
+ * One line of the audit trail (DESIGN §2). `decision`: the policy's verdict on a call, with its
+ * input; `call`: how the call ended; `plugin`: a plugin's crash, timeout or quarantine. Every line
+ * gets `time` (ISO 8601) first; the other fields are the writer's.
+ */
 export interface AuditRecord {
   event: 'decision' | 'call' | 'plugin';
   [key: string]: unknown;
@@ -48,27 +54,103 @@ export interface AuditRecord {
 export interface AuditSink {
   /** False when auditing is off: the dispatcher then skips building records. */
   readonly enabled: boolean;
+  /** Never throws; after `close()` records are dropped (and reported once). */
   write(record: AuditRecord): void;
+  /** Flushes the file and ends the stream. Never rejects. */
   close(): Promise<void>;
 }
 
 export const NO_AUDIT: AuditSink = { enabled: false, write() {}, async close() {} };
 
+/** The cap on the input kept in a record when `log.auditInputCap` says nothing: 16 KiB of UTF-8. */
+export const DEFAULT_AUDIT_INPUT_CAP = 16 * 1024;
+
+/** How an input appears in a record: the hash and size cover all of it, `input` keeps the first `cap` bytes. */
+export interface AuditedInput {
+  /** Hex SHA-256 of the whole canonical input (UTF-8). */
+  inputSha256: string;
+  inputBytes: number;
+  input: string;
+  /** Present when `input` was cut at the cap (never inside a character). */
+  inputTruncated?: true;
+}
+
+export function auditedInput(canonical: string, cap: number): AuditedInput {
+  const bytes = Buffer.from(canonical, 'utf8');
+  const inputSha256 = createHash('sha256').update(bytes).digest('hex');
+  if (bytes.length <= cap) return { inputSha256, inputBytes: bytes.length, input: canonical };
+  let end = cap;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // back off a UTF-8 continuation byte
+  return { inputSha256, inputBytes: bytes.length, input: bytes.toString('utf8', 0, end), inputTruncated: true };
+}
+
+export interface AuditSinkOptions {
+  /** Told when the file cannot be written or flushed; the host logs it. The sink itself never throws. */
+  onError?: (error: Error) => void;
+  /** How long `close()` waits for the flush before giving up (and reporting it). Default 5 s. */
+  closeTimeoutMs?: number;
+}
+
+const RECORD = Symbol('audit record');
+const MESSAGE = Symbol.for('message'); // what winston's transports write
+
 /** Appends JSON lines to `file` through winston's File transport; `close()` waits for the flush. */
-export function createAuditSink(file: string): AuditSink {
-  mkdirSync(dirname(file), { recursive: true });
-  const transport = new winston.transports.File({ filename: file, format: winston.format.json() });
-  const logger = winston.createLogger({ level: 'info', levels: { info: 0 }, transports: [transport], exitOnError: false });
+export function createAuditSink(file: string, { onError = () => {}, closeTimeoutMs = 5000 }: AuditSinkOptions = {}): AuditSink {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+  } catch (error) {
+    throw hostError('RH_ERR_CONFIG_INVALID', [`(log.audit: ${file})`, `  cannot create the audit file's directory: ${messageOf(error)}`], error);
+  }
+  const line = winston.format((info) => {
+    (info as Record<symbol, unknown>)[MESSAGE] = JSON.stringify((info as Record<symbol, unknown>)[RECORD]);
+    return info;
+  });
+  const transport = new winston.transports.File({ filename: file, format: line() });
+  const logger = winston.createLogger({ level: 'audit', levels: { audit: 0 }, transports: [transport], exitOnError: false });
+  let failed: Error | undefined;
+  const fail = (error: Error) => {
+    if (failed) return;
+    failed = error;
+    onError(error);
+  };
+  // Without listeners an unwritable file would be an uncaught 'error' event: the host must survive it.
+  logger.on('error', fail);
+  transport.on('error', fail);
+  let closing: Promise<void> | undefined;
+
   return {
     enabled: true,
     write(record) {
-      logger.info({ message: record.event, time: new Date().toISOString(), ...record });
+      if (closing) {
+        fail(new Error(`audit record after close dropped: ${JSON.stringify(record)}`));
+        return;
+      }
+      try {
+        logger.log({ level: 'audit', message: '', [RECORD]: { time: new Date().toISOString(), ...record } } as winston.LogEntry);
+      } catch (error) {
+        fail(error as Error);
+      }
     },
     close() {
-      return new Promise((resolve) => {
-        transport.once('finish', () => resolve());
-        logger.end();
+      closing ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          fail(new Error(`audit file ${file} was not flushed within ${closeTimeoutMs} ms`));
+          resolve();
+        }, closeTimeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        transport.once('finish', done);
+        transport.once('error', done);
+        try {
+          logger.end();
+        } catch (error) {
+          fail(error as Error);
+          done();
+        }
       });
+      return closing;
     },
   };
 }

@@ -1,104 +1,213 @@
 /**
- * The approval policy: rules under `deny`, `ask` and `allow`, decided on the canonical JSON of the
- * *validated* input. Precedence: deny, then ask, then allow, then the default (`readOnlyDefault`
- * for tools annotated read-only). Rules compile when the config loads; a bad regex is a config error.
+ * The approval policy: rules under `deny`, `ask` and `allow`, decided on the *validated* input in
+ * its canonical form (canonical-json.ts). Precedence: deny, then ask, then allow, then the default
+ * (`readOnlyDefault` for tools annotated read-only, `default` for the rest). Rules compile when the
+ * config loads: a bad regex is a config error naming the rule (`policy.deny[0].match`).
+ *
+ * Regexes run on text the model controls, so a rule must not be able to hang the host: every
+ * pattern must also compile for V8's linear-time engine (no backreferences, no lookaround), and
+ * matching falls back to that engine when backtracking explodes (`(a+)+$`). See docs/policy.md.
  */
+import v8 from 'node:v8';
+import { canonicalJson } from './canonical-json.ts';
 import type { PolicyConfig, PolicyRuleConfig } from './config-schema.ts';
 import { hostError } from './errors.ts';
 import type { ToolInfo } from './types.ts';
 
 export type Decision = 'allow' | 'ask' | 'deny';
 
+/** A rule as the policy applies it: the config entry, and where it came from. */
+export interface PolicyRule extends PolicyRuleConfig {
+  /** `policy.deny[0]` (the config), `builtin.deny[0]` (shipped with the host), `session.allow[0]` (an "always" answer). */
+  id: string;
+  list: Decision;
+  /** Session rules only: the exact canonical input they allow, and nothing else. */
+  input?: string;
+}
+
 export interface PolicyDecision {
   decision: Decision;
-  /** The rule that decided, with the list it came from; absent when a default decided. */
-  rule?: PolicyRuleConfig & { list: Decision; index: number };
+  /** The rule that decided; absent when a default decided. */
+  rule?: PolicyRule;
   reason?: string;
 }
 
 export interface Policy {
-  /** Whether any rule reads the input (so callers can skip computing the canonical form). */
-  readonly readsInput: boolean;
-  decide(tool: Pick<ToolInfo, 'name' | 'annotations'>, canonical: () => string, input: unknown): PolicyDecision;
+  /** `canonical` is called only when a rule reads the whole input, or a session rule may apply. */
+  decide(tool: Pick<ToolInfo, 'name' | 'annotations'>, canonical: () => string, input: unknown, sessionId?: string): PolicyDecision;
+  /**
+   * Records an "always" answer as an exact-input rule: this tool with this canonical input is
+   * allowed for the rest of the session (`sessionId`; none = the host's lifetime). It never widens:
+   * any other input, tool or session is decided as before. A rule is returned for the audit trail.
+   */
+  allowForSession(tool: string, canonical: string, sessionId?: string): PolicyRule;
 }
 
 interface CompiledRule {
-  source: PolicyRuleConfig & { list: Decision; index: number };
-  tool: RegExp;
+  /** Shared by every decision this rule makes: decisions are read, never changed. */
+  decision: PolicyDecision;
+  tool: (name: string) => boolean;
   match?: RegExp;
   where?: [string, RegExp][];
 }
 
-/** Rules shipped with the host: the seed's deny rule for private and metadata addresses, in canonical form. */
+/** `localhost` → `[lL][oO]…`: host names are case-insensitive, and rules take no `i` flag (see below). */
+const anyCase = (word: string) => word.replace(/[a-z]/g, (c) => `[${c.toUpperCase()}${c}]`);
+/** A host in a URL: up to the port, path, query or fragment. */
+const HOST_REST = '[^/\\\\?#]*';
+
+/** Rules shipped with the host (`policy.builtinRules: false` drops them). */
 export const BUILTIN_RULES: Required<Pick<PolicyConfig, 'deny'>> = {
   deny: [
     {
+      // Defence in depth beside http_get's own connect-time check (which also resolves names and
+      // judges decimal, hex and IPv6 forms): the seed's rule for private, loopback, link-local,
+      // CGNAT and metadata addresses written as literals. `https:/h` and `https:\\h` parse as `https://h`.
       tool: 'http_get',
-      match: '"url":"https?://(\\[|localhost|127\\.|10\\.|0\\.|169\\.254\\.|192\\.168\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.|metadata\\.)',
+      where: {
+        url: [
+          '\\s*[a-zA-Z][a-zA-Z0-9+.-]*:[/\\\\]*([^/\\\\?#@]*@)?',
+          `(\\[.*|${anyCase('localhost')}\\.?|${HOST_REST}\\.${anyCase('localhost')}\\.?|0|(0|127|10)\\.${HOST_REST}|169\\.254\\.${HOST_REST}`,
+          `|192\\.168\\.${HOST_REST}|172\\.(1[6-9]|2[0-9]|3[01])\\.${HOST_REST}|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.${HOST_REST}`,
+          `|${anyCase('metadata')}(\\.${HOST_REST})?)([:/\\\\?#].*)?`,
+        ].join(''),
+      },
       reason: 'private, loopback, link-local and metadata addresses are not reachable from tools',
     },
   ],
 };
 
+const LISTS = ['deny', 'ask', 'allow'] as const;
+
 export function compilePolicy(config: PolicyConfig = {}, origin = 'config'): Policy {
-  const rules: Record<Decision, CompiledRule[]> = { deny: [], ask: [], allow: [] };
-  const useBuiltins = config.builtinRules !== false;
-  for (const list of ['deny', 'ask', 'allow'] as const) {
-    const given = [...(config[list] ?? []), ...(useBuiltins && list === 'deny' ? BUILTIN_RULES.deny : [])];
-    given.forEach((rule, index) => rules[list].push(compileRule(rule, list, index, origin)));
+  const linear = enableLinearRegExp();
+  const all: CompiledRule[] = [];
+  for (const list of LISTS) {
+    (config[list] ?? []).forEach((rule, i) => all.push(compileRule(rule, list, `policy.${list}[${i}]`, origin, linear)));
+    if (list === 'deny' && config.builtinRules !== false) {
+      BUILTIN_RULES.deny.forEach((rule, i) => all.push(compileRule(rule, list, `builtin.deny[${i}]`, origin, linear)));
+    }
   }
-  const fallback = config.default ?? 'ask';
-  const readOnlyFallback = config.readOnlyDefault ?? 'allow';
-  const all = [...rules.deny, ...rules.ask, ...rules.allow];
-  // Shared results for the defaults: a decision is read, never changed, and this runs on every call.
-  const readOnlyDefault: PolicyDecision = Object.freeze({ decision: readOnlyFallback });
-  const otherDefault: PolicyDecision = Object.freeze({ decision: fallback });
-  const readsInput = all.some((r) => r.match || r.where);
+  const readOnlyDefault: PolicyDecision = Object.freeze({ decision: config.readOnlyDefault ?? 'allow' });
+  const otherDefault: PolicyDecision = Object.freeze({ decision: config.default ?? 'ask' });
+
+  // The rules whose tool pattern matches a tool, in precedence order, found once per tool name:
+  // a call then tests only its own tool's rules, however long the policy.
+  const byTool = new Map<string, CompiledRule[]>();
+  const rulesFor = (name: string) => {
+    let rules = byTool.get(name);
+    if (!rules) byTool.set(name, (rules = all.filter((r) => r.tool(name))));
+    return rules;
+  };
+
+  // "always" answers: session → `tool NUL canonical input` → the decision it grants.
+  const sessions = new Map<string, Map<string, PolicyDecision>>();
 
   return {
-    readsInput,
-    decide(tool, canonical, input) {
-      for (const rule of all) {
-        if (!rule.tool.test(tool.name)) continue;
+    decide(tool, canonical, input, sessionId) {
+      let decided: PolicyDecision | undefined;
+      for (const rule of rulesFor(tool.name)) {
         if (rule.match && !rule.match.test(canonical())) continue;
         if (rule.where && !matchesWhere(rule.where, input)) continue;
-        return { decision: rule.source.list, rule: rule.source, ...(rule.source.reason ? { reason: rule.source.reason } : {}) };
+        decided = rule.decision;
+        break;
       }
-      return tool.annotations?.readOnly ? readOnlyDefault : otherDefault;
+      decided ??= tool.annotations?.readOnly ? readOnlyDefault : otherDefault;
+      if (decided.decision === 'ask' && sessions.size) {
+        return sessions.get(sessionId ?? '')?.get(`${tool.name}\u0000${canonical()}`) ?? decided;
+      }
+      return decided;
+    },
+
+    allowForSession(tool, canonical, sessionId = '') {
+      let grants = sessions.get(sessionId);
+      if (!grants) sessions.set(sessionId, (grants = new Map()));
+      const key = `${tool}\u0000${canonical}`;
+      const known = grants.get(key)?.rule;
+      if (known) return known;
+      const rule: PolicyRule = Object.freeze({
+        id: `session.allow[${grants.size}]`,
+        list: 'allow',
+        tool,
+        input: canonical,
+        reason: 'approved "always" for this exact input in this session',
+      });
+      grants.set(key, Object.freeze({ decision: 'allow', rule, reason: rule.reason! }));
+      return rule;
     },
   };
 }
 
-function compileRule(rule: PolicyRuleConfig, list: Decision, index: number, origin: string): CompiledRule {
-  const at = `policy.${list}[${index}]`;
-  const compile = (pattern: string, key: string, anchored = false) => {
+function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin: string, linear: boolean): CompiledRule {
+  // A `.` spans lines in deny and ask rules (a newline cannot split a command away from them) but
+  // not in allow rules (an allowed first line cannot carry a second one): both fail closed.
+  const flags = list === 'allow' ? '' : 's';
+  const compile = (pattern: string, key: string, anchored: boolean) => {
+    const source = anchored ? `^(?:${pattern})$` : pattern;
+    const at = `${id}.${key}`;
+    let re: RegExp;
     try {
-      return new RegExp(anchored ? `^(?:${pattern})$` : pattern, 'u');
+      re = new RegExp(source, flags);
     } catch (error) {
-      throw hostError('RH_ERR_CONFIG_INVALID', [origin, `  ${at}.${key}: invalid regular expression: ${(error as Error).message}`]);
+      throw hostError('RH_ERR_CONFIG_INVALID', [origin, `  ${at}: invalid regular expression: ${(error as Error).message}`]);
     }
+    if (linear) {
+      try {
+        new RegExp(source, `${flags}l`);
+      } catch {
+        throw hostError('RH_ERR_CONFIG_INVALID', [
+          origin,
+          `  ${at}: the regular expression /${pattern}/ uses a backreference or a lookaround, which cannot be matched in bounded time; rewrite it without them`,
+        ]);
+      }
+    }
+    return re;
   };
+  const source: PolicyRule = Object.freeze({ ...rule, id, list });
   return {
-    source: { ...rule, list, index },
-    tool: globToRegExp(rule.tool),
-    ...(rule.match === undefined ? {} : { match: compile(rule.match, 'match') }),
+    decision: Object.freeze({ decision: list, rule: source, ...(rule.reason === undefined ? {} : { reason: rule.reason }) }),
+    tool: toolMatcher(rule.tool),
+    ...(rule.match === undefined ? {} : { match: compile(rule.match, 'match', false) }),
     ...(rule.where === undefined
       ? {}
-      : { where: Object.entries(rule.where).map(([field, pattern]) => [field, compile(pattern, `where.${field}`, true)] as [string, RegExp]) }),
+      : { where: Object.entries(rule.where).map(([field, pattern]): [string, RegExp] => [field, compile(pattern, `where.${field}`, true)]) }),
   };
 }
 
+/** Each field must be present; a string is tested as is, any other value as its canonical JSON. */
 function matchesWhere(where: [string, RegExp][], input: unknown): boolean {
-  if (input === null || typeof input !== 'object') return false;
-  return where.every(([field, re]) => {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return false;
+  for (const [field, re] of where) {
+    if (!Object.hasOwn(input, field)) return false;
     const value = (input as Record<string, unknown>)[field];
-    if (value === undefined) return false;
-    return re.test(typeof value === 'string' ? value : JSON.stringify(value));
-  });
+    if (!re.test(typeof value === 'string' ? value : canonicalJson(value))) return false;
+  }
+  return true;
 }
 
-/** `fs_*` → /^fs_.*$/; `?` matches one character; everything else is literal. */
-export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${body}$`);
+/** An exact name, or a glob: `*` is any run of characters, `?` one character; anchored at both ends. */
+function toolMatcher(pattern: string): (name: string) => boolean {
+  if (!/[*?]/.test(pattern)) return (name) => name === pattern;
+  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
+  return (name) => re.test(name);
+}
+
+/**
+ * Turns on V8's linear-time regexp engine: the `l` flag (used here only to vet patterns), and the
+ * automatic fallback to it when a backtracking match runs away. Both are process-wide, change no
+ * match result, and apply only to regexes without the `u`, `i` or `y` flags, so rules use none of
+ * them. Returns false when this V8 lacks the engine; patterns are then not vetted.
+ */
+let linearAvailable: boolean | undefined;
+function enableLinearRegExp(): boolean {
+  if (linearAvailable === undefined) {
+    try {
+      v8.setFlagsFromString('--enable-experimental-regexp-engine');
+      v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+      linearAvailable = new RegExp('a', 'l').test('a');
+    } catch {
+      linearAvailable = false;
+    }
+  }
+  return linearAvailable;
 }

@@ -14,13 +14,16 @@ export class JsonInputError extends Error {
   override readonly name = 'JsonInputError';
 }
 
+/** Deeper input is refused with a clear message rather than a stack overflow. */
+export const MAX_DEPTH = 256;
+
 /** Parses `text` as JSON, rejecting duplicate keys and forbidden keys at any depth. */
 export function parseStrictJson(text: string): unknown {
   return new StrictParser(text).parseDocument();
 }
 
 /** Checks an already-parsed value (MCP arguments, embedding callers) for forbidden keys and non-JSON values. */
-export function assertJsonValue(value: unknown, path = ''): void {
+export function assertJsonValue(value: unknown, path = '', depth = 0): void {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -30,15 +33,16 @@ export function assertJsonValue(value: unknown, path = ''): void {
       return;
     case 'object': {
       if (value === null) return;
+      if (depth >= MAX_DEPTH) throw new JsonInputError(`${path || '/'}: nested deeper than ${MAX_DEPTH} levels`);
       if (Array.isArray(value)) {
-        value.forEach((item, i) => assertJsonValue(item, `${path}/${i}`));
+        value.forEach((item, i) => assertJsonValue(item, `${path}/${i}`, depth + 1));
         return;
       }
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) throw new JsonInputError(`${path || '/'}: not a plain JSON object`);
       for (const key of Object.keys(value)) {
         if (FORBIDDEN_KEYS.has(key)) throw new JsonInputError(`${path}/${key}: the key "${key}" is not allowed`);
-        assertJsonValue((value as Record<string, unknown>)[key], `${path}/${key}`);
+        assertJsonValue((value as Record<string, unknown>)[key], `${path}/${key}`, depth + 1);
       }
       return;
     }
@@ -69,10 +73,11 @@ class StrictParser {
     return value;
   }
 
-  private parseValue(path: string): unknown {
+  private parseValue(path: string, depth = 0): unknown {
     const c = this.text.charCodeAt(this.i);
-    if (c === C.OpenBrace) return this.parseObject(path);
-    if (c === C.OpenBracket) return this.parseArray(path);
+    if ((c === C.OpenBrace || c === C.OpenBracket) && depth >= MAX_DEPTH) this.fail(`nested deeper than ${MAX_DEPTH} levels (at ${path})`);
+    if (c === C.OpenBrace) return this.parseObject(path, depth + 1);
+    if (c === C.OpenBracket) return this.parseArray(path, depth + 1);
     if (c === C.Quote) return this.parseString();
     if (c === C.Minus || (c >= C.Zero && c <= C.Nine)) return this.parseNumber();
     if (this.text.startsWith('true', this.i)) return (this.i += 4), true;
@@ -81,7 +86,7 @@ class StrictParser {
     return this.fail(this.i >= this.text.length ? 'unexpected end of input' : `unexpected character ${JSON.stringify(this.text[this.i])}`);
   }
 
-  private parseObject(path: string): Record<string, unknown> {
+  private parseObject(path: string, depth: number): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     this.i++;
     this.skipSpace();
@@ -97,7 +102,7 @@ class StrictParser {
       if (this.text.charCodeAt(this.i) !== C.Colon) this.fail('expected ":" after the property name');
       this.i++;
       this.skipSpace();
-      out[key] = this.parseValue(`${path}/${key}`);
+      out[key] = this.parseValue(`${path}/${key}`, depth);
       this.skipSpace();
       const c = this.text.charCodeAt(this.i++);
       if (c === C.CloseBrace) return out;
@@ -105,14 +110,14 @@ class StrictParser {
     }
   }
 
-  private parseArray(path: string): unknown[] {
+  private parseArray(path: string, depth: number): unknown[] {
     const out: unknown[] = [];
     this.i++;
     this.skipSpace();
     if (this.text.charCodeAt(this.i) === C.CloseBracket) return this.i++, out;
     for (;;) {
       this.skipSpace();
-      out.push(this.parseValue(`${path}/${out.length}`));
+      out.push(this.parseValue(`${path}/${out.length}`, depth));
       this.skipSpace();
       const c = this.text.charCodeAt(this.i++);
       if (c === C.CloseBracket) return out;
@@ -151,7 +156,10 @@ class StrictParser {
     m.lastIndex = start;
     if (!m.test(this.text)) this.fail('invalid number');
     this.i = m.lastIndex;
-    return Number(this.text.slice(start, this.i));
+    const value = Number(this.text.slice(start, this.i));
+    // 1e400 is valid JSON text but no double: Infinity would reach the tool while the canonical form says null.
+    if (!Number.isFinite(value)) this.fail('number out of range', start);
+    return value;
   }
 
   private skipSpace(): void {

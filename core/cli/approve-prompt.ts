@@ -1,28 +1,44 @@
 /**
- * The terminal's answer to a policy `ask`: shows the tool and the canonical input it will receive,
- * and reads y(es) / n(o) / a(lways for this exact input, this session) on stderr/stdin. Returns
- * `undefined` when there is no terminal: then `ask` is a denial unless `--yes`.
+ * The terminal's answer to a policy `ask`: shows the tool, the rule that asked and the canonical
+ * input the tool will receive, and reads y(es) / n(o) / a(lways). "always" is returned as is: the
+ * dispatcher stores it in the policy as an exact-input rule for this session (policy.ts), so it
+ * never covers another input. Anything but a clear yes is a no.
+ *
+ * Without a terminal there is no approver: `ask` is then a denial unless `--yes`.
  */
 import { createInterface } from 'node:readline/promises';
+import type { Readable, Writable } from 'node:stream';
 import type { ApproveFn } from '../dispatch.ts';
 
+/** The prompt on this process's terminal, or `undefined` when stdin or stderr is not one. */
 export function terminalApprover(): ApproveFn | undefined {
   if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
-  const always = new Set<string>();
-  return async ({ tool, input, decision }) => {
-    const key = `${tool.name}\u0000${input}`;
-    if (always.has(key)) return true;
-    const rl = createInterface({ input: process.stdin, output: process.stderr });
+  return promptApprover(process.stdin, process.stderr);
+}
+
+/**
+ * Asks on `output`, reads the answer from `input`. Tool calls of one agent turn run concurrently:
+ * their prompts are asked one after another, never interleaved.
+ */
+export function promptApprover(input: Readable, output: Writable): ApproveFn {
+  let queue: Promise<unknown> = Promise.resolve();
+  const ask = async (question: string): Promise<string> => {
+    const rl = createInterface({ input, output });
     try {
-      const why = decision.reason ? ` (${decision.reason})` : '';
-      const answer = (await rl.question(`\nApprove ${tool.name}${why}?\n  ${input}\n[y]es / [n]o / [a]lways for this input: `)).trim().toLowerCase();
-      if (answer === 'a' || answer === 'always') {
-        always.add(key);
-        return 'always';
-      }
-      return answer === 'y' || answer === 'yes';
+      return (await rl.question(question)).trim().toLowerCase();
     } finally {
       rl.close();
     }
+  };
+  return ({ tool, input: canonical, decision }) => {
+    const rule = decision.rule ? `rule ${decision.rule.id}` : 'the default policy';
+    const question = [
+      `\n${tool.name} (plugin ${tool.plugin}) needs approval: ${rule}${decision.reason ? `, ${decision.reason}` : ''}.`,
+      `  input: ${canonical}`,
+      '[y]es / [n]o / [a]lways for this exact input in this session: ',
+    ].join('\n');
+    const answer = queue.then(() => ask(question));
+    queue = answer.catch(() => undefined);
+    return answer.then((text) => (text === 'a' || text === 'always' ? 'always' : text === 'y' || text === 'yes'));
   };
 }

@@ -16,6 +16,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   tools: { summary: 'list every plugin with its status and its tools', load: async () => (await import('./tools.ts')).tools },
   check: { summary: 'load one plugin module and run the contract check (no config needed)', load: async () => (await import('./check.ts')).check },
   call: { summary: 'call one tool through the whole pipeline', load: async () => (await import('./call.ts')).call },
+  policy: { summary: 'policy check TOOL JSON: the decision, the rule and the canonical input', load: async () => (await import('./policy.ts')).policy },
   init: { summary: 'write a commented rousseau.config.ts', load: async () => (await import('./init.ts')).init },
 };
 
