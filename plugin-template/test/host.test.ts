@@ -1,6 +1,6 @@
-// The plugin as the host sees it: loaded from this package by rousseau-host's loader, checked
-// against the tool contract, and called through the host's whole pipeline (validation, policy,
-// timeout, output cap): what happens to it in a user's agent.
+// The plugin as the host sees it: loaded from this package by rousseau-host's own loader (in a
+// worker thread, the default for plugins), checked against the tool contract, and called through
+// the host's whole pipeline (validation, policy, timeout, output cap), as in a user's agent.
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -20,60 +20,68 @@ function hostWith(entry: { options?: unknown; timeoutMs?: number } = {}): Promis
 }
 
 describe('through the host', () => {
-  let host: Host | undefined;
-  let server: TestServer | undefined;
-  afterEach(async () => {
+  let server: TestServer;
+  let host: Host;
+  before(async () => {
+    // /slow accepts the request and never answers; anything else gets a small JSON body.
+    server = await startServer((req, res) => {
+      if (req.url !== '/slow') res.end('{"ok":true}');
+    });
+    host = await hostWith({ options: { baseUrl: server.url }, timeoutMs: 2000 });
+  });
+  after(async () => {
     await host?.close();
     await server?.close();
-    host = server = undefined;
   });
 
-  it('loads and passes the contract check, with api_get only when baseUrl is set', async () => {
-    host = await hostWith();
-    const [plain] = host.plugins();
-    expect(plain, JSON.stringify(plain?.error)).to.include({ status: 'loaded' });
-    expect(plain!.warnings ?? []).to.deep.equal([]);
-    expect(plain!.tools.map((t) => t.name)).to.deep.equal(['count_words']);
-    await host.close();
-
-    host = await hostWith({ options: { baseUrl: 'https://api.example.com' } });
-    const [configured] = host.plugins();
-    expect(configured, JSON.stringify(configured?.error)).to.include({ status: 'loaded' });
-    expect(configured!.tools.map((t) => t.name)).to.have.members(['count_words', 'api_get']);
+  it('loads and passes the contract check, with no warnings', () => {
+    const [plugin] = host.plugins();
+    expect(plugin, JSON.stringify(plugin?.error)).to.include({ status: 'loaded' });
+    expect(plugin!.warnings ?? []).to.deep.equal([]);
+    expect(plugin!.tools.map((t) => t.name)).to.have.members(['count_words', 'api_get']);
   });
 
-  it('runs a call through the pipeline, schema defaults applied', async () => {
-    host = await hostWith();
-    const result = await host.call('count_words', '{"text":"one two two"}');
-    expect(result).to.include({ isError: false, content: '3 words, 2 distinct\ntwo: 2\none: 1' });
+  it('runs calls through the pipeline, schema defaults applied', async () => {
+    expect(await host.call('count_words', '{"text":"one two two"}')).to.include({ isError: false, content: '3 words, 2 distinct\ntwo: 2\none: 1' });
+    expect(await host.call('api_get', { path: '/status' })).to.include({ isError: false, content: 'HTTP 200 OK\n{"ok":true}' });
   });
 
   it('rejects invalid input before the tool runs, naming the field, so the model can retry', async () => {
-    host = await hostWith();
     const wrongType = await host.call('count_words', { text: 42 });
     expect(wrongType).to.include({ isError: true, code: 'invalid_input' });
     expect(wrongType.content).to.include('/text');
     const unknownField = await host.call('count_words', { text: 'a', colour: 'red' });
     expect(unknownField).to.include({ isError: true, code: 'invalid_input' });
-    const outOfRange = await host.call('count_words', { text: 'a', top: 500 });
-    expect(outOfRange).to.include({ isError: true, code: 'invalid_input' });
-    expect(outOfRange.content).to.include('/top');
-  });
-
-  it('fails to load with a clear error when the options are invalid, naming the option', async () => {
-    host = await hostWith({ options: { baseUrl: 'ftp://nope', maxBytes: 1 } });
-    const [plugin] = host.plugins();
-    expect(plugin).to.include({ status: 'failed' });
-    expect(plugin!.error?.code).to.equal('RH_ERR_PLUGIN_OPTIONS');
-    expect(plugin!.error?.message).to.include('options/baseUrl').and.include('options/maxBytes');
+    const otherHost = await host.call('api_get', { path: '//evil.example/' });
+    expect(otherHost).to.include({ isError: true, code: 'invalid_input' });
+    expect(otherHost.content).to.include('/path');
   });
 
   it('times out a call that takes too long, and the tool lets go of its request', async () => {
-    server = await startServer(() => {}); // accepts the request, never answers
-    host = await hostWith({ options: { baseUrl: server.url }, timeoutMs: 300 });
     const result = await host.call('api_get', { path: '/slow' });
     expect(result).to.include({ isError: true, code: 'timeout' });
-    const request = server.requests[0]!;
-    if (!request.socket.destroyed) await once(request.socket, 'close'); // the signal reached fetch
+    const request = server.requests.find((r) => r.url === '/slow')!;
+    if (!request.socket.destroyed) await once(request.socket, 'close'); // the abort reached the connection
+  });
+
+  it('offers api_get only when options.baseUrl is set', async () => {
+    const plain = await hostWith();
+    try {
+      expect(plain.plugins()[0]!.tools.map((t) => t.name)).to.deep.equal(['count_words']);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('fails to load, naming each bad option, when the options are invalid', async () => {
+    const broken = await hostWith({ options: { baseUrl: 'ftp://nope', maxBytes: 1 } });
+    try {
+      const [plugin] = broken.plugins();
+      expect(plugin).to.include({ status: 'failed' });
+      expect(plugin!.error?.code).to.equal('RH_ERR_PLUGIN_OPTIONS');
+      expect(plugin!.error?.message).to.include('options/baseUrl').and.include('options/maxBytes');
+    } finally {
+      await broken.close();
+    }
   });
 });
