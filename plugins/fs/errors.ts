@@ -14,6 +14,7 @@ export type FsErrorCode =
   | 'binary_file'
   | 'too_large'
   | 'invalid_pattern'
+  | 'pattern_too_slow'
   | 'no_match'
   | 'not_unique'
   | 'invalid_edit'

@@ -7,11 +7,13 @@ import { resolveInWorkspace } from './confine.ts';
 import { FsToolError } from './errors.ts';
 import { globToRegExp } from './glob-pattern.ts';
 import { limitsOf } from './options.ts';
+import { MATCH_BUDGET_MS, RegexWorker } from './regex-worker.ts';
 import { looksBinary, plural } from './text.ts';
 import { walk, type WalkState } from './walk.ts';
 
 export const MAX_PATTERN_CHARS = 1000;
 const MAX_ROW_CHARS = 500;
+const BATCH_BYTES = 4 * 1024 * 1024;
 
 export const grepTool = defineTool({
   name: 'grep',
@@ -21,6 +23,7 @@ export const grepTool = defineTool({
     'include (a glob on file names such as "*.ts", or on paths below path when it has a "/", such as "src/**/*.ts"); ignore_case (default false).',
     'Output: one row per matching line, "path:line: text", paths relative to the workspace root, lines cut at 500 characters; "no matches" when none.',
     'Stops at 200 matches with a "[…]" marker. Does not enter .git or node_modules, does not follow symlinks, and skips binary files and files over 4 MiB (the output says how many).',
+    `A pattern that takes over ${MATCH_BUDGET_MS} ms on one file (catastrophic backtracking) stops the search with an error.`,
   ].join(' '),
   inputSchema: Type.Object(
     {
@@ -50,32 +53,50 @@ export const grepTool = defineTool({
     const walked: WalkState = { visited: 0, truncated: false };
     let capped = false;
 
+    if (!target.stat.isFile() && !target.stat.isDirectory()) {
+      throw new FsToolError('not_a_file', `${target.rel} is neither a regular file nor a directory`);
+    }
+    // Files go to the regex worker in batches of up to 4 MiB: one round trip per batch, not per file.
+    const matcher = new RegexWorker(regex);
+    const batch: { shown: string; text: string }[] = [];
+    let batchBytes = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const files = batch.splice(0);
+      batchBytes = 0;
+      const hits = await matcher.match(files.map((f) => f.text), files.map((f) => f.shown), ctx.signal);
+      files.forEach((file, n) => {
+        const lines = hits[n]!.length ? file.text.split('\n') : [];
+        for (const i of hits[n]!) {
+          if (rows.length >= maxResults) return void (capped = true);
+          const line = lines[i]!.endsWith('\r') ? lines[i]!.slice(0, -1) : lines[i]!;
+          rows.push(`${file.shown}:${i + 1}: ${line.length > MAX_ROW_CHARS ? `${line.slice(0, MAX_ROW_CHARS)}…` : line}`);
+        }
+      });
+    };
     const searchFile = async (file: string) => {
       const stat = await lstat(file);
       if (stat.size > maxFileBytes) return void skipped.large++;
       const bytes = await readFile(file);
       if (looksBinary(bytes)) return void skipped.binary++;
-      const lines = bytes.toString('utf8').split('\n');
-      const shown = relative(target.root, file);
-      for (let i = 0; i < lines.length; i++) {
-        const line = lines[i]!;
-        if (!regex.test(line)) continue;
-        if (rows.length >= maxResults) return void (capped = true);
-        const text = line.endsWith('\r') ? line.slice(0, -1) : line;
-        rows.push(`${shown}:${i + 1}: ${text.length > MAX_ROW_CHARS ? `${text.slice(0, MAX_ROW_CHARS)}…` : text}`);
-      }
+      if (batchBytes + bytes.length > BATCH_BYTES) await flush();
+      batch.push({ shown: relative(target.root, file), text: bytes.toString('utf8') });
+      batchBytes += bytes.length;
     };
 
-    if (target.stat.isFile()) {
-      await searchFile(target.real);
-    } else if (target.stat.isDirectory()) {
-      for await (const entry of walk(target.real, ctx.signal, walked)) {
-        if (!entry.dirent.isFile() || !matchesInclude(entry.rel)) continue;
-        await searchFile(join(target.real, entry.rel));
-        if (capped) break;
+    try {
+      if (target.stat.isFile()) {
+        await searchFile(target.real);
+      } else {
+        for await (const entry of walk(target.real, ctx.signal, walked)) {
+          if (!entry.dirent.isFile() || !matchesInclude(entry.rel)) continue;
+          await searchFile(join(target.real, entry.rel));
+          if (capped) break;
+        }
       }
-    } else {
-      throw new FsToolError('not_a_file', `${target.rel} is neither a regular file nor a directory`);
+      await flush();
+    } finally {
+      await matcher.close();
     }
 
     const notes: string[] = [];

@@ -77,6 +77,19 @@ describe('plugins/fs grep, glob and ls', () => {
       expect((await failure(tools.grepTool.execute({ pattern: 'x', path: 'dir-out' }, toolContext(ws.root)))).code).to.equal('symlink_escape');
     });
 
+    it('stops a catastrophically backtracking pattern without freezing the host thread', async () => {
+      writeFileSync(join(ws.root, 'redos.txt'), `${'a'.repeat(40)}!\n`);
+      let ticks = 0;
+      const heartbeat = setInterval(() => ticks++, 50);
+      try {
+        const error = await failure(tools.grepTool.execute({ pattern: '^(a+)+$', path: 'redos.txt' }, toolContext(ws.root)));
+        expect(error.code).to.equal('pattern_too_slow');
+      } finally {
+        clearInterval(heartbeat);
+      }
+      expect(ticks).to.be.above(5); // the event loop kept running while the worker backtracked
+    });
+
     it('reports an invalid regular expression', async () => {
       const error = await failure(tools.grepTool.execute({ pattern: '(unclosed' }, toolContext(ws.root)));
       expect(error.code).to.equal('invalid_pattern');
