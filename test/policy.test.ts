@@ -1,0 +1,115 @@
+// The policy on its own: rule compilation, precedence, defaults, the shipped rule, session rules.
+import { expect } from 'chai';
+import { compilePolicy, type Policy } from '../core/policy.ts';
+import { HostError } from '../core/errors.ts';
+
+const tool = (name: string, readOnly = false) => ({ name, ...(readOnly ? { annotations: { readOnly: true } } : {}) });
+
+/** Decides on a plain object input, computing its canonical JSON the way the dispatcher does. */
+function decide(policy: Policy, name: string, input: Record<string, unknown>, sessionId?: string, readOnly = false) {
+  return policy.decide(tool(name, readOnly), () => JSON.stringify(input), input, sessionId);
+}
+
+describe('policy', () => {
+  it('defaults: ask for other tools, allow for read-only ones; both configurable', () => {
+    const p = compilePolicy({ builtinRules: false });
+    expect(decide(p, 'write', {}).decision).to.equal('ask');
+    expect(decide(p, 'read', {}, undefined, true).decision).to.equal('allow');
+    const q = compilePolicy({ default: 'deny', readOnlyDefault: 'ask' });
+    expect(decide(q, 'write', {}).decision).to.equal('deny');
+    expect(decide(q, 'read', {}, undefined, true).decision).to.equal('ask');
+  });
+
+  it('precedence is deny, ask, allow whatever the order in the config', () => {
+    const p = compilePolicy({ allow: [{ tool: '*' }], ask: [{ tool: 'b*' }], deny: [{ tool: 'bad' }] });
+    expect(decide(p, 'bad', {})).to.deep.include({ decision: 'deny' });
+    expect(decide(p, 'bad', {}).rule).to.include({ id: 'policy.deny[0]', list: 'deny', tool: 'bad' });
+    expect(decide(p, 'bash', {}).rule?.id).to.equal('policy.ask[0]');
+    expect(decide(p, 'cat', {}).rule?.id).to.equal('policy.allow[0]');
+  });
+
+  it('where: every field must be present and match in full; non-strings are matched as canonical JSON', () => {
+    const p = compilePolicy({ default: 'deny', allow: [{ tool: 't', where: { path: 'src/.*', depth: '[0-3]' } }] });
+    expect(decide(p, 't', { path: 'src/a.ts', depth: 2 }).decision).to.equal('allow');
+    expect(decide(p, 't', { path: 'src/a.ts', depth: 12 }).decision).to.equal('deny');
+    expect(decide(p, 't', { path: 'lib/src/a.ts', depth: 1 }).decision).to.equal('deny');
+    expect(decide(p, 't', { path: 'src/a.ts' }).decision).to.equal('deny');
+  });
+
+  it('reads the canonical input only when a rule needs it', () => {
+    let reads = 0;
+    const p = compilePolicy({ allow: [{ tool: 'a' }], deny: [{ tool: 'b', match: 'x' }] });
+    const canonical = () => (reads++, '{}');
+    p.decide(tool('a'), canonical, {});
+    expect(reads).to.equal(0);
+    p.decide(tool('b'), canonical, {});
+    expect(reads).to.equal(1);
+  });
+
+  it('a bad rule is a config error naming the file and the rule', () => {
+    const error = (() => {
+      try {
+        compilePolicy({ deny: [{ tool: 'x', match: '[' }] }, '/project/rousseau.config.ts');
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).to.be.instanceOf(HostError);
+    expect((error as HostError).code).to.equal('RH_ERR_CONFIG_INVALID');
+    expect((error as HostError).message).to.include('/project/rousseau.config.ts').and.include('policy.deny[0].match: invalid regular expression');
+  });
+
+  describe('the shipped rule for http_get', () => {
+    const p = compilePolicy({ default: 'allow' });
+    const blocked = [
+      'https://169.254.169.254/latest/meta-data',
+      'https://127.0.0.1:8443/',
+      'https://LOCALHOST/',
+      'https://user:pw@10.0.0.5/x',
+      'https://192.168.1.1',
+      'https://172.20.0.1/',
+      'https://100.100.100.200/',
+      'https://[::1]/',
+      'https:\\\\169.254.169.254/',
+      'https://metadata.google.internal/computeMetadata/v1/',
+    ];
+    for (const url of blocked) {
+      it(`denies ${url}`, () => {
+        const d = decide(p, 'http_get', { url });
+        expect(d.decision).to.equal('deny');
+        expect(d.rule?.id).to.equal('builtin.deny[0]');
+        expect(d.reason).to.include('private');
+      });
+    }
+    it('lets public addresses through, and can be turned off', () => {
+      for (const url of ['https://example.com/', 'https://api.github.com/?next=http://127.0.0.1/', 'https://172.32.0.1/']) {
+        expect(decide(p, 'http_get', { url }).decision, url).to.equal('allow');
+      }
+      expect(decide(compilePolicy({ default: 'allow', builtinRules: false }), 'http_get', { url: 'https://127.0.0.1/' }).decision).to.equal('allow');
+    });
+  });
+
+  describe('session rules ("always")', () => {
+    it('allow exactly one tool + canonical input in one session, and nothing else', () => {
+      const p = compilePolicy({ default: 'ask' });
+      const rule = p.allowForSession('bash', '{"command":"ls"}', 's1');
+      expect(rule).to.include({ id: 'session.allow[0]', list: 'allow', tool: 'bash', input: '{"command":"ls"}' });
+      const granted = decide(p, 'bash', { command: 'ls' }, 's1');
+      expect(granted.decision).to.equal('allow');
+      expect(granted.rule).to.equal(rule);
+      expect(decide(p, 'bash', { command: 'ls -la' }, 's1').decision).to.equal('ask');
+      expect(decide(p, 'bash', { command: 'ls' }, 's2').decision).to.equal('ask');
+      expect(decide(p, 'bash', { command: 'ls' }).decision).to.equal('ask');
+      expect(decide(p, 'sh', { command: 'ls' }, 's1').decision).to.equal('ask');
+      // The same answer twice is one rule.
+      expect(p.allowForSession('bash', '{"command":"ls"}', 's1')).to.equal(rule);
+    });
+
+    it('never overrides a deny', () => {
+      const p = compilePolicy({ deny: [{ tool: 'bash', match: 'rm' }] });
+      p.allowForSession('bash', '{"command":"rm x"}', 's');
+      expect(decide(p, 'bash', { command: 'rm x' }, 's').decision).to.equal('deny');
+    });
+  });
+});
