@@ -3,7 +3,7 @@
 // so this is what an agent does with the tool, down to what the model is told and sees back.
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
-import { Agent, createHost, replayProvider, type Host, type ModelRequest, type Provider, type ToolResultsMessage } from 'rousseau-host';
+import { Agent, createHost, replayProvider, type Host, type Message, type ModelRequest, type Provider } from 'rousseau-host';
 
 const pluginDir = fileURLToPath(new URL('..', import.meta.url));
 
@@ -42,7 +42,7 @@ describe('in an agent loop (replay provider)', () => {
     expect(offered?.description).to.include('Count the words');
     expect(offered?.inputSchema).to.include({ type: 'object', additionalProperties: false });
 
-    const results = agent.messages.filter((m): m is ToolResultsMessage => m.role === 'tool').map((m) => m.results[0]!);
+    const results = agent.messages.filter((m): m is Extract<Message, { role: 'tool' }> => m.role === 'tool').map((m) => m.results[0]!);
     expect(results[0]).to.include({ name: 'count_words', isError: false, content: '5 words, 4 distinct\nthe: 2\n(3 more distinct words not listed)' });
     expect(results[1]).to.include({ name: 'count_words', isError: true, code: 'invalid_input' });
     expect(results[1]!.content).to.include('/top');
