@@ -15,7 +15,7 @@ export const globTool = defineTool({
     'Inputs: pattern, matched against paths relative to path ("*" and "?" within one path segment, "**" across segments, "{a,b}", "[abc]"),',
     'e.g. "**/*.ts" or "src/*.{js,json}"; path (the directory to search, default the workspace root).',
     'Output: matching paths relative to the workspace root, one per line, sorted, directories ending in "/"; "no matches" when none.',
-    'At most 1000 paths, then a "[…]" marker. Does not enter .git or node_modules and does not follow symlinks.',
+    'At most 1000 paths, then a "[…]" marker. Does not enter .git, node_modules or .rousseau and does not follow symlinks.',
   ].join(' '),
   inputSchema: Type.Object(
     {

@@ -1,13 +1,14 @@
 /**
  * The directory walk grep and glob share. It uses `readdir` entry types, so a symlink is seen as a
  * symlink and never followed: the walk cannot leave the directory it starts in. `.git` and
- * `node_modules` are not entered (their size drowns every result).
+ * `node_modules` are not entered (their size drowns every result), nor `.rousseau`, the host's
+ * state: its audit log records every grep pattern, so grep would always find itself there.
  */
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 
-export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
+export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules', '.rousseau']);
 export const MAX_WALK_ENTRIES = 100_000;
 
 export interface WalkEntry {

@@ -28,6 +28,7 @@ describe('plugins/fs grep, glob and ls', () => {
     put('src/style.css', 'needle { }\n');
     put('node_modules/dep/index.js', 'needle in node_modules\n');
     put('.git/objects/needle', 'needle in git\n');
+    put('.rousseau/audit.jsonl', '{"input":"{\\"pattern\\":\\"needle\\"}"}\n');
     put('image.bin', Buffer.from([0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0x00, 0x01]));
     symlinkSync(join(ws.outside, 'secret.txt'), join(ws.root, 'src', 'abs-link'));
   });
@@ -38,7 +39,7 @@ describe('plugins/fs grep, glob and ls', () => {
   const failure = (p: unknown) => Promise.resolve(p).then(() => expect.fail('expected a failure'), (e: Error & { code?: string }) => e);
 
   describe('grep', () => {
-    it('returns path:line: text rows, skipping .git, node_modules and binaries, and says what it skipped', async () => {
+    it('returns path:line: text rows, skipping .git, node_modules, .rousseau and binaries, and says what it skipped', async () => {
       const text = await grep({ pattern: 'needle' });
       expect(text.split('\n')).to.deep.equal(['src/style.css:1: needle { }', 'src/util/helper.ts:1: const needle = 1;', '(skipped 1 binary file and 0 files over 4194304 bytes)']);
     });
