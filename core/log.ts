@@ -4,7 +4,7 @@
  * colorize ignores both, so we decide). The audit trail is a separate JSON-lines file.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import winston from 'winston';
 import { hostError, messageOf } from './errors.ts';
@@ -94,26 +94,37 @@ export interface AuditSinkOptions {
 const RECORD = Symbol('audit record');
 const MESSAGE = Symbol.for('message'); // what winston's transports write
 
-/** Appends JSON lines to `file` through winston's File transport; `close()` waits for the flush. */
+/**
+ * Appends JSON lines to `file` through winston; `close()` resolves once they are written.
+ *
+ * The file is opened here, synchronously: a trail that cannot be written stops the host from
+ * starting (a config error naming the file), rather than losing records in silence. winston's File
+ * transport opens lazily and swallows stream errors, so we own the stream and hand it to a Stream
+ * transport: every later write error reaches `onError`.
+ */
 export function createAuditSink(file: string, { onError = () => {}, closeTimeoutMs = 5000 }: AuditSinkOptions = {}): AuditSink {
+  let fd: number;
   try {
     mkdirSync(dirname(file), { recursive: true });
+    fd = openSync(file, 'a');
   } catch (error) {
-    throw hostError('RH_ERR_CONFIG_INVALID', [`(log.audit: ${file})`, `  cannot create the audit file's directory: ${messageOf(error)}`], error);
+    throw hostError('RH_ERR_CONFIG_INVALID', [`(log.audit: ${file})`, `  cannot open the audit file for appending: ${messageOf(error)}`], error);
   }
-  const line = winston.format((info) => {
-    (info as Record<symbol, unknown>)[MESSAGE] = JSON.stringify((info as Record<symbol, unknown>)[RECORD]);
-    return info;
-  });
-  const transport = new winston.transports.File({ filename: file, format: line() });
-  const logger = winston.createLogger({ level: 'audit', levels: { audit: 0 }, transports: [transport], exitOnError: false });
   let failed: Error | undefined;
   const fail = (error: Error) => {
     if (failed) return;
     failed = error;
     onError(error);
   };
-  // Without listeners an unwritable file would be an uncaught 'error' event: the host must survive it.
+  const stream = createWriteStream(file, { fd });
+  const line = winston.format((info) => {
+    (info as Record<symbol, unknown>)[MESSAGE] = JSON.stringify((info as Record<symbol, unknown>)[RECORD]);
+    return info;
+  });
+  const transport = new winston.transports.Stream({ stream, format: line(), eol: '\n' });
+  const logger = winston.createLogger({ level: 'audit', levels: { audit: 0 }, transports: [transport], exitOnError: false });
+  // Without listeners a write error would be an uncaught 'error' event: the host must survive it.
+  stream.on('error', fail);
   logger.on('error', fail);
   transport.on('error', fail);
   let closing: Promise<void> | undefined;
@@ -141,8 +152,14 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
           clearTimeout(timer);
           resolve();
         };
-        transport.once('finish', done);
-        transport.once('error', done);
+        // winston is done when its transport finishes; the file, when our stream has flushed.
+        transport.once('finish', () =>
+          stream.end((error?: Error | null) => {
+            if (error) fail(error);
+            done();
+          }),
+        );
+        stream.once('error', done);
         try {
           logger.end();
         } catch (error) {

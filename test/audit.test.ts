@@ -1,0 +1,214 @@
+// The audit trail: one JSON line per decision and one per call outcome, in a real file, written
+// through winston, flushed by host.close() whatever happened to the call.
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import winston from 'winston';
+import type { HostConfig } from '../core/config-schema.ts';
+import { createHost, type Host, type HostOptions } from '../core/host.ts';
+import { auditedInput, createAuditSink } from '../core/log.ts';
+import { FIXTURES, tempDir } from './helpers.ts';
+
+const KIT = join(FIXTURES, 'policy', 'tools.ts');
+const CRASH = join(FIXTURES, 'policy', 'crash.ts');
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+type Line = Record<string, unknown>;
+
+function readLines(file: string): Line[] {
+  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+}
+
+describe('audit trail', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let file: string;
+  beforeEach(() => {
+    dir = tempDir();
+    file = join(dir.dir, 'audit', 'trail.jsonl');
+  });
+  afterEach(() => dir.cleanup());
+
+  function host(config: Partial<HostConfig> = {}, options: Partial<HostOptions> = {}): Promise<Host> {
+    return createHost({
+      cwd: dir.dir,
+      audit: file,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: KIT, isolation: 'inline' }], policy: { default: 'allow', deny: [{ tool: 'shell_run', match: 'rm ', reason: 'no deletes' }] }, ...config },
+      ...options,
+    });
+  }
+
+  /** The lines of one call, by its id. */
+  const linesOf = (lines: Line[], callId: string) => lines.filter((l) => l.callId === callId);
+
+  it('an allowed call: a decision line with the input and its hash, then a call line with the outcome', async () => {
+    const h = await host();
+    const r = await h.call('shell_run', '{ "command" : "\\u006cs" }', { callId: 'c-allow', sessionId: 's1' });
+    await h.close();
+    const [decision, call, ...rest] = linesOf(readLines(file), 'c-allow');
+    expect(rest).to.deep.equal([]);
+    const canonical = '{"command":"ls"}';
+    expect(decision).to.deep.equal({
+      time: decision!.time,
+      event: 'decision',
+      callId: 'c-allow',
+      sessionId: 's1',
+      plugin: 'policy-kit',
+      tool: 'shell_run',
+      inputSha256: sha256(canonical),
+      inputBytes: canonical.length,
+      input: canonical,
+      decision: 'allow',
+    });
+    expect(new Date(decision!.time as string).toISOString()).to.equal(decision!.time);
+    expect(call).to.deep.equal({
+      time: call!.time,
+      event: 'call',
+      callId: 'c-allow',
+      sessionId: 's1',
+      plugin: 'policy-kit',
+      tool: 'shell_run',
+      inputSha256: sha256(canonical),
+      decision: 'allow',
+      outcome: 'ok',
+      durationMs: r.durationMs,
+      bytes: Buffer.byteLength('ran: ls'),
+    });
+  });
+
+  it('denied and headless-ask calls: the rule, the reason and the answer are on the decision line', async () => {
+    const h = await host({ policy: { default: 'allow', deny: [{ tool: 'shell_run', match: 'rm ', reason: 'no deletes' }], ask: [{ tool: 'shell_runner' }] } });
+    await h.call('shell_run', '{"command":"rm -rf x"}', { callId: 'c-deny' });
+    await h.call('shell_runner', '{"command":"ls"}', { callId: 'c-ask' });
+    await h.close();
+    const lines = readLines(file);
+    const [deny, denyCall] = linesOf(lines, 'c-deny');
+    expect(deny).to.include({ event: 'decision', decision: 'deny', rule: 'policy.deny[0]', reason: 'no deletes' });
+    expect(denyCall).to.include({ event: 'call', decision: 'deny', rule: 'policy.deny[0]', outcome: 'error', code: 'denied' });
+    const [ask, askCall] = linesOf(lines, 'c-ask');
+    expect(ask).to.include({ event: 'decision', decision: 'ask', rule: 'policy.ask[0]', answer: 'no_approver' });
+    expect(askCall).to.include({ event: 'call', outcome: 'error', code: 'denied' });
+  });
+
+  it('an "always" answer is on the decision line, and the next same call names the session rule', async () => {
+    const h = await host({ policy: { ask: [{ tool: 'shell_run' }] } }, { approve: () => 'always' });
+    await h.call('shell_run', '{"command":"ls"}', { callId: 'first', sessionId: 's' });
+    await h.call('shell_run', '{"command":"ls"}', { callId: 'second', sessionId: 's' });
+    await h.close();
+    const lines = readLines(file);
+    expect(linesOf(lines, 'first')[0]).to.include({ decision: 'ask', rule: 'policy.ask[0]', answer: 'approved_always' });
+    expect(linesOf(lines, 'second')[0]).to.include({ decision: 'allow', rule: 'session.allow[0]' });
+    expect(linesOf(lines, 'second')[1]).to.include({ outcome: 'ok' });
+  });
+
+  it('input that never reaches the policy leaves one call line and no decision', async () => {
+    const h = await host();
+    await h.call('shell_run', '{"command":"ls","command":"rm"}', { callId: 'c-dup' });
+    await h.call('nope', '{}', { callId: 'c-unknown' });
+    await h.call('shell_run', '{"command":1}', { callId: 'c-invalid' });
+    await h.close();
+    const lines = readLines(file);
+    for (const [id, code] of [['c-dup', 'invalid_json'], ['c-unknown', 'unknown_tool'], ['c-invalid', 'invalid_input']] as const) {
+      const mine = linesOf(lines, id);
+      expect(mine, id).to.have.length(1);
+      expect(mine[0]).to.include({ event: 'call', outcome: 'error', code });
+      expect(mine[0]).to.not.have.property('decision');
+    }
+  });
+
+  it('a timeout, a throw and a crash each leave exactly their decision and call lines', async () => {
+    const h = await host({ plugins: [{ module: KIT, isolation: 'inline' }, { module: CRASH, isolation: 'worker' }] });
+    const timedOut = await h.call('hang', '{"tag":"t"}', { callId: 'c-timeout' });
+    const failed = await h.call('fail', '{}', { callId: 'c-fail' });
+    const crashed = await h.call('crash', '{"code":3}', { callId: 'c-crash' });
+    expect([timedOut.code, failed.code, crashed.code]).to.deep.equal(['timeout', 'tool_error', 'crashed']);
+    await h.close();
+    const lines = readLines(file);
+    for (const [id, code, result] of [['c-timeout', 'timeout', timedOut], ['c-fail', 'tool_error', failed], ['c-crash', 'crashed', crashed]] as const) {
+      const mine = linesOf(lines, id);
+      expect(mine.map((l) => l.event), id).to.deep.equal(['decision', 'call']);
+      expect(mine[1]).to.include({ outcome: 'error', code, durationMs: result.durationMs, bytes: Buffer.byteLength(result.content) });
+      expect(mine[1]!.inputSha256).to.equal(mine[0]!.inputSha256);
+    }
+  });
+
+  it('input over log.auditInputCap is cut (never inside a character) and flagged; hash and size cover all of it', async () => {
+    const h = await host({ log: { auditInputCap: 24 } });
+    const text = `${'a'.repeat(10)}${'é'.repeat(20)}`;
+    await h.call('open_echo', JSON.stringify({ text }), { callId: 'c-big' });
+    await h.close();
+    const [decision] = linesOf(readLines(file), 'c-big');
+    const canonical = JSON.stringify({ text });
+    expect(decision).to.include({ inputTruncated: true, inputBytes: Buffer.byteLength(canonical), inputSha256: sha256(canonical) });
+    const kept = decision!.input as string;
+    expect(canonical.startsWith(kept)).to.equal(true);
+    expect(Buffer.byteLength(kept)).to.be.at.most(24).and.at.least(23);
+    expect(kept).to.not.include('\uFFFD');
+  });
+
+  it('auditedInput keeps short input whole', () => {
+    expect(auditedInput('{"a":"é"}', 100)).to.deep.equal({ inputSha256: sha256('{"a":"é"}'), inputBytes: 10, input: '{"a":"é"}' });
+    expect(auditedInput('{"a":"é"}', 7)).to.include({ input: '{"a":"', inputTruncated: true });
+  });
+
+  it('defaults to .rousseau/audit.jsonl in the workspace; log.audit: false writes nothing', async () => {
+    const plugins = [{ module: KIT, isolation: 'inline' as const }];
+    const a = await createHost({ cwd: dir.dir, logLevel: 'error', config: { builtins: false, plugins, policy: { default: 'allow' } } });
+    await a.call('shell_run', '{"command":"ls"}');
+    await a.close();
+    expect(readLines(join(dir.dir, '.rousseau', 'audit.jsonl')).map((l) => l.event)).to.deep.equal(['decision', 'call']);
+
+    const off = tempDir();
+    try {
+      const b = await createHost({ cwd: off.dir, logLevel: 'error', config: { builtins: false, plugins, policy: { default: 'allow' }, log: { audit: false } } });
+      await b.call('shell_run', '{"command":"ls"}');
+      await b.close();
+      expect(existsSync(join(off.dir, '.rousseau'))).to.equal(false);
+    } finally {
+      off.cleanup();
+    }
+  });
+
+  it('close() flushes every line at once, even right after a burst of calls', async () => {
+    const h = await host();
+    await Promise.all(Array.from({ length: 300 }, (_, i) => h.call('shell_run', JSON.stringify({ command: `echo ${i}` }), { callId: `burst-${i}` })));
+    await h.close();
+    const lines = readLines(file);
+    expect(lines.filter((l) => String(l.callId).startsWith('burst-'))).to.have.length(600);
+  });
+
+  it('an audit file that cannot be opened stops the host from starting, with a config error naming it', async () => {
+    mkdirSync(file, { recursive: true }); // a directory where the file should be
+    const error = await host().then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
+    expect(error?.code).to.equal('RH_ERR_CONFIG_INVALID');
+    expect(error?.message).to.include(file).and.include('EISDIR');
+  });
+
+  it('a write that fails later (a full disk: /dev/full) is reported, and neither calls nor close() throw', async () => {
+    const seen = new PassThrough();
+    let logged = '';
+    seen.on('data', (d: Buffer) => (logged += d.toString()));
+    const logger = winston.createLogger({ level: 'error', transports: [new winston.transports.Stream({ stream: seen })] });
+    const h = await host({}, { logger, audit: '/dev/full' });
+    const r = await h.call('shell_run', '{"command":"ls"}');
+    expect(r).to.include({ isError: false });
+    await h.close();
+    expect(logged).to.include('audit trail').and.include('ENOSPC');
+  });
+
+  it('a sink drops (and reports) records written after close, and closing twice is fine', async () => {
+    const errors: string[] = [];
+    const sink = createAuditSink(file, { onError: (e) => errors.push(e.message) });
+    sink.write({ event: 'call', callId: 'before' });
+    await sink.close();
+    sink.write({ event: 'call', callId: 'after' });
+    await sink.close();
+    expect(readLines(file).map((l) => l.callId)).to.deep.equal(['before']);
+    expect(errors.join('\n')).to.include('after close dropped');
+  });
+});
