@@ -188,8 +188,10 @@ function findConfig(dir) {
   }
 }
 
+/** How the config names the plugin: relative when it is near, absolute when it is far away. */
 function modulePath(from, to) {
   const rel = relative(from, to).split(sep).join('/');
+  if (rel.startsWith('../..')) return to;
   return rel.startsWith('..') ? rel : `./${rel}`;
 }
 
