@@ -1,0 +1,65 @@
+// `rousseau-host policy check TOOL JSON`: the real bin, a real config in a temp dir.
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli, tempDir } from '../helpers.ts';
+
+// A plain-JS plugin (no transpiling, so each CLI run starts fast) whose tool records that it ran.
+const PLUGIN = `import { writeFileSync } from 'node:fs';
+export default { name: 'shellish', version: '1.0.0', tools: [{
+  name: 'shell_run', description: 'Pretends to run a command.',
+  inputSchema: { type: 'object', properties: { command: { type: 'string', description: 'The command.' } }, required: ['command'], additionalProperties: false },
+  execute: ({ command }) => { writeFileSync(new URL('./ran', import.meta.url), command); return 'ran'; },
+}] };
+`;
+const CONFIG = `export default {
+  builtins: false,
+  plugins: [{ module: './shellish.mjs', isolation: 'inline' }],
+  policy: { default: 'ask', deny: [{ tool: 'shell_run', match: '"command":"rm -rf', reason: 'no recursive deletes' }], allow: [{ tool: 'shell_run', where: { command: 'ls( -[a-z]+)*' } }] },
+};
+`;
+
+describe('cli: policy check', () => {
+  let dir: ReturnType<typeof tempDir>;
+  before(() => {
+    dir = tempDir();
+    dir.write('shellish.mjs', PLUGIN);
+    dir.write('rousseau.config.mjs', CONFIG);
+  });
+  after(() => dir.cleanup());
+
+  it('--json: the decision, the rule and the canonical input of an escaped, spaced input; exit 0; nothing runs, nothing is audited', async () => {
+    const r = await runCli(['policy', 'check', 'shell_run', '{ "\\u0063ommand" : "\\u0072m -rf /" }', '--json'], { cwd: dir.dir });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout)).to.deep.equal({
+      decision: 'deny',
+      rule: { tool: 'shell_run', match: '"command":"rm -rf', reason: 'no recursive deletes', id: 'policy.deny[0]', list: 'deny' },
+      reason: 'no recursive deletes',
+      canonical: '{"command":"rm -rf /"}',
+    });
+    expect(existsSync(join(dir.dir, 'ran'))).to.equal(false);
+    expect(existsSync(join(dir.dir, '.rousseau'))).to.equal(false);
+  });
+
+  it('prints the decision for people; a default decision has no rule', async () => {
+    const allowed = await runCli(['policy', 'check', 'shell_run', '{"command":"ls -la"}'], { cwd: dir.dir });
+    expect(allowed.code).to.equal(0);
+    expect(allowed.stdout).to.equal('allow  (rule policy.allow[0])\ncanonical input: {"command":"ls -la"}\n');
+    const asked = await runCli(['policy', 'check', 'shell_run', '-', '--json'], { cwd: dir.dir, input: '{"command":"ls && rm -rf x"}' });
+    expect(asked.code).to.equal(0);
+    expect(JSON.parse(asked.stdout)).to.deep.equal({ decision: 'ask', canonical: '{"command":"ls && rm -rf x"}' });
+  });
+
+  it('input is validated first: invalid input or an unknown tool is exit 1 with the reason; usage errors are exit 2', async () => {
+    const invalid = await runCli(['policy', 'check', 'shell_run', '{"command":"ls","sudo":true}', '--json'], { cwd: dir.dir });
+    expect(invalid.code).to.equal(1);
+    expect(JSON.parse(invalid.stdout).error).to.include({ code: 'invalid_input' });
+    expect(invalid.stderr).to.include('/sudo');
+    const unknown = await runCli(['policy', 'check', 'nope', '{}', '--json'], { cwd: dir.dir });
+    expect(unknown.code).to.equal(1);
+    expect(JSON.parse(unknown.stdout).error).to.include({ code: 'unknown_tool' });
+    const usage = await runCli(['policy', 'check'], { cwd: dir.dir });
+    expect(usage.code).to.equal(2);
+    expect(usage.stderr).to.include('policy check takes a TOOL name');
+  });
+});

@@ -1,0 +1,70 @@
+// The strict parser: what JSON.parse lets through and a tool input must not.
+import { expect } from 'chai';
+import { assertJsonValue, JsonInputError, MAX_DEPTH, parseStrictJson } from '../core/safe-json.ts';
+
+const rejects = (text: string, message: RegExp) => expect(() => parseStrictJson(text), text).to.throw(JsonInputError, message);
+
+describe('strict JSON', () => {
+  it('parses what JSON.parse parses, the same way', () => {
+    for (const text of ['{}', '[]', '{"a":[1,-2.5e3,true,false,null,"x\\n\\u00e9"]}', ' {\n"a" : {"b":{}} }\t', '"s"', '0']) {
+      expect(parseStrictJson(text), text).to.deep.equal(JSON.parse(text));
+    }
+  });
+
+  it('rejects duplicate keys, also when one is escaped, at any depth, with the path', () => {
+    rejects('{"command":"ls","command":"rm -rf /"}', /duplicate key "command" \(at \/command\)/);
+    rejects('{"a":{"k":1,"\\u006b":2}}', /duplicate key "k" \(at \/a\/k\)/);
+    rejects('[{"x":1},{"x":1,"x":2}]', /at \/1\/x/);
+  });
+
+  it('rejects __proto__, constructor and prototype keys, escaped or not', () => {
+    rejects('{"__proto__":{"admin":true}}', /"__proto__" is not allowed/);
+    rejects('{"\\u005f_proto__":{}}', /"__proto__" is not allowed/);
+    rejects('{"a":{"constructor":{"prototype":{}}}}', /"constructor" is not allowed \(at \/a\/constructor\)/);
+    rejects('{"prototype":1}', /"prototype" is not allowed/);
+    expect(({} as Record<string, unknown>).admin).to.equal(undefined);
+  });
+
+  it('rejects what is not JSON, saying where', () => {
+    rejects('', /empty input/);
+    rejects('{"a":1} x', /unexpected text after the JSON value at position 8/);
+    rejects("{'a':1}", /expected a property name in double quotes/);
+    rejects('{"a":1,}', /expected a property name/);
+    rejects('{"a":"\u0001"}', /control character in string/);
+    rejects('{"a":"\\x"}', /invalid escape/);
+    rejects('{"a":01}', /expected "," or "}"/);
+    rejects('{"a":NaN}', /unexpected character "N"/);
+    rejects('{"a":"open', /unterminated string/);
+  });
+
+  it('rejects numbers no double can hold (the tool would get Infinity while the canonical form says null)', () => {
+    rejects('{"n":1e400}', /number out of range at position 5/);
+    rejects('{"n":-1e309}', /number out of range/);
+    expect(parseStrictJson('{"n":1e308}')).to.deep.equal({ n: 1e308 });
+  });
+
+  it(`rejects nesting deeper than ${MAX_DEPTH} levels instead of overflowing the stack`, () => {
+    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    expect(() => parseStrictJson(deep(MAX_DEPTH))).to.not.throw();
+    rejects(deep(MAX_DEPTH + 1), /nested deeper than 256 levels/);
+    rejects(deep(100_000), /nested deeper/);
+  });
+
+  describe('assertJsonValue (already-parsed input)', () => {
+    it('accepts plain JSON values and null-prototype objects', () => {
+      expect(() => assertJsonValue({ a: [1, 'x', null, { b: false }] })).to.not.throw();
+      expect(() => assertJsonValue(Object.assign(Object.create(null) as object, { a: 1 }))).to.not.throw();
+    });
+
+    it('rejects forbidden own keys, non-finite numbers, class instances, functions, undefined and cycles', () => {
+      expect(() => assertJsonValue(JSON.parse('{"__proto__":{}}'))).to.throw(JsonInputError, /"__proto__" is not allowed/);
+      expect(() => assertJsonValue({ n: NaN })).to.throw(JsonInputError, /\/n: NaN is not a JSON number/);
+      expect(() => assertJsonValue({ d: new Date() })).to.throw(JsonInputError, /\/d: not a plain JSON object/);
+      expect(() => assertJsonValue({ f: () => 1 })).to.throw(JsonInputError, /a function is not a JSON value/);
+      expect(() => assertJsonValue({ u: undefined })).to.throw(JsonInputError, /a undefined is not a JSON value/);
+      const cycle: Record<string, unknown> = {};
+      cycle.self = cycle;
+      expect(() => assertJsonValue(cycle)).to.throw(JsonInputError, /nested deeper/);
+    });
+  });
+});
