@@ -29,6 +29,7 @@ Exit codes: 0 created, 1 refused or failed, 2 usage error.`;
 
 /** The plugin name the host derives from a package name (see the template's src/index.ts). */
 const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
+const PACKAGE_NAME_RULE = 'the plugin name (what follows rousseau-plugin-) must be lowercase letters, digits and dashes, starting with a letter';
 const DEFAULT_DESCRIPTION = 'Tools for rousseau-host.';
 /** Where rousseau-host looks for its config (DESIGN §1.2), for the "add it to your config" hint. */
 const CONFIG_FILES = [
@@ -74,9 +75,14 @@ async function main(argv) {
     }
     const target = resolve(dir);
 
-    let name = values.name ?? basename(target);
-    if (values.name === undefined && ask) name = await ask.text('Package name', packageName(name));
-    const pkgName = validPackageName(name);
+    const suggested = validPackageName(values.name ?? basename(target), { strict: values.name !== undefined || !ask });
+    let pkgName = suggested;
+    while (values.name === undefined && ask) {
+      const answer = await ask.text('Package name', suggested ?? 'rousseau-plugin-my-tool');
+      pkgName = validPackageName(answer, { strict: false });
+      if (pkgName) break;
+      process.stderr.write(`"${answer}" cannot be a plugin package name: ${PACKAGE_NAME_RULE}\n`);
+    }
 
     const description = values.description ?? (ask ? await ask.text('Description', DEFAULT_DESCRIPTION) : DEFAULT_DESCRIPTION);
 
@@ -87,7 +93,6 @@ async function main(argv) {
         throw new Error(`${target} is not empty; choose another directory, or pass --force to write into it (npm create rousseau-tool ${dir} -- --force)`);
       }
     }
-    ask?.close();
 
     scaffold(target, { pkgName, description });
     print(nextSteps(target, pkgName));
@@ -111,16 +116,17 @@ function shortName(pkgName) {
   return pkgName.replace(/^@([^/]+)\/rousseau-plugin$/, '$1').replace(/^(?:@[^/]+\/)?rousseau-plugin-/, '');
 }
 
-function validPackageName(input) {
+/**
+ * The package name `input` makes, if it makes a valid one whose plugin name the host accepts.
+ * Strict (flags, no terminal): a usage error when it does not; otherwise undefined, to ask again.
+ */
+function validPackageName(input, { strict }) {
   const pkgName = packageName(input);
   const plugin = shortName(pkgName);
-  if (!/^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(pkgName) || pkgName.length > 214) {
-    throw new UsageError(`"${input}" does not make a valid npm package name (got "${pkgName}")`);
-  }
-  if (!PLUGIN_NAME.test(plugin)) {
-    throw new UsageError(`"${input}" gives the plugin name "${plugin}", which must match ${PLUGIN_NAME} (lowercase letters, digits and dashes, starting with a letter)`);
-  }
-  return pkgName;
+  const valid = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(pkgName) && pkgName.length <= 214 && PLUGIN_NAME.test(plugin);
+  if (valid) return pkgName;
+  if (strict) throw new UsageError(`"${input}" makes the package name "${pkgName}" and the plugin name "${plugin}": ${PACKAGE_NAME_RULE}`);
+  return undefined;
 }
 
 function isEmptyDir(dir) {

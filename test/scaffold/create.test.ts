@@ -100,31 +100,35 @@ describe('create-rousseau-tool', () => {
     expect(r.stderr).to.equal(''); // nothing asked, nothing complained about
   });
 
-  it('asks for what the flags leave out when it runs on a terminal', async function () {
+  it('asks for what the flags leave out when it runs on a terminal', async () => {
     // `script` gives the scaffolder a real pseudo-terminal; the answers are typed into it.
     const child = spawn('script', ['-qfec', `"${process.execPath}" "${SCAFFOLDER}"`, '/dev/null'], { cwd: tmp.dir, env: { ...process.env, NO_COLOR: '1' } });
     let screen = '';
-    let unanswered = ''; // what the terminal showed since the last answer, escape codes removed
-    const answers: [string, string][] = [
-      ['Directory for the new plugin (my-tool): ', 'tty-tool'],
-      ['Package name (rousseau-plugin-tty-tool): ', ''],
-      ['Description (Tools for rousseau-host.): ', 'Typed in.'],
+    let unread = ''; // what the terminal showed after the last expected text, escape codes removed
+    // What the terminal shows, and what is typed in reply (nothing when it is not a question).
+    const dialogue: { expect: string; type?: string }[] = [
+      { expect: 'Directory for the new plugin (my-tool): ', type: 'tty-tool' },
+      { expect: 'Package name (rousseau-plugin-tty-tool): ', type: '123' },
+      { expect: '"123" cannot be a plugin package name' },
+      { expect: 'Package name (rousseau-plugin-tty-tool): ', type: '' }, // asked again, the suggestion kept
+      { expect: 'Description (Tools for rousseau-host.): ', type: 'Typed in.' },
     ];
     child.stdout.on('data', (d: Buffer) => {
       screen += d.toString();
-      unanswered += d.toString().replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
-      const next = answers[0];
-      if (next && unanswered.includes(next[0])) {
-        answers.shift();
-        unanswered = '';
-        child.stdin.write(`${next[1]}\r`);
+      unread += d.toString().replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
+      for (let next = dialogue[0]; next; next = dialogue[0]) {
+        const at = unread.indexOf(next.expect);
+        if (at < 0) break;
+        unread = unread.slice(at + next.expect.length);
+        dialogue.shift();
+        if (next.type !== undefined) child.stdin.write(`${next.type}\r`);
       }
     });
     const stuck = setTimeout(() => child.kill('SIGKILL'), 15_000); // a prompt that never came: end it, show the screen
     const code = await new Promise((resolve) => child.on('close', resolve));
     clearTimeout(stuck);
     expect(code, screen).to.equal(0);
-    expect(answers, screen).to.deep.equal([]);
+    expect(dialogue, screen).to.deep.equal([]);
     expect(readJson(join(tmp.dir, 'tty-tool', 'package.json'))).to.include({ name: 'rousseau-plugin-tty-tool', description: 'Typed in.' });
   });
 });
