@@ -13,7 +13,7 @@ import { JsonInputError } from './safe-json.ts';
 export function canonicalJson(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value.normalize('NFC'));
+      return quote(value);
     case 'number':
       // Number-to-string is the shortest text that reads back as the same double (ECMA-262 §6.1.6.1.20).
       return Number.isFinite(value) ? (value === 0 ? '0' : String(value)) : 'null';
@@ -21,10 +21,24 @@ export function canonicalJson(value: unknown): string {
       return value ? 'true' : 'false';
     case 'object': {
       if (value === null) return 'null';
-      if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-      const entries = normalizedEntries(value as Record<string, unknown>, '');
-      entries.sort(byKey);
-      return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + canonicalJson(value[i]);
+        return `${out}]`;
+      }
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj);
+      if (keys.some(mayChange)) {
+        const entries = normalizedEntries(obj, '').sort(byKey);
+        return `{${entries.map(([k, v]) => `${quote(k)}:${canonicalJson(v)}`).join(',')}}`;
+      }
+      keys.sort(); // the default order compares UTF-16 code units
+      let out = '{';
+      for (const key of keys) {
+        const v = obj[key];
+        if (v !== undefined) out += (out.length > 1 ? ',' : '') + quote(key) + ':' + canonicalJson(v);
+      }
+      return `${out}}`;
     }
     default:
       return 'null';
@@ -35,36 +49,61 @@ export function canonicalJson(value: unknown): string {
  * The value as the tool receives it: strings and keys in NFC, `-0` as `0`, nothing else changed.
  * Two keys of one object that are equal after NFC (`"é"` written precomposed and decomposed) are
  * rejected, not merged: a merge would let one of them hide from a rule that reads the other.
+ * Copy on write: what needs no change is returned as is (the argument is never modified).
  */
 export function normalizeValue<T>(value: T, path = ''): T {
-  if (typeof value === 'string') return value.normalize('NFC') as T;
+  if (typeof value === 'string') return (mayChange(value) ? value.normalize('NFC') : value) as T;
   if (typeof value === 'number') return (value === 0 ? 0 : value) as T;
   if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((item, i) => normalizeValue(item, `${path}/${i}`)) as T;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of normalizedEntries(value as Record<string, unknown>, path)) out[k] = normalizeValue(v, `${path}/${k}`);
-  return out as T;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const normal = normalizeValue(item, `${path}/${i}`);
+      if (!Object.is(normal, item)) (out ??= value.slice())[i] = normal;
+    }
+    return (out ?? value) as T;
+  }
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  if (keys.some(mayChange)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of normalizedEntries(obj, path)) out[k] = normalizeValue(v, `${path}/${k}`);
+    return out as T;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const key of keys) {
+    const item = obj[key];
+    const normal = normalizeValue(item, `${path}/${key}`);
+    if (!Object.is(normal, item)) (out ??= { ...obj })[key] = normal;
+  }
+  return (out ?? value) as T;
+}
+
+/**
+ * Whether NFC or JSON escaping may change a string. Below U+0300 nothing composes (the first
+ * combining mark is U+0300), so only `"`, `\\`, control characters and U+0300 and up (surrogates
+ * included) send a string down the slow path: most inputs never call `normalize`, which costs more
+ * than the rest of the canonical form.
+ */
+const SLOW = /["\\\u0000-\u001f\u0300-\uffff]/;
+const mayChange = (text: string) => SLOW.test(text);
+
+function quote(text: string): string {
+  return SLOW.test(text) ? JSON.stringify(text.normalize('NFC')) : `"${text}"`;
 }
 
 /** The own entries with NFC keys (`undefined` values dropped, as JSON would); throws on a collision. */
 function normalizedEntries(obj: Record<string, unknown>, path: string): [string, unknown][] {
   const entries: [string, unknown][] = [];
-  let renamed = false;
+  const seen = new Set<string>();
   for (const key of Object.keys(obj)) {
     const value = obj[key];
     if (value === undefined) continue;
     const nfc = key.normalize('NFC');
-    if (nfc !== key) renamed = true;
+    if (seen.has(nfc)) throw new JsonInputError(`two keys at ${path || '/'} are both "${nfc}" once Unicode-normalised (NFC); give each key once`);
+    seen.add(nfc);
     entries.push([nfc, value]);
-  }
-  if (renamed) {
-    const seen = new Set<string>();
-    for (const [key] of entries) {
-      if (seen.has(key)) {
-        throw new JsonInputError(`two keys at ${path || '/'} are both "${key}" once Unicode-normalised (NFC); give each key once`);
-      }
-      seen.add(key);
-    }
   }
   return entries;
 }

@@ -7,6 +7,8 @@ import { formatRows, type Row } from './bench/report.ts';
 const SECTIONS: Record<string, () => Promise<{ run(): Promise<Row[]> }>> = {
   core: () => import('./bench/core.ts'),
   agent: () => import('./bench/agent.ts'),
+  mcp: () => import('./bench/mcp.ts'),
+  policy: () => import('./bench/policy.ts'),
 };
 
 const only = process.argv.slice(2);
