@@ -20,6 +20,9 @@ const NO_ELICITATION: jsonSchemaValidator = {
   getValidator: () => () => ({ valid: false, data: undefined, errorMessage: 'rousseau-host sends no elicitation requests' }),
 };
 
+/** How long a result waits after the call's last progress notification (see typescript-sdk#2580). */
+const PROGRESS_SETTLE_MS = 10;
+
 export interface McpServerOptions {
   /** Promise `notifications/tools/list_changed` (stdio: there is a connection to send it on). */
   listChanged: boolean;
@@ -39,13 +42,14 @@ export function createMcpServer(host: Host, { listChanged }: McpServerOptions): 
     const options: CallOptions = { signal: extra.signal };
     if (extra.sessionId) options.sessionId = extra.sessionId;
     const token = _meta?.progressToken;
+    let sent: Promise<void> | undefined;
     if (token !== undefined) {
       // MCP requires progress to increase; a tool that reports 3 then 2 is not the client's problem.
       let last = -Infinity;
       options.onProgress = ({ done, total, message }) => {
         if (!(done > last)) return;
         last = done;
-        void extra
+        sent = extra
           .sendNotification({
             method: 'notifications/progress',
             params: { progressToken: token, progress: done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) },
@@ -53,7 +57,15 @@ export function createMcpServer(host: Host, { listChanged }: McpServerOptions): 
           .catch(() => {}); // the client left: the call's signal tells the tool
       };
     }
-    return toCallToolResult(await host.call(name, args ?? {}, options));
+    const result = await host.call(name, args ?? {}, options);
+    if (sent) {
+      // SDK v1 clients handle notifications a microtask late but responses at once, so progress read
+      // in the same chunk as the response is dropped (typescript-sdk#2580): give the client a moment
+      // to read the progress first. Only calls that reported progress pay for it.
+      await sent;
+      await new Promise((resolve) => setTimeout(resolve, PROGRESS_SETTLE_MS));
+    }
+    return toCallToolResult(result);
   });
 
   return server;

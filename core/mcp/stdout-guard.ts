@@ -47,8 +47,12 @@ function redirect(): { channel: Writable; holders: number; release(): void } {
     process.stderr.write(chunk, encoding as BufferEncoding, callback as (error?: Error | null) => void);
   stdout.write = toStderr;
   const channel = new Writable({
+    // Done at once unless stdout pushes back: waiting for each write's own callback would hold the
+    // next messages in this stream's buffer, and a burst (progress, then the result) would reach
+    // the client in one read, where SDK v1 clients drop the progress (typescript-sdk#2580).
     write(chunk: Buffer, _encoding, done) {
-      writeToStdout(chunk, (error) => done(error ?? null));
+      if (writeToStdout(chunk)) done();
+      else stdout.once('drain', () => done());
     },
   });
   return {

@@ -47,20 +47,24 @@ describe('rousseau-host start --mcp (stdio)', function () {
   let client: Client;
   let transport: StdioClientTransport;
   let stderr = '';
+  const listChanges: number[] = [];
 
   before(async () => {
     const config = tmp.write(
       'rousseau.config.json',
       JSON.stringify({
         builtins: false,
-        plugins: [join(MCP, 'tools.ts'), { module: join(MCP, 'noisy.ts'), isolation: 'inline' }],
+        plugins: [{ module: join(MCP, 'tools.ts'), isolation: 'inline' }, join(MCP, 'noisy.ts'), join(MCP, 'crashy.ts')],
         policy: { default: 'allow', ask: [{ tool: 'echo', match: '"text":"ask me"' }] },
+        // One crash quarantines a worker plugin (crashy) for a second.
+        isolation: { quarantine: { failures: 1, windowMs: 60_000, cooldownMs: 1000 } },
         log: { audit },
       }),
     );
     transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'start', '--mcp', '--config', config], cwd: tmp.dir, stderr: 'pipe' });
     transport.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     client = new Client({ name: 'test-client', version: '1.0.0' });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanges.push(Date.now()));
     await client.connect(transport);
   });
   after(async () => {
@@ -76,7 +80,7 @@ describe('rousseau-host start --mcp (stdio)', function () {
   it('lists every tool sorted by name, with our exact schema and mapped annotations', async () => {
     const { tools: listed } = await client.listTools();
     const names = listed.map((t) => t.name);
-    expect(names).to.deep.equal(['chatty', 'echo', 'fail', 'noisy_add', 'progress', 'stall', 'wait']);
+    expect(names).to.deep.equal(['chatty', 'crash', 'echo', 'fail', 'noisy_add', 'progress', 'stall', 'wait']);
     const echo = listed.find((t) => t.name === 'echo')!;
     expect(echo.inputSchema).to.deep.equal(JSON.parse(JSON.stringify(tools.tools![0]!.inputSchema)));
     expect(echo.title).to.equal('Echo');
@@ -141,12 +145,21 @@ describe('rousseau-host start --mcp (stdio)', function () {
     expect(text(await client.callTool({ name: 'noisy_add', arguments: { a: 1, b: 1 } }))).to.equal('2');
     expect(text(await client.callTool({ name: 'echo', arguments: { text: 'still here' } }))).to.equal('still here');
     await until('the prints on stderr', () =>
-      ['tools plugin: loading', 'noisy plugin: loading', 'chatty: console.log noise', 'chatty: raw stdout noise', 'noisy: adding 1 and 1', 'noisy: raw write'].every((s) =>
+      ['noisy plugin: loading', 'chatty: console.log noise', 'chatty: raw stdout noise', 'noisy: adding 1 and 1', 'noisy: raw write'].every((s) =>
         stderr.includes(s),
       )
         ? true
         : undefined,
     );
+  });
+
+  it('sends tools/list_changed when a plugin is quarantined, and again when it comes back', async () => {
+    const r = await client.callTool({ name: 'crash', arguments: {} });
+    expect([r.isError, code(r)]).to.deep.equal([true, 'crashed']);
+    await until('list_changed (quarantined)', () => (listChanges.length >= 1 ? true : undefined));
+    expect((await client.listTools()).tools.map((t) => t.name)).to.not.include('crash');
+    await until('list_changed (back)', () => (listChanges.length >= 2 ? true : undefined));
+    expect((await client.listTools()).tools.map((t) => t.name)).to.include('crash');
   });
 
   it('exits when the client disconnects', async () => {
@@ -160,40 +173,6 @@ describe('rousseau-host start --mcp (stdio)', function () {
         return true;
       }
     });
-  });
-});
-
-describe('rousseau-host start --mcp: tools/list_changed', function () {
-  this.timeout(20_000);
-  const tmp = tempDir('rh-mcp-');
-
-  after(() => tmp.cleanup());
-
-  it('is sent when a plugin is quarantined, and again when it comes back', async () => {
-    const config = tmp.write(
-      'rousseau.config.json',
-      JSON.stringify({
-        builtins: false,
-        plugins: [join(FIXTURES, 'plugins', 'echo.ts'), join(MCP, 'crashy.ts')],
-        policy: { default: 'allow' },
-        isolation: { quarantine: { failures: 1, windowMs: 60_000, cooldownMs: 1000 } },
-      }),
-    );
-    const client = new Client({ name: 'test-client', version: '1.0.0' });
-    const changes: number[] = [];
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes.push(Date.now()));
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'start', '--mcp', '--config', config], cwd: tmp.dir, stderr: 'ignore' }));
-    try {
-      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['crash', 'echo']);
-      const r = await client.callTool({ name: 'crash', arguments: {} });
-      expect([r.isError, code(r)]).to.deep.equal([true, 'crashed']);
-      await until('list_changed (quarantined)', () => (changes.length >= 1 ? true : undefined));
-      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['echo']);
-      await until('list_changed (back)', () => (changes.length >= 2 ? true : undefined));
-      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['crash', 'echo']);
-    } finally {
-      await client.close();
-    }
   });
 });
 
