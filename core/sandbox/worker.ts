@@ -4,13 +4,14 @@
  * A timeout here is real: when the dispatcher aborts a call with a `TimeoutError`, the worker is
  * terminated (a synchronous loop or a runaway regex cannot be stopped any other way), and so are the
  * process groups it started. A worker that exits, throws, rejects or runs out of memory ends alone.
- * Either way the next call starts a fresh worker, after a backoff; too many failures in a window
- * quarantine the plugin (crash-budget.ts).
+ * Either way a fresh worker starts after a backoff, ready for the next call; too many failures in a
+ * window quarantine the plugin (crash-budget.ts).
  *
  * The retry rule: a call that had reached a worker that is then stopped or crashes gets `crashed`
  * and is never retried, since it may already have had side effects. A call still waiting for the
  * worker to start (it never ran) simply waits for the next one.
  */
+import { createRequire } from 'node:module';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { hostError, HostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink, type Logger } from '../log.ts';
@@ -284,7 +285,13 @@ class WorkerRunner implements PluginRunner {
     if (quarantine) {
       this.log.error(`plugin ${this.name} quarantined: ${quarantine.reason}`);
       this.audit.write({ event: 'plugin', plugin: this.name, state: 'quarantined', reason: quarantine.reason, until: new Date(quarantine.until).toISOString() });
+      return;
     }
+    // Start the next worker now (after the backoff), not when the next call comes: a start costs tens
+    // of ms, more on a busy machine, and would otherwise eat into that call's timeout.
+    setTimeout(() => {
+      if (!this.current && !this.closed && !this.budget.health().quarantined) this.start(true);
+    }, this.budget.restartDelay()).unref();
   }
 
   private describeFatal(error: unknown): string {
@@ -308,9 +315,9 @@ const WORKER_FILE = hostFile('core/sandbox/worker-entry.ts', 'worker.js');
  */
 function newWorker(options: WorkerOptions): Worker {
   if (!FROM_SOURCE) return new Worker(WORKER_FILE, options);
-  const jiti = JSON.stringify(import.meta.resolve('jiti'));
+  const jiti = JSON.stringify(createRequire(import.meta.url).resolve('jiti'));
   const entry = JSON.stringify(WORKER_FILE);
-  return new Worker(`import(${jiti}).then(({ createJiti }) => createJiti(${entry}, { fsCache: true }).import(${entry}));`, { ...options, eval: true });
+  return new Worker(`require(${jiti}).createJiti(${entry}, { fsCache: true }).import(${entry});`, { ...options, eval: true });
 }
 
 function exitReason(code: number, loaded: boolean): string {

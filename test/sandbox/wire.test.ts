@@ -1,0 +1,36 @@
+import { expect } from 'chai';
+import { unsendable } from '../../core/sandbox/wire.ts';
+
+describe('unsendable (what may cross from a worker)', () => {
+  it('lets plain JSON data, undefined properties, null-prototype objects and Dates through', () => {
+    const bare = Object.assign(Object.create(null) as object, { a: 1 });
+    for (const value of ['text', 1.5, true, null, undefined, [1, 'a', { b: [null] }], { content: 'x', isError: undefined, data: { when: new Date(0), bare } }]) {
+      expect(unsendable(value), JSON.stringify(value)).to.equal(undefined);
+    }
+  });
+
+  it('lets a value shared by two branches through: only a cycle is circular', () => {
+    const shared = { n: 1 };
+    expect(unsendable({ a: shared, b: [shared] })).to.equal(undefined);
+  });
+
+  it('names the path and the problem of each value that would fail or change on the way', () => {
+    const cycle: unknown[] = [];
+    cycle.push({ back: cycle });
+    class Point {
+      x = 1;
+    }
+    const cases: Array<[unknown, string]> = [
+      [() => 1, 'the result is a function'],
+      [{ data: { fn() {} } }, 'at /data/fn is a function'],
+      [{ data: [1, 2n] }, 'at /data/1 is a BigInt (2n); return it as a string or a number'],
+      [{ s: Symbol('x') }, 'at /s is a symbol'],
+      [cycle, 'at /0/back is a circular reference'],
+      [{ e: new TypeError('bad') }, 'at /e is an Error ("bad"); throw it instead of returning it'],
+      [{ m: new Map() }, 'at /m is a Map object, not plain JSON data'],
+      [{ p: new Point() }, 'at /p is a Point object, not plain JSON data'],
+      [{ n: Infinity }, 'at /n is Infinity, which JSON cannot carry'],
+    ];
+    for (const [value, why] of cases) expect(unsendable(value)).to.equal(why);
+  });
+});
