@@ -178,13 +178,15 @@ describe('rousseau-host start --mcp (stdio)', function () {
 
 describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
   this.timeout(20_000);
+  const tmp = tempDir('rh-mcp-http-');
+  const audit = join(tmp.dir, 'audit.jsonl');
   let host: Host;
   let server: { url: string; close(): Promise<void> };
 
   before(async () => {
     host = await createHost({
       cwd: MCP,
-      audit: false,
+      audit,
       logLevel: 'error',
       config: { builtins: false, plugins: [{ module: '../plugins/echo.ts', isolation: 'inline' }, { module: '../plugins/kit.ts', isolation: 'inline' }], policy: { default: 'allow' } },
     });
@@ -193,6 +195,7 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
   after(async () => {
     await server.close();
     await host.close();
+    tmp.cleanup();
   });
 
   it('binds to loopback and serves list and call to the SDK client, one stateless request at a time', async () => {
@@ -219,6 +222,18 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
     expect((await post({ origin: 'http://localhost:5173' })).status).to.equal(200);
     expect((await post({}, server.url.replace('/mcp', '/other'))).status).to.equal(404);
     expect((await fetch(server.url, { method: 'GET' })).status).to.equal(405);
+  });
+
+  it('cancels the call when the client drops the request', async () => {
+    const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: { ms: 10_000, tag: 'dropped' } } };
+    const req = request(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+    req.on('error', () => {}); // we hang up on purpose
+    req.end(JSON.stringify(call));
+    setTimeout(() => req.destroy(), 200);
+    await until('the audit record', () => {
+      const lines = readFileSync(audit, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool?: string; code?: string });
+      return lines.some((l) => l.tool === 'slow' && l.code === 'cancelled') ? true : undefined;
+    });
   });
 
   it('serves a host that another host loads as an MCP plugin by URL', async () => {
