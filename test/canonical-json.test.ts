@@ -58,6 +58,46 @@ describe('canonical JSON', () => {
     }
   });
 
+  it('its fast path agrees with a plain reference (NFC, sorted keys, JSON.stringify) on generated values', () => {
+    // Characters on both sides of the fast path's bounds: quotes, controls, DEL, the last
+    // non-combining code point (U+02FF), the first combining mark (U+0300), surrogates, U+2028.
+    const pool = ['a', 'Z', ' ', '"', '\\', '\n', '\u001f', '\u007f', 'é', 'e\u0301', '\u02ff', '\u0300', 'A\u030a', '\u212b', '\ud83d\ude00', '\ud800', '\u2028', '/'];
+    let seed = 42;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const text = () => Array.from({ length: rand(6) }, () => pool[rand(pool.length)]).join('');
+    const value = (depth: number): unknown => {
+      const kind = rand(depth > 2 ? 3 : 5);
+      if (kind === 0) return text();
+      if (kind === 1) return [0, -0, 1.5, 1e21, -3, 1e-7][rand(6)];
+      if (kind === 2) return [true, false, null][rand(3)];
+      if (kind === 3) return Array.from({ length: rand(4) }, () => value(depth + 1));
+      const obj: Record<string, unknown> = {};
+      for (let i = rand(4); i > 0; i--) obj[text()] = value(depth + 1);
+      return obj;
+    };
+    const reference = (v: unknown): unknown => {
+      if (typeof v === 'string') return v.normalize('NFC');
+      if (Array.isArray(v)) return v.map(reference);
+      if (v === null || typeof v !== 'object') return v;
+      const entries = Object.entries(v).map(([k, x]) => [k.normalize('NFC'), reference(x)] as const);
+      if (new Set(entries.map(([k]) => k)).size !== entries.length) return 'collision';
+      return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    };
+    let checked = 0;
+    for (let i = 0; i < 3000; i++) {
+      const v = value(0);
+      const expected = JSON.stringify(reference(v));
+      if (expected.includes('"collision"')) {
+        expect(() => canonicalJson(v)).to.throw(JsonInputError);
+        continue;
+      }
+      expect(canonicalJson(v), expected).to.equal(expected);
+      expect(canonicalJson(normalizeValue(v))).to.equal(expected);
+      checked++;
+    }
+    expect(checked).to.be.greaterThan(2000);
+  });
+
   it('normalizeValue changes nothing but Unicode form and -0, and leaves its argument alone', () => {
     const input = { 'e\u0301': ['e\u0301', -0, 1.5, true, null], n: { k: 'v' } };
     const out = normalizeValue(input);
