@@ -7,8 +7,9 @@
  * loads). Calls run through the host's pipeline like any other; the dispatcher's timeout aborts the
  * request's signal, which the SDK turns into `notifications/cancelled`. A server that exits is
  * restarted with exponential backoff; one that keeps crashing is quarantined for a cooldown, then
- * tried again. `close()` ends the process (stdin closed, then SIGTERM, then SIGKILL: the SDK's
- * escalation), so no server outlives the host.
+ * started again (the crash budget worker plugins use, `isolation.quarantine`). `close()` ends the
+ * process (stdin closed, then SIGTERM, then SIGKILL: the SDK's escalation), so no server outlives
+ * the host.
  */
 import { createInterface } from 'node:readline';
 import type { PassThrough } from 'node:stream';
