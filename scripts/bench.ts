@@ -9,6 +9,7 @@ const SECTIONS: Record<string, () => Promise<{ run(): Promise<Row[]> }>> = {
   agent: () => import('./bench/agent.ts'),
   mcp: () => import('./bench/mcp.ts'),
   policy: () => import('./bench/policy.ts'),
+  worker: () => import('./bench/worker.ts'),
 };
 
 const only = process.argv.slice(2);

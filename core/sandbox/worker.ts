@@ -134,6 +134,9 @@ class WorkerRunner implements PluginRunner {
     const workerData: WorkerData = { file: spec.file, source: spec.source, options: spec.options, workspace: spec.workspace, logLevel: spec.logLevel };
     const worker = newWorker({
       workerData,
+      // Not the host's own flags: some make a worker fail at once (`--input-type` of `node -e`), and
+      // none of them is the plugin's business.
+      execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb },
       // A plugin's console.log must not reach the host's stdout: it carries --json output and MCP messages.
       stdout: true,

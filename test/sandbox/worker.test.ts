@@ -2,14 +2,16 @@
 // 20–24, each run against real worker threads and real child processes. After every fault the host
 // must still serve another plugin's call ("the bystander").
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 import winston from 'winston';
 import type { HostConfig } from '../../core/config-schema.ts';
 import { createHost, type Host } from '../../core/host.ts';
 import type { CallResult } from '../../core/types.ts';
-import { FIXTURES, runCli, tempDir } from '../helpers.ts';
+import { FIXTURES, ROOT, runCli, tempDir } from '../helpers.ts';
 
 const FAULTS = join(FIXTURES, 'faults');
 const fault = (file: string) => join(FAULTS, file);
@@ -360,8 +362,20 @@ describe('worker runner: host shutdown (case 24)', function () {
   });
 });
 
-describe('worker runner: the bundled CLI', function () {
+describe('worker runner: the bundled host', function () {
   this.timeout(90_000);
+
+  it("starts workers clean of the host's own node flags (`node --input-type=module -e` embeds it)", () => {
+    const script = `
+      const { createHost } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)});
+      const host = await createHost({ cwd: ${JSON.stringify(FAULTS)}, audit: false, logLevel: 'error', approve: () => true,
+        config: { builtins: false, plugins: [{ module: './echo-worker.ts', loadTimeoutMs: ${LOAD_MS} }] } });
+      const result = await host.call('say', { text: 'from -e' });
+      await host.close();
+      process.stdout.write(JSON.stringify(result));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 80_000 });
+    expect(JSON.parse(out)).to.include({ isError: false, content: 'from -e' });
+  });
 
   it('runs a worker plugin from dist/, and what the plugin prints never reaches stdout', async () => {
     const dir = tempDir();

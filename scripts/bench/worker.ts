@@ -1,0 +1,189 @@
+/**
+ * Worker isolation figures (issue 3), each beside its floor from the same run, all from the bundle
+ * (dist/), as the CLI runs it:
+ * - round trip of a worker-isolated echo call through `host.call()` vs a raw `postMessage` round trip
+ *   to a bare worker (interleaved rounds, per-call samples), and CPU per call with 32 in flight;
+ * - start-up: spawn → plugin loaded and reported, vs spawn → first message of a bare worker;
+ * - memory per isolated plugin: RSS added by 10 loaded echo plugins (jiti cache cold, then warm) vs
+ *   10 idle bare workers, each measured in a fresh process.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { stats, type Row } from './report.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const DIST_INDEX = pathToFileURL(join(ROOT, 'dist', 'index.js')).href;
+const BARE_ECHO = "require('node:worker_threads').parentPort.on('message', (m) => require('node:worker_threads').parentPort.postMessage(m));";
+const IN_FLIGHT = 32; // the default maxConcurrency: more would only queue in the host
+const MEMORY_PLUGINS = 10;
+
+type Api = typeof import('../../core/index.ts');
+
+export async function run(): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'rh-bench-worker-'));
+  try {
+    for (let i = 0; i < MEMORY_PLUGINS; i++) writeFileSync(join(dir, `echo-${i}.ts`), echoPlugin(`echo-${i}`));
+    return [...(await roundTrip(dir)), ...(await startup(dir)), ...memory(dir)];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A typical plugin: TypeScript, typebox for its schema. */
+function echoPlugin(name: string): string {
+  return `import Type from 'typebox';
+export default {
+  name: '${name}',
+  version: '1.0.0',
+  tools: [{
+    name: '${name.replace('-', '_')}',
+    description: 'Echo the text back.',
+    annotations: { readOnly: true },
+    inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }, { additionalProperties: false }),
+    execute: ({ text }: { text: string }) => text,
+  }],
+};
+`;
+}
+
+/** A bare worker that echoes, with a client that matches replies to requests the way a runner must. */
+async function bareWorker(): Promise<{ call(message: unknown): Promise<unknown>; close(): Promise<number> }> {
+  const worker = new Worker(BARE_ECHO, { eval: true, execArgv: [] }); // as the runner starts its workers
+  const pending = new Map<number, (reply: unknown) => void>();
+  let next = 0;
+  worker.on('message', (m: { id: number }) => {
+    pending.get(m.id)?.(m);
+    pending.delete(m.id);
+  });
+  const client = {
+    call: (message: unknown) =>
+      new Promise<unknown>((resolve) => {
+        const id = ++next;
+        pending.set(id, resolve);
+        worker.postMessage({ id, message });
+      }),
+    close: () => worker.terminate(),
+  };
+  await client.call('up');
+  return client;
+}
+
+async function roundTrip(dir: string): Promise<Row[]> {
+  const { createHost } = (await import(DIST_INDEX)) as Api;
+  const host = await createHost({
+    cwd: dir,
+    audit: false,
+    logLevel: 'error',
+    config: { builtins: false, policy: { default: 'allow' }, plugins: [{ module: './echo-0.ts', loadTimeoutMs: 120_000 }] },
+  });
+  const bare = await bareWorker();
+  const input = { text: 'hello' };
+  const variants: Record<string, () => Promise<unknown>> = {
+    host: () => host.call('echo_0', input),
+    raw: () => bare.call({ tool: 'echo', input }),
+  };
+  const samples: Record<string, number[]> = { host: [], raw: [] };
+  for (let round = 0; round < 24; round++) {
+    for (const [name, call] of Object.entries(variants)) {
+      for (let i = 0; i < 250; i++) {
+        const t0 = process.hrtime.bigint();
+        await call();
+        if (round >= 4) samples[name]!.push(Number(process.hrtime.bigint() - t0) / 1000); // 4 rounds of warm-up
+      }
+    }
+  }
+  const cpu: Record<string, number> = {};
+  for (const [name, call] of Object.entries(variants)) {
+    const calls = 20_000;
+    let left = calls;
+    const before = process.cpuUsage();
+    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+      while (left-- > 0) await call();
+    }));
+    const used = process.cpuUsage(before);
+    cpu[name] = (used.user + used.system) / calls; // the whole process: host thread and worker thread
+  }
+  const check = await host.call('echo_0', input);
+  if (check.isError) throw new Error(`bench: the echo call failed: ${check.content}`);
+  await host.close();
+  await bare.close();
+
+  const h = stats(samples.host!);
+  const r = stats(samples.raw!);
+  return [
+    { name: 'worker echo via host.call, p50', value: h.median, unit: 'µs', floor: { name: 'raw postMessage p50', value: r.median }, target: '≤ 1.5× raw' },
+    { name: 'worker echo via host.call, p99', value: h.p99, unit: 'µs', floor: { name: 'raw postMessage p99', value: r.p99 } },
+    { name: `CPU per call, ${IN_FLIGHT} in flight (both threads)`, value: cpu.host!, unit: 'µs', floor: { name: 'raw postMessage', value: cpu.raw! } },
+  ];
+}
+
+async function startup(dir: string): Promise<Row[]> {
+  const { createHost } = (await import(DIST_INDEX)) as Api;
+  const plugin: number[] = [];
+  const bare: number[] = [];
+  for (let i = 0; i < 12; i++) {
+    const t0 = performance.now();
+    const worker = await bareWorker();
+    bare.push(performance.now() - t0);
+    await worker.close();
+    const host = await createHost({ cwd: dir, audit: false, logLevel: 'error', config: { builtins: false, plugins: [{ module: './echo-1.ts', loadTimeoutMs: 120_000 }] } });
+    const [status] = host.plugins();
+    if (status?.status !== 'loaded') throw new Error(`bench: echo-1 did not load: ${status?.error?.message}`);
+    plugin.push(status.loadMs!);
+    await host.close();
+  }
+  // The first start of each compiles and caches (jiti's transform cache is warm after it).
+  return [
+    { name: 'worker start: spawn → plugin loaded, p50', value: stats(plugin.slice(2)).median, unit: 'ms', floor: { name: 'bare worker → first message', value: stats(bare.slice(2)).median } },
+  ];
+}
+
+/** RSS added by N workers, measured in a fresh process so nothing else this run did is counted. */
+function memory(dir: string): Row[] {
+  const probe = (body: string): number => {
+    const script = `
+      import { readFileSync } from 'node:fs';
+      const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+      const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+      ${body}
+      process.stdout.write(JSON.stringify((after - before) / ${MEMORY_PLUGINS}));
+      process.exit(0);`;
+    return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8' })) as number;
+  };
+  const loadPlugins = () => probe(`
+    const { createHost } = await import(${JSON.stringify(DIST_INDEX)});
+    const empty = await createHost({ cwd: ${JSON.stringify(dir)}, audit: false, logLevel: 'error', config: { builtins: false, plugins: [] } });
+    await settle();
+    const before = rss();
+    const plugins = Array.from({ length: ${MEMORY_PLUGINS} }, (_, i) => ({ module: './echo-' + i + '.ts', loadTimeoutMs: 120000 }));
+    const host = await createHost({ cwd: ${JSON.stringify(dir)}, audit: false, logLevel: 'error', config: { builtins: false, policy: { default: 'allow' }, plugins } });
+    for (let i = 0; i < ${MEMORY_PLUGINS}; i++) {
+      const r = await host.call('echo_' + i, { text: 'x' });
+      if (r.isError) throw new Error(r.content);
+    }
+    await settle();
+    const after = rss();`);
+  const bare = probe(`
+    const { Worker } = await import('node:worker_threads');
+    await settle();
+    const before = rss();
+    const workers = [];
+    for (let i = 0; i < ${MEMORY_PLUGINS}; i++) {
+      const w = new Worker(${JSON.stringify(BARE_ECHO)}, { eval: true, execArgv: [] });
+      await new Promise((resolve) => { w.once('message', resolve); w.postMessage('up'); });
+      workers.push(w);
+    }
+    await settle();
+    const after = rss();`);
+  // The first load transpiles each plugin with jiti's Babel in its worker; later runs hit jiti's cache.
+  const cold = loadPlugins();
+  const warm = loadPlugins();
+  return [
+    { name: `memory per isolated plugin (RSS, ${MEMORY_PLUGINS} loaded)`, value: warm, unit: 'MiB', floor: { name: 'idle bare worker', value: bare }, target: '≤ 12 MiB' },
+    { name: '  the same, first run (jiti cache cold)', value: cold, unit: 'MiB', floor: { name: 'idle bare worker', value: bare } },
+  ];
+}
