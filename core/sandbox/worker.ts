@@ -182,7 +182,7 @@ class WorkerRunner implements PluginRunner {
       case 'result': {
         const pending = thread.calls.get(message.id);
         if (!pending) break; // abandoned: cancelled, or the worker was stopped
-        if (message.ok) this.budget.succeeded();
+        this.budget.succeeded(); // a tool's own error is an answer too: the worker is healthy
         pending.settle(message.ok ? { ok: true, output: message.output } : { ok: false, code: 'tool_error', message: message.message });
         break;
       }
