@@ -11,6 +11,7 @@ import { Compile } from 'typebox/compile';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
 import { hostError, messageOf } from './errors.ts';
 import { hostAliases } from './paths.ts';
+import { schemaProblems } from './schema-errors.ts';
 
 export interface LoadedConfig {
   config: HostConfig;
@@ -67,34 +68,8 @@ export function validateConfig(raw: unknown, origin: string): HostConfig {
     checkPluginEntries(raw, origin);
     return raw;
   }
-  const problems = describeErrors(validator.Errors(raw), raw);
-  throw hostError('RH_ERR_CONFIG_INVALID', [origin, problems.map((p) => `  ${p}`).join('\n')]);
-}
-
-interface SchemaError {
-  keyword: string;
-  instancePath: string;
-  params: Record<string, unknown>;
-  message: string;
-}
-
-/** Turns validator errors into one line per problem, most specific first, union noise removed. */
-function describeErrors(errors: readonly SchemaError[], raw: unknown): string[] {
-  const lines = new Set<string>();
-  for (const e of errors) {
-    if (e.keyword === 'boolean') continue; // duplicates the additionalProperties error
-    if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`))) continue;
-    const at = keyPath(e.instancePath);
-    if (e.keyword === 'additionalProperties') {
-      const extra = (e.params.additionalProperties as string[] | undefined) ?? [];
-      for (const key of extra) lines.add(`${at ? `${at}.` : ''}${key}: unknown key`);
-    } else if (e.keyword === 'anyOf') {
-      lines.add(`${at || '(root)'}: ${describeValue(valueAt(raw, e.instancePath))} is not an accepted form here`);
-    } else {
-      lines.add(`${at || '(root)'}: ${e.message}`);
-    }
-  }
-  return [...lines];
+  const problems = schemaProblems(validator.Errors(raw), raw).map((p) => `  ${keyPath(p.pointer) || '(root)'}: ${p.message}`);
+  throw hostError('RH_ERR_CONFIG_INVALID', [origin, problems.join('\n')]);
 }
 
 /** `/plugins/1/timeoutMs` → `plugins[1].timeoutMs`. */
@@ -104,18 +79,6 @@ export function keyPath(pointer: string): string {
     .slice(1)
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
     .reduce((path, seg) => (/^\d+$/.test(seg) ? `${path}[${seg}]` : path ? `${path}.${seg}` : seg), '');
-}
-
-function valueAt(raw: unknown, pointer: string): unknown {
-  return pointer
-    .split('/')
-    .slice(1)
-    .reduce<unknown>((v, seg) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[seg] : undefined), raw);
-}
-
-function describeValue(value: unknown): string {
-  const text = JSON.stringify(value);
-  return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /** Rules the schema cannot say: a plugin entry object names exactly one of `module` and `mcp`. */

@@ -17,6 +17,7 @@ import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
 import { assertJsonValue, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
+import { schemaProblems } from './schema-errors.ts';
 import { timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
 import type { CallOptions, CallResult, ToolInfo } from './types.ts';
 
@@ -99,7 +100,7 @@ export function prepareInput(tool: RegisteredTool, raw: unknown): { input: unkno
   }
   const validator = tool.validator();
   if (!validator.Check(input)) {
-    const errors = [...new Set(validator.Errors(input).map((e) => `- ${e.instancePath || '/'}: ${e.message}`))];
+    const errors = schemaProblems(validator.Errors(input), input).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
     return {
       code: 'invalid_input',
       content: `Invalid input for tool "${tool.info.name}":\n${errors.join('\n')}\nFix these fields to match the tool's input schema and call again.`,

@@ -7,6 +7,7 @@ import { describePlugin, describeTool, kindOf } from '../check.ts';
 import type { Plugin, PluginLogger, Tool } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { applyDefaults } from '../schema-defaults.ts';
+import { schemaProblems } from '../schema-errors.ts';
 import type { LoadedPlugin } from './runner.ts';
 
 export interface InstanceContext {
@@ -71,6 +72,6 @@ function validateOptions(label: string, schema: unknown, given: unknown): unknow
   }
   const value = applyDefaults(schema, structuredClone(given ?? {}));
   if (validator.Check(value)) return value;
-  const lines = validator.Errors(value).map((e) => `  options${e.instancePath} ${e.message}`);
-  throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, [...new Set(lines)].join('\n')]);
+  const lines = schemaProblems(validator.Errors(value), value).map((p) => `  options${p.pointer}: ${p.message}`);
+  throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, lines.join('\n')]);
 }

@@ -1,0 +1,50 @@
+/**
+ * Validator errors as one problem per line, for people and for models: unknown keys named, the
+ * duplicate `boolean` ("schema is false") errors dropped, and a union's catch-all dropped when a
+ * branch said something more specific. Config errors, plugin options and tool input all use it.
+ */
+export interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message: string;
+}
+
+export interface SchemaProblem {
+  /** JSON pointer to the value concerned ('' for the root). */
+  pointer: string;
+  message: string;
+}
+
+export function schemaProblems(errors: readonly SchemaError[], value: unknown): SchemaProblem[] {
+  const seen = new Set<string>();
+  const out: SchemaProblem[] = [];
+  const add = (pointer: string, message: string) => {
+    const key = `${pointer}\u0000${message}`;
+    if (!seen.has(key)) seen.add(key), out.push({ pointer, message });
+  };
+  for (const e of errors) {
+    if (e.keyword === 'boolean') continue; // restates the additionalProperties error below
+    if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`))) continue;
+    if (e.keyword === 'additionalProperties') {
+      for (const key of (e.params.additionalProperties as string[] | undefined) ?? []) add(`${e.instancePath}/${key}`, 'unknown key');
+    } else if (e.keyword === 'anyOf') {
+      add(e.instancePath, `${describeValue(valueAt(value, e.instancePath))} is not an accepted form here`);
+    } else {
+      add(e.instancePath, e.message);
+    }
+  }
+  return out;
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((v, seg) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[seg.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), root);
+}
+
+function describeValue(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
