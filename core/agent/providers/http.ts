@@ -102,12 +102,13 @@ function responseOf(stream: ReturnType<typeof got.stream.post>): Promise<{ statu
 }
 
 async function readText(stream: Readable, cap: number): Promise<string> {
+  const decoder = new TextDecoder();
   let text = '';
   for await (const chunk of stream) {
-    text += String(chunk);
+    text += decoder.decode(chunk as Uint8Array, { stream: true });
     if (text.length > cap) break;
   }
-  return text.slice(0, cap);
+  return (text + decoder.decode()).slice(0, cap);
 }
 
 /** The human part of an API's error body (`{ error: { message } }` for both Anthropic and OpenAI). */
@@ -135,12 +136,15 @@ function retryAfterMs(headers: Record<string, string | string[] | undefined>): n
 
 /** Parses `text/event-stream` (blank-line separated events of `event:` and `data:` lines). */
 async function* readEvents(who: string, stream: Readable, signal: AbortSignal | undefined): AsyncGenerator<SseEvent> {
+  // A network chunk may end inside a multi-byte character: decoding chunk by chunk would turn its
+  // halves into U+FFFD, in the model's text or a tool's arguments.
+  const decoder = new TextDecoder();
   let buffer = '';
   let event = '';
   let data: string[] = [];
   try {
     for await (const chunk of stream) {
-      buffer += String(chunk);
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
       let newline: number;
       while ((newline = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, newline).replace(/\r$/, '');

@@ -138,6 +138,19 @@ export function runLoopSuite(c: WireCase): void {
       expect(server!.violations).to.deep.equal([]);
     });
 
+    it('keeps a multi-byte character whole when the network splits it across two chunks', async () => {
+      const agent = await agentOn([
+        { turn: { text: 'Prix : 12 € — déjà payé.', toolCalls: [{ id: 'call_e', name: 'greet', input: { who: 'Zoë €' } }] }, splitCharacters: true },
+        { turn: { text: 'Voilà €.' }, splitCharacters: true },
+      ]);
+      const rec = recorder();
+      const result = await agent.run('go', { onEvent: rec.onEvent });
+      expect(server!.violations).to.deep.equal([]);
+      expect(rec.of('text').map((e) => e.text)).to.deep.equal(['Prix : 12 € — déjà payé.', 'Voilà €.']);
+      expect(rec.of('tool_call').map((e) => e.call.arguments)).to.deep.equal([JSON.stringify({ who: 'Zoë €' })]);
+      expect(result).to.include({ stopReason: 'end_turn', text: 'Voilà €.' });
+    });
+
     it('aborting mid-request cancels the model request', async () => {
       const agent = await agentOn([{ hang: true }]);
       const controller = new AbortController();
