@@ -2,12 +2,18 @@
 import type { LookupFunction } from 'node:net';
 import Type from 'typebox';
 import { defineTool } from 'rousseau-host';
-import { fetchCapped, type Fetched } from './fetch.ts';
-import { GuardedAgent } from './guarded-agent.ts';
+import type { Fetched } from './fetch.ts';
 import { limitsOf } from './options.ts';
 import { MAX_REDIRECTS, parseTarget } from './url.ts';
 
 const SHOWN_HEADERS = ['content-type', 'content-length', 'content-encoding', 'last-modified', 'etag', 'location', 'retry-after'];
+
+/**
+ * got and ipaddr.js cost ~200 ms to import: loaded at the first call, so listing tools or starting
+ * a host that never fetches does not pay for them.
+ */
+let network: Promise<[typeof import('./fetch.ts'), typeof import('./guarded-agent.ts')]> | undefined;
+const loadNetwork = () => (network ??= Promise.all([import('./fetch.ts'), import('./guarded-agent.ts')]));
 
 export interface HttpGetDeps {
   /** Resolves hostnames; tests inject answers here (never the real network). Default `dns.lookup`. */
@@ -34,6 +40,7 @@ export function createHttpGetTool(deps: HttpGetDeps = {}) {
     async execute({ url }, ctx) {
       const limits = limitsOf(ctx.options);
       const target = parseTarget(url);
+      const [{ fetchCapped }, { GuardedAgent }] = await loadNetwork();
       const agent = new GuardedAgent({ ...(deps.lookup ? { lookup: deps.lookup } : {}), allowForTests: limits.dangerouslyAllowForTests?.addresses ?? [] });
       try {
         const fetched = await fetchCapped(target, agent, limits, ctx.signal);
