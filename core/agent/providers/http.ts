@@ -7,7 +7,7 @@
  * `retry-after` (seconds or an HTTP date) are honoured; a wait longer than `maxRetryAfterMs` is not
  * worth holding a turn for and fails at once. Headers (the API key) never reach a log or a message.
  */
-import got, { RequestError } from 'got';
+import type { Got, Request, RequestError } from 'got';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.ts';
@@ -31,6 +31,11 @@ export interface SseEvent {
   data: string;
 }
 
+// got costs ~180 ms to import: it loads at the first request, so importing the host or listing
+// its tools never pays for it.
+let loadingGot: Promise<Got> | undefined;
+const loadGot = (): Promise<Got> => (loadingGot ??= import('got').then((m) => m.default));
+
 const RETRY_STATUS = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
 const RETRY_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENETUNREACH', 'ECONNABORTED']);
 
@@ -48,6 +53,7 @@ export async function postForEvents(
 ): Promise<AsyncGenerator<SseEvent>> {
   const backoffMs = settings.backoffMs ?? HTTP_DEFAULTS.backoffMs;
   const maxRetryAfterMs = settings.maxRetryAfterMs ?? HTTP_DEFAULTS.maxRetryAfterMs;
+  const got = await loadGot();
   for (let attempt = 0; ; attempt++) {
     throwIfAborted(who, signal);
     const stream = got.stream.post(url, {
@@ -94,7 +100,7 @@ function throwIfAborted(who: string, signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new ProviderError('aborted', `The request to ${who} was cancelled`, { cause: signal.reason });
 }
 
-function responseOf(stream: ReturnType<typeof got.stream.post>): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }> {
+function responseOf(stream: Request): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     stream.once('response', resolve);
     stream.once('error', reject);
