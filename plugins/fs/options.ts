@@ -3,6 +3,7 @@
  * `limitsOf` applies them again so a tool called directly (tests, embedding) behaves the same.
  */
 import Type, { type Static } from 'typebox';
+import Value from 'typebox/value';
 
 export const FsOptions = Type.Object(
   {
@@ -19,8 +20,7 @@ export const FsOptions = Type.Object(
 
 export type FsOptions = Static<typeof FsOptions>;
 
-const DEFAULTS: FsOptions = { writeProtected: ['.git', '.rousseau'], readMaxBytes: 50_000, maxFileBytes: 4 * 1024 * 1024, maxResults: 200 };
-
+/** The options with the schema's defaults filled in; `options` itself is left as it was. */
 export function limitsOf(options: Partial<FsOptions> | undefined): FsOptions {
-  return { ...DEFAULTS, ...options };
+  return Value.Default(FsOptions, structuredClone(options ?? {})) as FsOptions;
 }

@@ -1,5 +1,6 @@
 /** The http plugin's options and their defaults. */
 import Type, { type Static } from 'typebox';
+import Value from 'typebox/value';
 
 export const HttpOptions = Type.Object(
   {
@@ -22,8 +23,7 @@ export const HttpOptions = Type.Object(
 
 export type HttpOptions = Static<typeof HttpOptions>;
 
-const DEFAULTS: HttpOptions = { maxBodyBytes: 1024 * 1024, connectTimeoutMs: 10_000, responseTimeoutMs: 15_000, totalTimeoutMs: 30_000 };
-
+/** The options with the schema's defaults filled in; `options` itself is left as it was. */
 export function limitsOf(options: Partial<HttpOptions> | undefined): HttpOptions {
-  return { ...DEFAULTS, ...options };
+  return Value.Default(HttpOptions, structuredClone(options ?? {})) as HttpOptions;
 }

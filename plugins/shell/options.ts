@@ -1,5 +1,6 @@
 /** The shell plugin's options and their defaults. */
 import Type, { type Static } from 'typebox';
+import Value from 'typebox/value';
 
 /** Passed to every command: what a shell needs to find programs and speak the user's locale. */
 export const BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_*', 'TERM', 'TZ', 'TMPDIR'];
@@ -20,8 +21,7 @@ export const ShellOptions = Type.Object(
 
 export type ShellOptions = Static<typeof ShellOptions>;
 
-const DEFAULTS: ShellOptions = { env: [], defaultTimeoutMs: 120_000, maxOutputBytes: 32_000, killAfterOutputBytes: 8 * 1024 * 1024, killGraceMs: 2000 };
-
+/** The options with the schema's defaults filled in; `options` itself is left as it was. */
 export function limitsOf(options: Partial<ShellOptions> | undefined): ShellOptions {
-  return { ...DEFAULTS, ...options };
+  return Value.Default(ShellOptions, structuredClone(options ?? {})) as ShellOptions;
 }
