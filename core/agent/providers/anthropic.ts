@@ -5,7 +5,6 @@
  * after a turn's results joins that same user message; a `tool_use` whose input the model garbled
  * is replayed with `{}` rather than the garbled text.
  */
-import type { Logger } from '../../log.ts';
 import {
   ProviderError,
   type AssistantMessage,
@@ -18,20 +17,13 @@ import {
   type ToolCall,
   type Usage,
 } from '../messages.ts';
-import { HTTP_DEFAULTS, postForEvents, type HttpSettings } from './http.ts';
+import { httpSettingsOf, postForEvents, type ProviderOptions } from './http.ts';
 
-export interface AnthropicOptions {
+export interface AnthropicOptions extends ProviderOptions {
   /** Default: `ANTHROPIC_API_KEY`. */
   apiKey?: string;
   /** Default: `ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`. */
   baseUrl?: string;
-  model?: string;
-  maxTokens?: number;
-  timeoutMs?: number;
-  retries?: number;
-  /** First retry delay (tests shorten it). */
-  backoffMs?: number;
-  log?: Logger;
 }
 
 export const ANTHROPIC_DEFAULT_MODEL = 'claude-sonnet-4-5';
@@ -48,12 +40,7 @@ export function anthropicProvider(options: AnthropicOptions = {}): Provider {
   if (!apiKey) throw new ProviderError('no_api_key', 'The anthropic provider needs an API key: set ANTHROPIC_API_KEY.');
   const baseUrl = (options.baseUrl ?? process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com').replace(/\/+$/, '');
   const model = options.model ?? ANTHROPIC_DEFAULT_MODEL;
-  const http: HttpSettings = {
-    timeoutMs: options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs,
-    retries: options.retries ?? HTTP_DEFAULTS.retries,
-    ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
-    ...(options.log ? { log: options.log } : {}),
-  };
+  const http = httpSettingsOf(options);
   const headers = { 'x-api-key': apiKey, 'anthropic-version': API_VERSION };
 
   return {

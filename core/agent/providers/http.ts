@@ -24,7 +24,30 @@ export interface HttpSettings {
   log?: Logger;
 }
 
-export const HTTP_DEFAULTS = { timeoutMs: 120_000, retries: 3, backoffMs: 500, maxRetryAfterMs: 60_000 };
+const HTTP_DEFAULTS = { timeoutMs: 120_000, retries: 3, backoffMs: 500, maxRetryAfterMs: 60_000 };
+
+/** What every provider is given; each says its own defaults for the key and the base URL. */
+export interface ProviderOptions {
+  apiKey?: string;
+  baseUrl?: string;
+  model?: string;
+  maxTokens?: number;
+  timeoutMs?: number;
+  retries?: number;
+  /** First retry delay (tests shorten it). */
+  backoffMs?: number;
+  log?: Logger;
+}
+
+/** A provider's HTTP settings: its options, with the defaults filled in. */
+export function httpSettingsOf(options: ProviderOptions): HttpSettings {
+  return {
+    timeoutMs: options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs,
+    retries: options.retries ?? HTTP_DEFAULTS.retries,
+    ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  };
+}
 
 export interface SseEvent {
   event: string;

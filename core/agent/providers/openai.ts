@@ -6,7 +6,6 @@
  * `arguments` is a string the model wrote, sent back exactly as written; streamed call fragments
  * are assembled by `index`.
  */
-import type { Logger } from '../../log.ts';
 import {
   ProviderError,
   type CompleteOptions,
@@ -17,19 +16,15 @@ import {
   type StopReason,
   type Usage,
 } from '../messages.ts';
-import { HTTP_DEFAULTS, postForEvents, type HttpSettings } from './http.ts';
+import { httpSettingsOf, postForEvents, type ProviderOptions } from './http.ts';
 
-export interface OpenAIOptions {
+export interface OpenAIOptions extends ProviderOptions {
   /** Default: `OPENAI_API_KEY`. Optional when a base URL is given (a local server needs none). */
   apiKey?: string;
   /** Default: `OPENAI_BASE_URL`, else `https://api.openai.com/v1`. Ollama: `http://localhost:11434/v1`. */
   baseUrl?: string;
+  /** Default: `OPENAI_MODEL`, else `gpt-4.1`. */
   model?: string;
-  maxTokens?: number;
-  timeoutMs?: number;
-  retries?: number;
-  backoffMs?: number;
-  log?: Logger;
 }
 
 export const OPENAI_DEFAULT_MODEL = 'gpt-4.1';
@@ -47,12 +42,7 @@ export function openaiProvider(options: OpenAIOptions = {}): Provider {
   }
   const baseUrl = (givenBase ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
   const model = options.model ?? process.env.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
-  const http: HttpSettings = {
-    timeoutMs: options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs,
-    retries: options.retries ?? HTTP_DEFAULTS.retries,
-    ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
-    ...(options.log ? { log: options.log } : {}),
-  };
+  const http = httpSettingsOf(options);
   const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
 
   return {
