@@ -103,7 +103,7 @@ export function checkPlugin(
 }
 
 /** Checks each tool of one plugin; names must be unique within it. */
-export function checkTools(file: string, tools: readonly ToolReport[], options: CheckOptions = {}): Violation[] {
+function checkTools(file: string, tools: readonly ToolReport[], options: CheckOptions = {}): Violation[] {
   const out: Violation[] = [];
   const seen = new Map<string, number>();
   tools.forEach((tool, index) => {
@@ -252,7 +252,7 @@ function checkAnnotations(annotations: unknown, add: Add): void {
 }
 
 /** RFC 6901 escaping of one pointer segment. */
-export function escapePointer(segment: string): string {
+function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
@@ -306,7 +306,7 @@ function plainOrUndefined(value: unknown): unknown {
 }
 
 /** A deep copy as JSON would carry it, or why it cannot be one. */
-export function toPlainJson(value: unknown): { value: unknown } | { error: string } {
+function toPlainJson(value: unknown): { value: unknown } | { error: string } {
   if (value === undefined) return { value: undefined };
   try {
     return { value: JSON.parse(JSON.stringify(value)) };

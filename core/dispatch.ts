@@ -63,7 +63,7 @@ export async function dispatch(env: DispatchEnv, name: string, rawInput: unknown
   const canonicalText = () => (canonical ??= canonicalJson(prepared.input));
 
   const decision = env.policy.decide(tool.info, canonicalText, prepared.input, options.sessionId);
-  const verdict = decision.decision === 'allow' ? ALLOWED : await approve(env, tool, decision, canonicalText, callId, options.sessionId);
+  const verdict = decision.decision === 'allow' ? ALLOWED : await approve(env, tool, decision, canonicalText, callId, options);
   const inputSha256 = env.audit.enabled ? auditDecision(env, callId, options, tool, canonicalText(), decision, verdict) : undefined;
   if (verdict.failure) return finish(env, started, callId, options, name, tool, inputSha256, verdict.failure, decision);
 
@@ -115,7 +115,7 @@ async function approve(
   decision: PolicyDecision,
   canonical: () => string,
   callId: string,
-  sessionId: string | undefined,
+  { sessionId, signal }: CallOptions,
 ): Promise<Verdict> {
   const rule = decision.rule ? ` (policy rule ${decision.rule.id})` : ' (the default policy)';
   const because = `${decision.reason ? `: ${decision.reason}` : ''}${rule}`;
@@ -133,7 +133,11 @@ async function approve(
   }
   let answer: Answer = 'refused';
   try {
-    const given = await env.approve({ tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) });
+    // A person may take their time: no timeout here, but the caller's cancel and the host's close end the wait.
+    const given = await untilAborted(env.approve({ tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) }), signal, env.closing);
+    if (given === ABORTED) {
+      return { answer: 'cancelled', failure: { code: 'cancelled', content: `Call to "${tool.info.name}" was cancelled while waiting for approval.` } };
+    }
     if (given === 'always') env.policy.allowForSession(tool.info.name, canonical(), sessionId);
     if (given === true || given === 'always') return { answer: given === true ? 'approved' : 'approved_always' };
   } catch (error) {
@@ -144,7 +148,27 @@ async function approve(
 }
 
 /** How an `ask` was answered, for the audit trail. */
-type Answer = 'approved' | 'approved_always' | 'refused' | 'no_approver' | 'prompt_failed';
+type Answer = 'approved' | 'approved_always' | 'refused' | 'no_approver' | 'prompt_failed' | 'cancelled';
+
+const ABORTED = Symbol('aborted');
+
+/** The value of `pending`, or ABORTED as soon as one of the signals aborts. */
+function untilAborted<T>(pending: T | Promise<T>, ...signals: (AbortSignal | undefined)[]): Promise<T | typeof ABORTED> {
+  const live = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (live.some((s) => s.aborted)) return Promise.resolve(ABORTED);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => done(ABORTED);
+    const done = (value: T | typeof ABORTED) => {
+      for (const s of live) s.removeEventListener('abort', onAbort);
+      resolve(value);
+    };
+    for (const s of live) s.addEventListener('abort', onAbort, { once: true });
+    Promise.resolve(pending).then(done, (error: unknown) => {
+      for (const s of live) s.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+  });
+}
 /** The policy's decision after approval: a failure means the call does not run. */
 type Verdict = { answer?: Answer; failure?: Failure };
 const ALLOWED: Verdict = Object.freeze({});
@@ -197,7 +221,6 @@ class GuardedRun implements RunRequest {
   private controller?: AbortController;
   private abortedWith?: unknown;
   private settled = false;
-  private holdsSlot = false;
   private timer?: NodeJS.Timeout;
   private readonly cancel = () => this.stop(this.external?.reason ?? new DOMException('cancelled', 'AbortError'), 'cancelled', `Call to "${this.tool}" was cancelled.`);
   private readonly shutdown = () => this.stop(new DOMException('host closed', 'AbortError'), 'cancelled', `Call to "${this.tool}" was cancelled: the host is closing.`);
@@ -241,11 +264,27 @@ class GuardedRun implements RunRequest {
     });
   }
 
+  /**
+   * The slot is held until the runner itself is done, not merely until the call was answered: an
+   * inline tool that ignores its signal is still running after its timeout, and counts.
+   */
   private run(): void {
-    this.holdsSlot = true;
-    this.registered.plugin.runner!.run(this).then(
-      (outcome) => this.settle(outcome),
-      (error: unknown) => this.settle({ ok: false, code: 'crashed', message: messageOf(error) }),
+    const { limiter, runner } = this.registered.plugin;
+    let running: Promise<RunOutcome>;
+    try {
+      running = runner!.run(this);
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running.then(
+      (outcome) => {
+        limiter.release();
+        this.settle(outcome);
+      },
+      (error: unknown) => {
+        limiter.release();
+        this.settle({ ok: false, code: 'crashed', message: messageOf(error) });
+      },
     );
   }
 
@@ -262,7 +301,6 @@ class GuardedRun implements RunRequest {
     clearTimeout(this.timer);
     this.external?.removeEventListener('abort', this.cancel);
     this.env.inflight.delete(this.shutdown);
-    if (this.holdsSlot) this.registered.plugin.limiter.release();
     this.resolve(outcome);
   }
 }

@@ -37,7 +37,7 @@ export const DEFAULTS = {
   quarantine: { failures: 3, windowMs: 300_000, cooldownMs: 60_000 },
 };
 
-export const BUILTIN_PLUGINS = ['fs', 'shell', 'http'] as const;
+const BUILTIN_PLUGINS = ['fs', 'shell', 'http'] as const;
 const EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'];
 
 export interface LoadContext {
@@ -82,6 +82,7 @@ export async function loadPlugins(ctx: LoadContext): Promise<void> {
     if (collision) {
       ctx.log.warn(`plugin ${handle.name} failed: ${collision.message}`);
       await handle.runner?.close();
+      delete handle.runner; // closed: host.close() must not dispose it twice
     } else {
       ctx.log.debug(`loaded plugin ${handle.name} (${tools.length} tools, ${handle.loadMs?.toFixed(1)} ms, ${handle.isolation})`);
     }
@@ -151,6 +152,7 @@ async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: Plugin
     handle.loadMs = performance.now() - started;
     handle.error = error instanceof HostError ? error : hostError('RH_ERR_PLUGIN_IMPORT', [entry.source, messageOf(error)], error);
     await handle.runner?.close();
+    delete handle.runner;
     return { handle, tools: [] };
   }
 }
@@ -202,7 +204,7 @@ function withLoadTimeout<T>(loading: Promise<T>, ms: number, source: string): Pr
 }
 
 /** The module of a built-in plugin: its source under tsx, its bundle in dist/. */
-export function builtinFile(name: string): string {
+function builtinFile(name: string): string {
   return hostFile(`plugins/${name}/index.ts`, `plugins/${name}.js`);
 }
 

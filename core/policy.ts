@@ -57,7 +57,7 @@ const anyCase = (word: string) => word.replace(/[a-z]/g, (c) => `[${c.toUpperCas
 const HOST_REST = '[^/\\\\?#]*';
 
 /** Rules shipped with the host (`policy.builtinRules: false` drops them). */
-export const BUILTIN_RULES: Required<Pick<PolicyConfig, 'deny'>> = {
+const BUILTIN_RULES: Required<Pick<PolicyConfig, 'deny'>> = {
   deny: [
     {
       // Defence in depth beside http_get's own connect-time check (which also resolves names and

@@ -8,7 +8,7 @@
  */
 
 /** Keys a tool input may not contain at any depth. */
-export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 export class JsonInputError extends Error {
   override readonly name = 'JsonInputError';

@@ -76,18 +76,24 @@ describe('call pipeline (inline)', () => {
     expect((await host.call('echo', '{"text":"fine"}')).content).to.equal('fine');
   });
 
-  it('timeout: a tool that ignores its signal still yields timeout on time', async () => {
+  it('timeout: a tool that ignores its signal still yields timeout on time, and keeps its slot until it ends', async () => {
     const started = performance.now();
     const r = await host.call('ignore_signal', '{"ms":3000}');
     const elapsed = performance.now() - started;
     expect(r).to.include({ isError: true, code: 'timeout' });
     expect(r.content).to.contain('200 ms');
     expect(elapsed).to.be.below(2500); // the tool would take 3 s; the timeout is 200 ms
+    // kit allows one call at a time: the next call waits for the ignoring tool to really finish.
+    const next = await host.call('greet', '{"who":"after"}');
+    expect(next.content).to.equal('hi after');
+    expect(performance.now() - started).to.be.at.least(2900);
   });
 
   it('timeout: a tool that honours its signal sees a TimeoutError, and its late answer is dropped', async () => {
-    const r = await host.call('honour_signal', '{}');
+    const seen: string[] = [];
+    const r = await host.call('honour_signal', '{}', { onProgress: (p) => seen.push(p.message ?? '') });
     expect(r.code).to.equal('timeout');
+    expect(seen).to.deep.equal(['aborted: TimeoutError']);
     expect(r.content).to.not.contain('aborted'); // the rejection that followed the abort did not replace the result
   });
 
@@ -166,6 +172,23 @@ describe('call pipeline (inline)', () => {
       expect(r.isError).to.equal(true);
       expect(RESULT_CODES).to.include(r.code);
     }
+  });
+
+  it('a call waiting for approval ends when the caller cancels or the host closes', async () => {
+    const h = await createHost({
+      cwd: FIXTURES,
+      audit: false,
+      logLevel: 'error',
+      approve: () => new Promise<boolean>(() => {}), // a person who never answers
+      config: { builtins: false, plugins: [{ module: plugin('echo.ts'), isolation: 'inline' }], policy: { default: 'ask', readOnlyDefault: 'ask' } },
+    });
+    const controller = new AbortController();
+    const cancelled = h.call('echo', '{"text":"a"}', { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    expect(await cancelled).to.include({ isError: true, code: 'cancelled' });
+    const closing = h.call('echo', '{"text":"b"}');
+    setTimeout(() => void h.close(), 20);
+    expect(await closing).to.include({ isError: true, code: 'cancelled' });
   });
 
   it('after close(), calls are refused without throwing', async () => {

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { EXIT, print, printJson, type Command } from './command.ts';
 import { HostError } from '../errors.ts';
 
-export const CONFIG_TEMPLATE = `import { defineConfig } from 'rousseau-host';
+const CONFIG_TEMPLATE = `import { defineConfig } from 'rousseau-host';
 
 // rousseau-host config. Reference: https://github.com/rousseau-host/rousseau-host#config
 export default defineConfig({

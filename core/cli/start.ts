@@ -16,7 +16,7 @@ import type { Host } from '../host.ts';
 import { terminalApprover } from './approve-prompt.ts';
 import { EXIT, hostFromFlags, print, printError, printJson, readStdin, UsageError, type Command, type Values } from './command.ts';
 
-export const NO_PROVIDER_HELP = [
+const NO_PROVIDER_HELP = [
   'No model provider is configured. Set one of:',
   '  export ANTHROPIC_API_KEY=sk-ant-…                      # Anthropic (ANTHROPIC_BASE_URL for a proxy)',
   '  export OPENAI_API_KEY=sk-…                             # OpenAI, or any compatible server with',

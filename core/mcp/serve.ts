@@ -18,7 +18,7 @@ import { guardStdout } from './stdout-guard.ts';
 export { guardStdout } from './stdout-guard.ts';
 
 /** The path of the Streamable HTTP endpoint. */
-export const MCP_HTTP_PATH = '/mcp';
+const MCP_HTTP_PATH = '/mcp';
 
 /** Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal` aborts. */
 export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } = {}): Promise<void> {
@@ -93,6 +93,8 @@ export async function serveMcpHttp(
     http.once('error', reject);
     http.listen(opts.port, hostname, () => {
       http.off('error', reject);
+      // Once listening, a server error (EMFILE, a socket fault) is logged; it must not end the host.
+      http.on('error', (error) => host.log.error(`MCP HTTP server error: ${messageOf(error)}`));
       resolve();
     });
   });

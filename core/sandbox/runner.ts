@@ -5,7 +5,6 @@
  * `TimeoutError` DOMException on timeout) and stops waiting at once. A runner reacts to that abort
  * as its isolation allows: inline can only signal; a worker runner terminates the thread.
  */
-import type { Tool } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../check.ts';
 import type { Isolation, Progress, Violation } from '../types.ts';
 import type { QuarantinePolicy } from './crash-budget.ts';
@@ -81,8 +80,6 @@ export interface PluginHealth {
   until?: number;
 }
 
-/** The live tools of a plugin instantiated in this thread. */
-export type LiveTools = ReadonlyMap<string, Tool>;
 
 /** The abort reason the dispatcher uses on timeout. */
 export function timeoutReason(ms: number): DOMException {

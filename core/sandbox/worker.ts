@@ -11,6 +11,7 @@
  * and is never retried, since it may already have had side effects. A call still waiting for the
  * worker to start (it never ran) simply waits for the next one.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { createRequire } from 'node:module';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { hostError, HostError, messageOf } from '../errors.ts';
@@ -346,6 +347,7 @@ function untilSettled(promise: Promise<unknown>, signal: AbortSignal): Promise<b
   });
 }
 
+/** Waits `ms` (false when the signal aborts first); the timer never outlives the wait or holds the process open. */
 function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return untilSettled(new Promise((resolve) => setTimeout(resolve, ms)), signal);
+  return delay(ms, true, { signal, ref: false }).catch(() => false);
 }

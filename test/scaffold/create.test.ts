@@ -2,7 +2,7 @@
 // names things, what it refuses, what it tells the user to do next.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ROOT, tempDir } from '../helpers.ts';
 import { SCAFFOLDER, scaffold } from './helpers.ts';
