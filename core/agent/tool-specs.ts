@@ -5,10 +5,9 @@
  * Schemas are copied through JSON so TypeBox's symbol keys never reach a wire format; each provider
  * then shapes them (`input_schema` vs `parameters`) in its own file.
  */
+import { providerSafeName, unusedName } from '../tool-names.ts';
 import type { ToolInfo } from '../types.ts';
 import type { ToolSpec } from './messages.ts';
-
-export const WIRE_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export interface ToolSet {
   specs: ToolSpec[];
@@ -19,8 +18,7 @@ export interface ToolSet {
 export function projectTools(tools: readonly ToolInfo[]): ToolSet {
   const toHost = new Map<string, string>();
   const specs = tools.map((tool): ToolSpec => {
-    let wire = WIRE_NAME.test(tool.name) ? tool.name : tool.name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || 'tool';
-    for (let n = 2; toHost.has(wire); n++) wire = `${wire.slice(0, 64 - String(n).length - 1)}_${n}`;
+    const wire = unusedName(providerSafeName(tool.name) || 'tool', toHost);
     toHost.set(wire, tool.name);
     return { name: wire, description: tool.description, inputSchema: objectSchema(tool.inputSchema) };
   });

@@ -3,6 +3,7 @@
  * tool names → names every provider accepts. Pure functions, shared by the server and the client.
  */
 import type { ToolAnnotations } from '../contract.ts';
+import { providerSafeName, unusedName } from '../tool-names.ts';
 
 /** MCP's `ToolAnnotations` (spec 2025-11-25): hints only, never trusted for enforcement. */
 export interface McpAnnotations {
@@ -55,9 +56,8 @@ export function mapToolNames(plugin: string, names: readonly string[]): { names:
   const taken = new Map<string, string>();
   const collisions: { original: string; with: string; name: string }[] = [];
   const out = names.map((original) => {
-    const base = `${plugin}_${original}`.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
-    let name = base;
-    for (let n = 2; taken.has(name); n++) name = `${base.slice(0, 64 - String(n).length - 1)}_${n}`;
+    const base = providerSafeName(`${plugin}_${original}`);
+    const name = unusedName(base, taken);
     if (name !== base) collisions.push({ original, with: taken.get(base)!, name });
     taken.set(name, original);
     return name;

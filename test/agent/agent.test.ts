@@ -115,4 +115,11 @@ describe('projectTools', () => {
     expect(Object.getOwnPropertySymbols(set.specs[0]!.inputSchema)).to.have.length(0);
     expect(set.specs[1]!.inputSchema).to.deep.equal({ type: 'object', properties: {} });
   });
+
+  it('numbers names that sanitise alike from their common base, and names a nameless tool', () => {
+    const tool = (name: string) => ({ name, description: 'd', inputSchema: { type: 'object' }, plugin: 'mcp' });
+    const set = projectTools([tool('a.b'), tool('a_b'), tool('a b'), tool('')]);
+    expect(set.specs.map((s) => s.name)).to.deep.equal(['a_b', 'a_b_2', 'a_b_3', 'tool']);
+    expect(set.hostName('a_b_3')).to.equal('a b');
+  });
 });
