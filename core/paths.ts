@@ -34,9 +34,14 @@ const TYPEBOX_SUBPATHS = ['', '/compile', '/error', '/format', '/guard', '/schem
  */
 export function hostAliases(): Record<string, string> {
   const aliases: Record<string, string> = { 'rousseau-host': hostFile('core/contract.ts', 'contract.js') };
-  // typebox's exports all carry a `default` condition, so require.resolve finds the same files as import.
-  const require = createRequire(import.meta.url);
-  for (const sub of TYPEBOX_SUBPATHS) aliases[`typebox${sub}`] = require.resolve(`typebox${sub}`);
+  if (FROM_SOURCE) {
+    // typebox's exports all carry a `default` condition, so require.resolve finds the same files as import.
+    const require = createRequire(import.meta.url);
+    for (const sub of TYPEBOX_SUBPATHS) aliases[`typebox${sub}`] = require.resolve(`typebox${sub}`);
+  } else {
+    // The bundled copy scripts/build.js makes: one file per subpath instead of 373 modules.
+    for (const sub of TYPEBOX_SUBPATHS) aliases[`typebox${sub}`] = join(PACKAGE_ROOT, 'dist', 'vendor', 'typebox', `${sub.slice(1) || 'index'}.mjs`);
+  }
   return aliases;
 }
 
