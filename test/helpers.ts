@@ -1,4 +1,5 @@
-// Shared test plumbing: temp dirs that clean up, and the real CLI run as a child process.
+// Shared test plumbing: temp dirs that clean up, polling until a condition holds, and the real CLI
+// run as a child process.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,27 @@ export function tempDir(prefix = 'rh-test-'): { dir: string; write(rel: string, 
     },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+export interface UntilOptions {
+  /** Default 5000. */
+  timeoutMs?: number;
+  /** Default 25. */
+  intervalMs?: number;
+  /** What was awaited, for the error on timeout; a function to say the state it ended in. */
+  message?: string | (() => string);
+}
+
+/** Polls `predicate` until it returns a truthy value, and resolves to that value; rejects after `timeoutMs`. */
+export async function until<T>(predicate: () => T | Promise<T>, options: UntilOptions = {}): Promise<NonNullable<T>> {
+  const { timeoutMs = 5000, intervalMs = 25, message = 'a condition' } = options;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof message === 'function' ? message() : message}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
 }
 
 export interface CliResult {

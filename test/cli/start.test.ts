@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { ANTHROPIC_TEST_KEY, startAnthropicServer } from '../fixtures/providers/anthropic-server.ts';
 import { OPENAI_TEST_KEY, startOpenAIServer } from '../fixtures/providers/openai-server.ts';
-import { ROOT, runCli, tempDir } from '../helpers.ts';
+import { ROOT, runCli, tempDir, until } from '../helpers.ts';
 
 /** No key in the environment: what a fresh clone sees. */
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
@@ -117,10 +117,8 @@ describe('rousseau-host start on a terminal (REPL)', function () {
     const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: tmp.dir, env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const waitFor = async (pattern: RegExp, count = 1) => {
-      for (let i = 0; i < 200 && (out.match(new RegExp(pattern, 'g'))?.length ?? 0) < count; i++) await new Promise((r) => setTimeout(r, 100));
-      expect(out.match(new RegExp(pattern, 'g'))?.length ?? 0, out).to.be.at.least(count);
-    };
+    const waitFor = (pattern: RegExp, count = 1) =>
+      until(() => (out.match(new RegExp(pattern, 'g'))?.length ?? 0) >= count, { timeoutMs: 20_000, intervalMs: 100, message: () => `${count} × ${pattern} in the output:\n${out}` });
     try {
       await waitFor(/you> /);
       child.stdin.write('hello\r');

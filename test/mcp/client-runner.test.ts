@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { createHost, type Host } from '../../core/host.ts';
 import type { HostConfig } from '../../core/config-schema.ts';
-import { FIXTURES } from '../helpers.ts';
+import { FIXTURES, until } from '../helpers.ts';
 
 const SERVER = join(FIXTURES, 'mcp', 'server.mjs');
 
@@ -33,16 +33,6 @@ function alive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
@@ -93,10 +83,13 @@ describe('MCP servers as plugins', function () {
     const r = await host.call('quick_hang', {});
     expect(r).to.include({ isError: true, code: 'timeout' });
     expect(r.durationMs).to.be.below(2500);
-    await until('the server to see the cancellation', async () => {
-      const stats = JSON.parse((await host.call('quick_stats', {})).content) as { cancelled: number };
-      return stats.cancelled >= 1 ? true : undefined;
-    });
+    await until(
+      async () => {
+        const stats = JSON.parse((await host.call('quick_stats', {})).content) as { cancelled: number };
+        return stats.cancelled >= 1;
+      },
+      { message: 'the server to see the cancellation' },
+    );
   });
 
   it('cancels a call when the caller aborts', async () => {
@@ -104,10 +97,13 @@ describe('MCP servers as plugins', function () {
     const pending = host.call('fixture_hang', {}, { signal: controller.signal });
     setTimeout(() => controller.abort(), 50);
     expect(await pending).to.include({ isError: true, code: 'cancelled' });
-    await until('the server to see the cancellation', async () => {
-      const stats = JSON.parse((await host.call('fixture_stats', {})).content) as { cancelled: number };
-      return stats.cancelled >= 1 ? true : undefined;
-    });
+    await until(
+      async () => {
+        const stats = JSON.parse((await host.call('fixture_stats', {})).content) as { cancelled: number };
+        return stats.cancelled >= 1;
+      },
+      { message: 'the server to see the cancellation' },
+    );
   });
 
   it('restarts a server killed mid-call; the call in flight ends as crashed', async () => {
@@ -116,10 +112,13 @@ describe('MCP servers as plugins', function () {
     setTimeout(() => process.kill(before, 'SIGKILL'), 50);
     const r = await pending;
     expect(r).to.include({ isError: true, code: 'crashed' });
-    const after = await until('a restarted server', async () => {
-      const s = await host.call('fixture_stats', {});
-      return s.isError ? undefined : (JSON.parse(s.content) as { pid: number }).pid;
-    });
+    const after = await until(
+      async () => {
+        const s = await host.call('fixture_stats', {});
+        return s.isError ? undefined : (JSON.parse(s.content) as { pid: number }).pid;
+      },
+      { message: 'a restarted server' },
+    );
     expect(after).to.not.equal(before);
     expect(await host.call('fixture_echo', { text: 'back' })).to.include({ isError: false, content: 'back' });
   });
@@ -135,8 +134,8 @@ describe('MCP servers as plugins: failures and lifetime', function () {
       expect(await host.call('loop_die', {})).to.include({ code: 'crashed' });
       expect(host.plugins()[0]!.status).to.equal('quarantined');
       expect(await host.call('loop_echo', { text: 'x' })).to.include({ isError: true, code: 'quarantined' });
-      await until('the quarantine to lift', () => (host.plugins()[0]!.status === 'loaded' ? true : undefined));
-      await until('the server to answer again', async () => ((await host.call('loop_echo', { text: 'x' })).isError ? undefined : true));
+      await until(() => host.plugins()[0]!.status === 'loaded', { message: 'the quarantine to lift' });
+      await until(async () => !(await host.call('loop_echo', { text: 'x' })).isError, { message: 'the server to answer again' });
     } finally {
       await host.close();
     }
@@ -159,10 +158,10 @@ describe('MCP servers as plugins: failures and lifetime', function () {
     const host = await hostWith([fixture('a'), fixture('b')]);
     const first = await serverPid(host, 'a_stats');
     expect(await host.call('a_die', {})).to.include({ code: 'crashed' });
-    const pids = [await until('a restart', async () => ((await host.call('a_stats', {})).isError ? undefined : serverPid(host, 'a_stats'))), await serverPid(host, 'b_stats')];
+    const pids = [await until(async () => ((await host.call('a_stats', {})).isError ? undefined : serverPid(host, 'a_stats')), { message: 'a restart' }), await serverPid(host, 'b_stats')];
     expect(pids[0]).to.not.equal(first);
     for (const pid of pids) expect(alive(pid)).to.equal(true);
     await host.close();
-    await until('every server to exit', () => (pids.every((pid) => !alive(pid)) ? true : undefined));
+    await until(() => pids.every((pid) => !alive(pid)), { message: 'every server to exit' });
   });
 });

@@ -11,19 +11,9 @@ import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelco
 import { createHost, type Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import tools from '../fixtures/mcp/tools.ts';
-import { BIN, FIXTURES, tempDir } from '../helpers.ts';
+import { BIN, FIXTURES, tempDir, until } from '../helpers.ts';
 
 const MCP = join(FIXTURES, 'mcp');
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 8000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** fetch() will not send a Host header of our choosing; node:http will (a DNS-rebinding request). */
 function statusWithHost(url: string, host: string): Promise<number> {
@@ -127,10 +117,13 @@ describe('rousseau-host start --mcp (stdio)', function () {
     await client.callTool({ name: 'wait', arguments: {} }, undefined, { signal: controller.signal }).catch((e: unknown) => (thrown = e));
     expect(thrown).to.be.instanceOf(Error);
     // The host saw it: the audit trail records the call as cancelled, long before the plugin's timeout.
-    await until('the audit record', () => {
-      const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { tool?: string; code?: string });
-      return lines.some((l) => l.tool === 'wait' && l.code === 'cancelled') ? true : undefined;
-    });
+    await until(
+      () => {
+        const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { tool?: string; code?: string });
+        return lines.some((l) => l.tool === 'wait' && l.code === 'cancelled');
+      },
+      { timeoutMs: 8000, message: 'the audit record' },
+    );
   });
 
   it('sends progress notifications when the client asks for them', async () => {
@@ -144,35 +137,35 @@ describe('rousseau-host start --mcp (stdio)', function () {
     expect(text(await client.callTool({ name: 'chatty', arguments: {} }))).to.equal('spoke');
     expect(text(await client.callTool({ name: 'noisy_add', arguments: { a: 1, b: 1 } }))).to.equal('2');
     expect(text(await client.callTool({ name: 'echo', arguments: { text: 'still here' } }))).to.equal('still here');
-    await until('the prints on stderr', () =>
-      ['noisy plugin: loading', 'chatty: console.log noise', 'chatty: raw stdout noise', 'noisy: adding 1 and 1', 'noisy: raw write'].every((s) =>
-        stderr.includes(s),
-      )
-        ? true
-        : undefined,
+    await until(
+      () => ['noisy plugin: loading', 'chatty: console.log noise', 'chatty: raw stdout noise', 'noisy: adding 1 and 1', 'noisy: raw write'].every((s) => stderr.includes(s)),
+      { timeoutMs: 8000, message: 'the prints on stderr' },
     );
   });
 
   it('sends tools/list_changed when a plugin is quarantined, and again when it comes back', async () => {
     const r = await client.callTool({ name: 'crash', arguments: {} });
     expect([r.isError, code(r)]).to.deep.equal([true, 'crashed']);
-    await until('list_changed (quarantined)', () => (listChanges.length >= 1 ? true : undefined));
+    await until(() => listChanges.length >= 1, { timeoutMs: 8000, message: 'list_changed (quarantined)' });
     expect((await client.listTools()).tools.map((t) => t.name)).to.not.include('crash');
-    await until('list_changed (back)', () => (listChanges.length >= 2 ? true : undefined));
+    await until(() => listChanges.length >= 2, { timeoutMs: 8000, message: 'list_changed (back)' });
     expect((await client.listTools()).tools.map((t) => t.name)).to.include('crash');
   });
 
   it('exits when the client disconnects', async () => {
     const pid = transport.pid!;
     await client.close();
-    await until('the server to exit', () => {
-      try {
-        process.kill(pid, 0);
-        return undefined;
-      } catch {
-        return true;
-      }
-    });
+    await until(
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      { timeoutMs: 8000, message: 'the server to exit' },
+    );
   });
 });
 
@@ -230,10 +223,13 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
     req.on('error', () => {}); // we hang up on purpose
     req.end(JSON.stringify(call));
     setTimeout(() => req.destroy(), 200);
-    await until('the audit record', () => {
-      const lines = readFileSync(audit, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool?: string; code?: string });
-      return lines.some((l) => l.tool === 'slow' && l.code === 'cancelled') ? true : undefined;
-    });
+    await until(
+      () => {
+        const lines = readFileSync(audit, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool?: string; code?: string });
+        return lines.some((l) => l.tool === 'slow' && l.code === 'cancelled');
+      },
+      { timeoutMs: 8000, message: 'the audit record' },
+    );
   });
 
   it('serves a host that another host loads as an MCP plugin by URL', async () => {

@@ -11,7 +11,7 @@ import winston from 'winston';
 import type { HostConfig } from '../../core/config-schema.ts';
 import { createHost, type Host } from '../../core/host.ts';
 import type { CallResult } from '../../core/types.ts';
-import { FIXTURES, ROOT, runCli, tempDir } from '../helpers.ts';
+import { FIXTURES, ROOT, runCli, tempDir, until } from '../helpers.ts';
 
 const FAULTS = join(FIXTURES, 'faults');
 const fault = (file: string) => join(FAULTS, file);
@@ -51,14 +51,6 @@ function makeHost(plugins: NonNullable<HostConfig['plugins']>, extra: Partial<Ho
 async function bystanderServes(host: Host): Promise<void> {
   const result = await host.call('say', { text: 'still here' });
   expect(result, result.content).to.include({ isError: false, content: 'still here' });
-}
-
-async function until(condition: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** Gone, or a zombie waiting to be reaped: either way no longer running. */
@@ -204,7 +196,7 @@ describe('worker runner: execution faults (cases 8–12, 14, 16, 21–23)', func
       await count();
       const result = await host.call('stray', { kind });
       expect(result).to.include({ isError: false, content: 'returned' });
-      await until(() => lines.some((l) => l.level === 'warn' && l.message.includes(`plugin faulty crashed: ${said}`)));
+      await until(() => lines.some((l) => l.level === 'warn' && l.message.includes(`plugin faulty crashed: ${said}`)), { timeoutMs: 10_000, message: 'the crash warning' });
       expect(await count()).to.equal(1);
       await bystanderServes(host);
     });
@@ -235,7 +227,7 @@ describe('worker runner: execution faults (cases 8–12, 14, 16, 21–23)', func
 
     const before = lines.length;
     expect(await host.call('flood', { lines: 100_000 })).to.include({ isError: false, content: 'flooded' });
-    await until(() => lines.some((l) => /dropped \d+ log lines and progress reports/.test(l.message)));
+    await until(() => lines.some((l) => /dropped \d+ log lines and progress reports/.test(l.message)), { timeoutMs: 10_000, message: 'the dropped-lines warning' });
     const relayed = lines.slice(before).filter((l) => l.message.startsWith('line '));
     expect(relayed.length).to.be.above(0).and.at.most(1_500);
     await bystanderServes(host);
@@ -264,7 +256,7 @@ describe('worker runner: execution faults (cases 8–12, 14, 16, 21–23)', func
       await new Promise((resolve) => setTimeout(resolve, 300));
       controller.abort();
       expect((await pending).code).to.equal('cancelled');
-      await until(() => existsSync(file));
+      await until(() => existsSync(file), { timeoutMs: 10_000, message: `the plugin to write ${file}` });
       expect(readFileSync(file, 'utf8')).to.equal('AbortError');
       expect(await count()).to.equal(before + 1);
     } finally {
@@ -275,12 +267,12 @@ describe('worker runner: execution faults (cases 8–12, 14, 16, 21–23)', func
   it('a timeout also kills the process groups the plugin started (no orphans)', async () => {
     let pids: { child: number; shell: number; grandchild: number } | undefined;
     const spawning = host.call('spawn', {}, { onProgress: (p) => (pids = JSON.parse(p.message!)) });
-    await until(() => pids !== undefined, 20_000);
+    await until(() => pids !== undefined, { timeoutMs: 20_000, message: 'the spawned pids' });
     expect(running(pids!.grandchild)).to.equal(true);
     const spin = host.call('spin', {}); // the worker spins and cannot clean up: the host must
     expectFailure(await spawning, 'crashed', /stopped because a call to "spin" timed out/);
     await spin;
-    await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), 5_000);
+    await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), { message: 'every spawned process to end' });
     await bystanderServes(host);
   });
 });
@@ -350,14 +342,14 @@ describe('worker runner: host shutdown (case 24)', function () {
     let pids: { child: number; shell: number; grandchild: number } | undefined;
     const spawning = host.call('spawn', {}, { onProgress: (p) => (pids = JSON.parse(p.message!)) });
     const hanging = host.call('hang', {});
-    await until(() => pids !== undefined, 20_000);
+    await until(() => pids !== undefined, { timeoutMs: 20_000, message: 'the spawned pids' });
     expect([pids!.child, pids!.shell, pids!.grandchild].every(running)).to.equal(true);
     await bystanderServes(host);
 
     await host.close();
     expect((await spawning).code).to.equal('cancelled');
     expect((await hanging).code).to.equal('cancelled');
-    await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), 5_000);
+    await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), { message: 'every spawned process to end' });
     expect((await host.call('say', { text: 'x' })).code).to.equal('cancelled');
   });
 });

@@ -17,13 +17,3 @@ export function processesMatching(needle: string): number[] {
   }
   return found;
 }
-
-/** Polls `check` until it holds or `ms` pass; returns its last value. */
-export async function eventually(check: () => boolean, ms = 5000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return true;
-}
