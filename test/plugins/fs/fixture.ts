@@ -1,8 +1,8 @@
 // A workspace beside the things it must not reach: a sibling sharing its name as a prefix
 // (ROOT-evil), an outside directory, and symlinks out of it in every position.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '../../helpers.ts';
 
 export interface Layout {
   base: string;
@@ -15,7 +15,8 @@ export interface Layout {
 }
 
 export function makeWorkspace(): Layout {
-  const base = mkdtempSync(join(tmpdir(), 'rh-fs-'));
+  const tmp = tempDir('rh-fs-');
+  const base = tmp.dir;
   const root = join(base, 'ROOT');
   const outside = join(base, 'outside');
   const evil = join(base, 'ROOT-evil');
@@ -33,5 +34,5 @@ export function makeWorkspace(): Layout {
   symlinkSync('sub', join(root, 'sub-link'));
   const listing = () =>
     [outside, evil].flatMap((d) => readdirSync(d, { recursive: true }).map((f) => join(d, String(f)))).sort();
-  return { base, root, outside, evil, outsideListing: listing, cleanup: () => rmSync(base, { recursive: true, force: true }) };
+  return { base, root, outside, evil, outsideListing: listing, cleanup: tmp.cleanup };
 }

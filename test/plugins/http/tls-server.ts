@@ -1,18 +1,18 @@
 // Local HTTPS servers for http_get's tests: a self-signed certificate made with openssl at test
 // time, servers bound to loopback addresses only, and a record of every TCP connection they accept.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { tempDir } from '../../helpers.ts';
 
 export const TEST_HOSTS = ['good.test', 'rebind.test', 'localhost'];
 
 export function makeCertificate(): { cert: string; key: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'rh-cert-'));
+  const { dir, cleanup } = tempDir('rh-cert-');
   try {
     const san = [...TEST_HOSTS.map((h) => `DNS:${h}`), 'IP:127.0.0.1', 'IP:127.0.0.2', 'IP:::1'].join(',');
     execFileSync('openssl', [
@@ -22,7 +22,7 @@ export function makeCertificate(): { cert: string; key: string } {
     ], { stdio: 'ignore' });
     return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    cleanup();
   }
 }
 
