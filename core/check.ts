@@ -6,56 +6,19 @@
  * tool and a JSON pointer, so an author fixes them in one pass.
  */
 import { Compile } from 'typebox/compile';
+import { escapeSegment } from './json-pointer.ts';
+import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import type { Violation } from './types.ts';
 
 export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
 export const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
-const PLUGIN_KEYS = new Set(['name', 'version', 'description', 'options', 'tools', 'setup', 'dispose']);
-const TOOL_KEYS = new Set(['name', 'description', 'inputSchema', 'annotations', 'timeoutMs', 'execute']);
 const ANNOTATION_FLAGS = ['readOnly', 'destructive', 'idempotent', 'openWorld'];
-
-/** The plugin's default export, described as plain data (functions become their `typeof`). */
-export interface PluginReport {
-  /** `typeof` of the default export, with `null` and `array` told apart. */
-  exportType: string;
-  name?: unknown;
-  version?: unknown;
-  description?: unknown;
-  toolsType: string;
-  setupType: string;
-  disposeType: string;
-  /** The options schema as JSON, when there is one. */
-  options?: unknown;
-  optionsError?: string;
-  unknownKeys: string[];
-}
-
-/** One tool, described as plain data. */
-export interface ToolReport {
-  valueType: string;
-  name?: unknown;
-  description?: unknown;
-  inputSchema?: unknown;
-  /** Why the schema could not be turned into JSON (a function in it, a cycle, a BigInt). */
-  inputSchemaError?: string;
-  annotations?: unknown;
-  timeoutMs?: unknown;
-  executeType: string;
-  unknownKeys: string[];
-}
 
 export interface CheckOptions {
   /** MCP tools: style rules (descriptions) only warn, since the user does not own the server. */
   lenient?: boolean;
-}
-
-/** `typeof`, with `null` and `array` told apart. */
-export function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
 }
 
 /** Checks the plugin's shape and, when they could be listed, its tools. */
@@ -96,7 +59,7 @@ export function checkPlugin(
   }
   if (plugin.optionsError) add('/options', plugin.optionsError);
   else if (plugin.options !== undefined) checkSchema(plugin.options, '/options', add, { lenient: true });
-  for (const key of plugin.unknownKeys) add(`/${escapePointer(key)}`, `unknown plugin key "${key}" (a typo?)`, 'warning');
+  for (const key of plugin.unknownKeys) add(`/${escapeSegment(key)}`, `unknown plugin key "${key}" (a typo?)`, 'warning');
 
   if (tools) out.push(...checkTools(file, tools, options));
   return out;
@@ -139,7 +102,7 @@ function checkTools(file: string, tools: readonly ToolReport[], options: CheckOp
       add('/timeoutMs', `timeoutMs must be a positive integer, got ${JSON.stringify(tool.timeoutMs)}`);
     }
     checkAnnotations(tool.annotations, add);
-    for (const key of tool.unknownKeys) add(`/${escapePointer(key)}`, `unknown tool key "${key}" (a typo?)`, 'warning');
+    for (const key of tool.unknownKeys) add(`/${escapeSegment(key)}`, `unknown tool key "${key}" (a typo?)`, 'warning');
   });
   return out;
 }
@@ -197,7 +160,7 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
       add(`${at}/properties`, `properties must be an object, got ${kindOf(s.properties)}`);
     } else {
       for (const [key, sub] of Object.entries(s.properties as Record<string, unknown>)) {
-        const p = `${at}/properties/${escapePointer(key)}`;
+        const p = `${at}/properties/${escapeSegment(key)}`;
         if (kindOf(sub) === 'object' && !hasDescription(sub as Record<string, unknown>)) {
           add(`${p}/description`, `property "${key}" has no description: the model cannot know what to put there`, style);
         }
@@ -247,70 +210,7 @@ function checkAnnotations(annotations: unknown, add: Add): void {
   }
   if (a.title !== undefined && typeof a.title !== 'string') add('/annotations/title', 'title must be a string');
   for (const key of Object.keys(a)) {
-    if (key !== 'title' && !ANNOTATION_FLAGS.includes(key)) add(`/annotations/${escapePointer(key)}`, `unknown annotation "${key}"`, 'warning');
+    if (key !== 'title' && !ANNOTATION_FLAGS.includes(key)) add(`/annotations/${escapeSegment(key)}`, `unknown annotation "${key}"`, 'warning');
   }
 }
 
-/** RFC 6901 escaping of one pointer segment. */
-function escapePointer(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-/** Describes an untrusted tool value as plain data for `checkTools`. */
-export function describeTool(value: unknown): ToolReport {
-  if (kindOf(value) !== 'object') return { valueType: kindOf(value), executeType: 'undefined', unknownKeys: [] };
-  const t = value as Record<string, unknown>;
-  const report: ToolReport = {
-    valueType: 'object',
-    name: t.name,
-    description: t.description,
-    annotations: plainOrUndefined(t.annotations),
-    timeoutMs: t.timeoutMs,
-    executeType: typeof t.execute,
-    unknownKeys: Object.keys(t).filter((k) => !TOOL_KEYS.has(k)),
-  };
-  const schema = toPlainJson(t.inputSchema);
-  if ('error' in schema) report.inputSchemaError = `inputSchema is not plain JSON: ${schema.error}`;
-  else report.inputSchema = schema.value;
-  return report;
-}
-
-/** Describes an untrusted default export as plain data for `checkPlugin`. */
-export function describePlugin(value: unknown): PluginReport {
-  if (kindOf(value) !== 'object') {
-    return { exportType: kindOf(value), toolsType: 'undefined', setupType: 'undefined', disposeType: 'undefined', unknownKeys: [] };
-  }
-  const p = value as Record<string, unknown>;
-  const report: PluginReport = {
-    exportType: 'object',
-    name: p.name,
-    version: p.version,
-    description: p.description,
-    toolsType: kindOf(p.tools),
-    setupType: typeof p.setup,
-    disposeType: typeof p.dispose,
-    unknownKeys: Object.keys(p).filter((k) => !PLUGIN_KEYS.has(k)),
-  };
-  if (p.options !== undefined) {
-    const options = toPlainJson(p.options);
-    if ('error' in options) report.optionsError = `options schema is not plain JSON: ${options.error}`;
-    else report.options = options.value;
-  }
-  return report;
-}
-
-function plainOrUndefined(value: unknown): unknown {
-  if (value === undefined) return undefined;
-  const plain = toPlainJson(value);
-  return 'error' in plain ? String(value) : plain.value;
-}
-
-/** A deep copy as JSON would carry it, or why it cannot be one. */
-function toPlainJson(value: unknown): { value: unknown } | { error: string } {
-  if (value === undefined) return { value: undefined };
-  try {
-    return { value: JSON.parse(JSON.stringify(value)) };
-  } catch (error) {
-    return { error: (error as Error).message };
-  }
-}

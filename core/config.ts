@@ -10,6 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
 import { hostError, messageOf } from './errors.ts';
+import { segments } from './json-pointer.ts';
 import { hostAliases } from './paths.ts';
 import { schemaProblems } from './schema-errors.ts';
 
@@ -74,11 +75,7 @@ export function validateConfig(raw: unknown, origin: string): HostConfig {
 
 /** `/plugins/1/timeoutMs` → `plugins[1].timeoutMs`. */
 export function keyPath(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((path, seg) => (/^\d+$/.test(seg) ? `${path}[${seg}]` : path ? `${path}.${seg}` : seg), '');
+  return segments(pointer).reduce((path, seg) => (/^\d+$/.test(seg) ? `${path}[${seg}]` : path ? `${path}.${seg}` : seg), '');
 }
 
 /** Rules the schema cannot say: a plugin entry object names exactly one of `module` and `mcp`. */

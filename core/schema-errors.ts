@@ -3,6 +3,8 @@
  * duplicate `boolean` ("schema is false") errors dropped, and a union's catch-all dropped when a
  * branch said something more specific. Config errors, plugin options and tool input all use it.
  */
+import { segments } from './json-pointer.ts';
+
 export interface SchemaError {
   keyword: string;
   instancePath: string;
@@ -38,10 +40,7 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown): 
 }
 
 function valueAt(root: unknown, pointer: string): unknown {
-  return pointer
-    .split('/')
-    .slice(1)
-    .reduce<unknown>((v, seg) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[seg.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), root);
+  return segments(pointer).reduce<unknown>((v, seg) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[seg] : undefined), root);
 }
 
 function describeValue(value: unknown): string {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import Type from 'typebox';
-import { checkPlugin, describePlugin, describeTool } from '../core/check.ts';
+import { checkPlugin } from '../core/check.ts';
+import { describePlugin, describeTool } from '../core/plugin-report.ts';
 
 const FILE = '/plugins/p.ts';
 

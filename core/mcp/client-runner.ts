@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline';
 import type { PassThrough } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import type { PluginReport, ToolReport } from '../check.ts';
+import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink, type Logger } from '../log.ts';
 import { CrashBudget } from '../sandbox/crash-budget.ts';

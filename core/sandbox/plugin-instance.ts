@@ -3,7 +3,7 @@
  * contract check reads. The same code runs in the host's thread (inline) and in a worker.
  */
 import { Compile } from 'typebox/compile';
-import { describePlugin, describeTool, kindOf } from '../check.ts';
+import { describePlugin, describeTool, kindOf } from '../plugin-report.ts';
 import type { Plugin, PluginLogger, Tool } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { applyDefaults } from '../schema-defaults.ts';

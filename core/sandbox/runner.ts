@@ -5,7 +5,7 @@
  * `TimeoutError` DOMException on timeout) and stops waiting at once. A runner reacts to that abort
  * as its isolation allows: inline can only signal; a worker runner terminates the thread.
  */
-import type { PluginReport, ToolReport } from '../check.ts';
+import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import type { Isolation, Progress, Violation } from '../types.ts';
 import type { QuarantinePolicy } from './crash-budget.ts';
 
