@@ -5,12 +5,19 @@
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream, mkdirSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import winston from 'winston';
+import type Winston from 'winston';
 import { hostError, messageOf } from './errors.ts';
+import type { PluginLogger } from './contract.ts';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
-export type Logger = winston.Logger;
+
+/** The host's logger: what plugins get (`PluginLogger`), plus a level-taking `log` and scoped children. */
+export interface Logger extends PluginLogger {
+  log(level: string, message: string, meta?: Record<string, unknown>): void;
+  child(meta: Record<string, unknown>): Logger;
+}
 
 export interface LoggerOptions {
   level?: LogLevel | string;
@@ -18,7 +25,55 @@ export interface LoggerOptions {
   json?: boolean;
 }
 
+// winston is CommonJS, so it can load synchronously on first use: a command that logs nothing
+// (`tools` with every plugin healthy) never pays its ~80 ms import.
+const require = createRequire(import.meta.url);
+let winstonModule: typeof Winston | undefined;
+const loadWinston = (): typeof Winston => (winstonModule ??= require('winston') as typeof Winston);
+
+const SEVERITY: Record<string, number> = { error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 };
+
+/** A stderr logger; winston is created when the first message passes the level. */
 export function createLogger({ level = 'info', json = !process.stderr.isTTY }: LoggerOptions = {}): Logger {
+  let root: Winston.Logger | undefined;
+  const sink = () => (root ??= createWinston(level, json));
+  return new LazyLogger(sink, SEVERITY[level] ?? SEVERITY.info!, {});
+}
+
+class LazyLogger implements Logger {
+  private readonly sink: () => Winston.Logger;
+  private readonly threshold: number;
+  private readonly meta: Record<string, unknown>;
+
+  constructor(sink: () => Winston.Logger, threshold: number, meta: Record<string, unknown>) {
+    this.sink = sink;
+    this.threshold = threshold;
+    this.meta = meta;
+  }
+
+  log(level: string, message: string, meta?: Record<string, unknown>): void {
+    if ((SEVERITY[level] ?? 0) > this.threshold) return;
+    this.sink().log(level, message, { ...this.meta, ...meta });
+  }
+  error(message: string, meta?: Record<string, unknown>): void {
+    this.log('error', message, meta);
+  }
+  warn(message: string, meta?: Record<string, unknown>): void {
+    this.log('warn', message, meta);
+  }
+  info(message: string, meta?: Record<string, unknown>): void {
+    this.log('info', message, meta);
+  }
+  debug(message: string, meta?: Record<string, unknown>): void {
+    this.log('debug', message, meta);
+  }
+  child(meta: Record<string, unknown>): Logger {
+    return new LazyLogger(this.sink, this.threshold, { ...this.meta, ...meta });
+  }
+}
+
+function createWinston(level: string, json: boolean): Winston.Logger {
+  const winston = loadWinston();
   const { combine, timestamp, errors, printf, colorize, json: jsonFormat } = winston.format;
   const useColor = Boolean(process.stderr.isTTY) && !process.env.NO_COLOR;
   const human = printf(({ level: lvl, message, timestamp: _t, service: _s, stack, ...meta }) => {
@@ -117,6 +172,7 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
     onError(error);
   };
   const stream = createWriteStream(file, { fd });
+  const winston = loadWinston();
   const line = winston.format((info) => {
     (info as Record<symbol, unknown>)[MESSAGE] = JSON.stringify((info as Record<symbol, unknown>)[RECORD]);
     return info;
@@ -137,7 +193,7 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
         return;
       }
       try {
-        logger.log({ level: 'audit', message: '', [RECORD]: { time: new Date().toISOString(), ...record } } as winston.LogEntry);
+        logger.log({ level: 'audit', message: '', [RECORD]: { time: new Date().toISOString(), ...record } } as Winston.LogEntry);
       } catch (error) {
         fail(error as Error);
       }
