@@ -146,7 +146,7 @@ export interface AuditSinkOptions {
   closeTimeoutMs?: number;
 }
 
-const RECORD = Symbol('audit record');
+const LINES = Symbol('audit lines');
 const MESSAGE = Symbol.for('message'); // what winston's transports write
 
 /**
@@ -156,6 +156,10 @@ const MESSAGE = Symbol.for('message'); // what winston's transports write
  * starting (a config error naming the file), rather than losing records in silence. winston's File
  * transport opens lazily and swallows stream errors, so we own the stream and hand it to a Stream
  * transport: every later write error reaches `onError`.
+ *
+ * Records are serialised at once and handed to winston once per event-loop turn, as one block of
+ * lines: the file holds the same lines, and a busy host pays one write per turn instead of two per
+ * call. `close()` hands over what is pending before it ends the stream.
  */
 export function createAuditSink(file: string, { onError = () => {}, closeTimeoutMs = 5000 }: AuditSinkOptions = {}): AuditSink {
   let fd: number;
@@ -174,7 +178,7 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
   const stream = createWriteStream(file, { fd });
   const winston = loadWinston();
   const line = winston.format((info) => {
-    (info as Record<symbol, unknown>)[MESSAGE] = JSON.stringify((info as Record<symbol, unknown>)[RECORD]);
+    (info as Record<symbol, unknown>)[MESSAGE] = (info as Record<symbol, unknown>)[LINES];
     return info;
   });
   const transport = new winston.transports.Stream({ stream, format: line(), eol: '\n' });
@@ -184,6 +188,17 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
   logger.on('error', fail);
   transport.on('error', fail);
   let closing: Promise<void> | undefined;
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const lines = pending.join('\n');
+    pending = [];
+    try {
+      logger.log({ level: 'audit', message: '', [LINES]: lines } as Winston.LogEntry);
+    } catch (error) {
+      fail(error as Error);
+    }
+  };
 
   return {
     enabled: true,
@@ -192,13 +207,17 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
         fail(new Error(`audit record after close dropped: ${JSON.stringify(record)}`));
         return;
       }
+      let text: string;
       try {
-        logger.log({ level: 'audit', message: '', [RECORD]: { time: new Date().toISOString(), ...record } } as Winston.LogEntry);
+        text = JSON.stringify({ time: new Date().toISOString(), ...record });
       } catch (error) {
         fail(error as Error);
+        return;
       }
+      if (pending.push(text) === 1) setImmediate(flush);
     },
     close() {
+      if (!closing) flush();
       closing ??= new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           fail(new Error(`audit file ${file} was not flushed within ${closeTimeoutMs} ms`));
