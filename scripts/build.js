@@ -42,12 +42,19 @@ for (const name of existsSync(join(root, 'plugins')) ? readdirSync(join(root, 'p
 for (const [name, file] of Object.entries(entryPoints)) if (!existsSync(join(root, file))) delete entryPoints[name];
 
 // typebox is 373 ES modules: importing them costs ~150–250 ms and ~18 MiB per worker. Bundled, it
-// costs a fraction of that. The host's own uses are bundled into its chunks; plugins get
-// dist/vendor/typebox/*.mjs through the loader's aliases (core/paths.ts), loaded natively by jiti.
+// costs a fraction of that: dist/vendor/typebox/<subpath>.mjs. The host imports it through its own
+// package name (`rousseau-host/vendor/typebox/...`, a self-reference in `exports`), and plugins get
+// the same files through the loader's aliases (core/paths.ts), so a thread holds one copy.
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const external = Object.keys(manifest.dependencies ?? {})
   .filter((name) => name !== 'typebox')
   .flatMap((name) => [name, `${name}/*`]);
+const typeboxFromVendor = {
+  name: 'typebox-from-vendor',
+  setup(build) {
+    build.onResolve({ filter: /^typebox(\/.*)?$/ }, ({ path }) => ({ path: `rousseau-host/vendor/${path}`, external: true }));
+  },
+};
 const TYPEBOX_SUBPATHS = ['', 'compile', 'error', 'format', 'guard', 'schema', 'system', 'type', 'value'];
 
 const started = Date.now();
@@ -75,6 +82,7 @@ await build({
   platform: 'node',
   target: 'node20',
   external,
+  plugins: [typeboxFromVendor],
   alias: { 'rousseau-host': './core/contract.ts' },
   sourcemap: 'linked',
   logLevel: 'warning',
