@@ -181,7 +181,7 @@ async function createRunner(spec: PluginSpec, log: Logger, builtin: boolean, aud
     case 'worker':
       return createWorkerRunner(spec, log, audit);
     default:
-      throw hostError('RH_ERR_PLUGIN_IMPORT', [spec.source, `isolation "${spec.isolation}" is not available in this build`]);
+      throw hostError('RH_ERR_PLUGIN_IMPORT', [spec.source, `isolation "${spec.isolation}" is not implemented for module plugins yet (it is used for MCP servers); use "worker" (own thread) or "inline"`]);
   }
 }
 
