@@ -4,9 +4,10 @@
  * colorize ignores both, so we decide). The audit trail is a separate JSON-lines file.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
+import { Writable } from 'node:stream';
 import type Winston from 'winston';
 import { hostError, messageOf } from './errors.ts';
 import type { PluginLogger } from './contract.ts';
@@ -147,6 +148,32 @@ export interface AuditSinkOptions {
 }
 
 const LINES = Symbol('audit lines');
+
+/**
+ * A stream that appends with a synchronous write: an audit block reaches the kernel before the
+ * turn ends (it survives the host crashing a moment later), and no thread-pool round trip sits
+ * beside every call (fs.WriteStream's costs more than the call it records).
+ */
+function appendStream(fd: number): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      try {
+        for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+    final(done) {
+      try {
+        closeSync(fd);
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  });
+}
 const MESSAGE = Symbol.for('message'); // what winston's transports write
 
 /**
@@ -175,7 +202,7 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
     failed = error;
     onError(error);
   };
-  const stream = createWriteStream(file, { fd });
+  const stream = appendStream(fd);
   const winston = loadWinston();
   const line = winston.format((info) => {
     (info as Record<symbol, unknown>)[MESSAGE] = (info as Record<symbol, unknown>)[LINES];
