@@ -134,7 +134,7 @@ async function approve(
   let answer: Answer = 'refused';
   try {
     // A person may take their time: no timeout here, but the caller's cancel and the host's close end the wait.
-    const given = await untilAborted(env.approve({ tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) }), signal, env.closing);
+    const given = signal?.aborted || env.closing.aborted ? ABORTED : await untilAborted(env.approve({ tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) }), signal, env.closing);
     if (given === ABORTED) {
       return { answer: 'cancelled', failure: { code: 'cancelled', content: `Call to "${tool.info.name}" was cancelled while waiting for approval.` } };
     }
@@ -221,7 +221,10 @@ class GuardedRun implements RunRequest {
   private controller?: AbortController;
   private abortedWith?: unknown;
   private settled = false;
+  /** The runner has the call and has not answered yet: the slot is ours. */
+  private running = false;
   private timer?: NodeJS.Timeout;
+  private abandon?: NodeJS.Timeout;
   private readonly cancel = () => this.stop(this.external?.reason ?? new DOMException('cancelled', 'AbortError'), 'cancelled', `Call to "${this.tool}" was cancelled.`);
   private readonly shutdown = () => this.stop(new DOMException('host closed', 'AbortError'), 'cancelled', `Call to "${this.tool}" was cancelled: the host is closing.`);
 
@@ -269,7 +272,8 @@ class GuardedRun implements RunRequest {
    * inline tool that ignores its signal is still running after its timeout, and counts.
    */
   private run(): void {
-    const { limiter, runner } = this.registered.plugin;
+    const { runner } = this.registered.plugin;
+    this.running = true;
     let running: Promise<RunOutcome>;
     try {
       running = runner!.run(this);
@@ -278,20 +282,37 @@ class GuardedRun implements RunRequest {
     }
     running.then(
       (outcome) => {
-        limiter.release();
+        this.releaseSlot();
         this.settle(outcome);
       },
       (error: unknown) => {
-        limiter.release();
+        this.releaseSlot();
         this.settle({ ok: false, code: 'crashed', message: messageOf(error) });
       },
     );
+  }
+
+  /**
+   * Gives the slot back once. A run that outlives its stop by another full timeout (an inline tool
+   * that never settles) gives it back anyway, with a warning: else it would block its plugin forever.
+   */
+  private releaseSlot(): void {
+    if (!this.running) return;
+    this.running = false;
+    clearTimeout(this.abandon);
+    this.registered.plugin.limiter.release();
   }
 
   /** Ends the call early: aborts the signal the tool sees, and answers at once. */
   private stop(reason: unknown, code: ResultCode, content: string): void {
     this.abortedWith ??= reason;
     this.controller?.abort(reason);
+    if (this.running && !this.settled) {
+      this.abandon = setTimeout(() => {
+        this.env.log.warn(`tool "${this.tool}" still running ${this.registered.timeoutMs} ms after it was stopped; its concurrency slot is released`);
+        this.releaseSlot();
+      }, this.registered.timeoutMs).unref();
+    }
     this.settle({ code, content });
   }
 

@@ -54,7 +54,8 @@ class LazyLogger implements Logger {
 
   log(level: string, message: string, meta?: Record<string, unknown>): void {
     if ((SEVERITY[level] ?? 0) > this.threshold) return;
-    this.sink().log(level, message, { ...this.meta, ...meta });
+    // One info object: with (level, message, meta) winston treats `%` in the message as a format token and drops meta.
+    this.sink().log({ ...this.meta, ...meta, level, message });
   }
   error(message: string, meta?: Record<string, unknown>): void {
     this.log('error', message, meta);

@@ -3,7 +3,7 @@
  * duplicate `boolean` ("schema is false") errors dropped, and a union's catch-all dropped when a
  * branch said something more specific. Config errors, plugin options and tool input all use it.
  */
-import { segments } from './json-pointer.ts';
+import { escapeSegment, segments } from './json-pointer.ts';
 
 export interface SchemaError {
   keyword: string;
@@ -25,13 +25,18 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown): 
     const key = `${pointer}\u0000${message}`;
     if (!seen.has(key)) seen.add(key), out.push({ pointer, message });
   };
+  const unknownKeys = new Set(
+    errors.filter((e) => e.keyword === 'additionalProperties').flatMap((e) => ((e.params.additionalProperties as string[] | undefined) ?? []).map((k) => `${e.instancePath}/${escapeSegment(k)}`)),
+  );
   for (const e of errors) {
-    if (e.keyword === 'boolean') continue; // restates the additionalProperties error below
+    if (e.keyword === 'boolean' && unknownKeys.has(e.instancePath)) continue; // restates the unknown key below
     if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`))) continue;
     if (e.keyword === 'additionalProperties') {
-      for (const key of (e.params.additionalProperties as string[] | undefined) ?? []) add(`${e.instancePath}/${key}`, 'unknown key');
+      for (const key of (e.params.additionalProperties as string[] | undefined) ?? []) add(`${e.instancePath}/${escapeSegment(key)}`, 'unknown key');
     } else if (e.keyword === 'anyOf') {
       add(e.instancePath, `${describeValue(valueAt(value, e.instancePath))} is not an accepted form here`);
+    } else if (e.keyword === 'boolean') {
+      add(e.instancePath, 'not allowed here (the schema has no place for this value)');
     } else {
       add(e.instancePath, e.message);
     }

@@ -5,8 +5,7 @@
 //
 // The bundle is written beside dist/ and swapped in whole, so a process running the CLI never sees
 // a half-written dist/. `--if-stale` skips the build when no source is newer than the bundle.
-import { build } from 'esbuild';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,21 +13,42 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 const stamp = join(dist, '.built');
 
+/** The newest mtime under `dir`: files, and directories too (a deleted file changes its directory's). */
 function newestSource(dir) {
-  let newest = 0;
+  let newest = statSync(dir).mtimeMs;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
   }
   return newest;
 }
 
-const sources = ['core', 'plugins'].map((d) => join(root, d)).filter(existsSync);
-if (process.argv.includes('--if-stale') && existsSync(stamp)) {
-  const built = statSync(stamp).mtimeMs;
-  if (sources.every((dir) => newestSource(dir) < built)) process.exit(0);
+/** Everything the bundle is made from: the sources, the manifest and lockfile (dependencies, exports), this script. */
+function newestInput() {
+  const dirs = ['core', 'plugins'].map((d) => join(root, d)).filter(existsSync);
+  const files = ['package.json', 'package-lock.json', 'scripts/build.js'].map((f) => join(root, f)).filter(existsSync);
+  return Math.max(...dirs.map(newestSource), ...files.map((f) => statSync(f).mtimeMs));
 }
+
+const isFresh = () => existsSync(stamp) && newestInput() < statSync(stamp).mtimeMs;
+
+// Concurrent test runs share this checkout: one builds, the others wait for it, then see it fresh.
+const lock = join(root, '.dist.lock');
+const deadline = Date.now() + 120_000;
+for (;;) {
+  try {
+    closeSync(openSync(lock, 'wx'));
+    break;
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw error;
+    const heldSince = statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+    if (Date.now() - heldSince > 120_000 || Date.now() > deadline) rmSync(lock, { force: true }); // left by a killed build
+    else await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+process.on('exit', () => rmSync(lock, { force: true }));
+if (process.argv.includes('--if-stale') && isFresh()) process.exit(0);
+const { build } = await import('esbuild');
 
 const entryPoints = {
   index: 'core/index.ts',

@@ -78,15 +78,23 @@ describe('call pipeline (inline)', () => {
 
   it('timeout: a tool that ignores its signal still yields timeout on time, and keeps its slot until it ends', async () => {
     const started = performance.now();
-    const r = await host.call('ignore_signal', '{"ms":3000}');
+    const r = await host.call('ignore_signal', '{"ms":350}');
     const elapsed = performance.now() - started;
     expect(r).to.include({ isError: true, code: 'timeout' });
     expect(r.content).to.contain('200 ms');
-    expect(elapsed).to.be.below(2500); // the tool would take 3 s; the timeout is 200 ms
+    expect(elapsed).to.be.below(340); // answered at the timeout, not when the tool finished
     // kit allows one call at a time: the next call waits for the ignoring tool to really finish.
     const next = await host.call('greet', '{"who":"after"}');
     expect(next.content).to.equal('hi after');
-    expect(performance.now() - started).to.be.at.least(2900);
+    expect(performance.now() - started).to.be.at.least(340);
+  });
+
+  it('a tool that never settles gives its slot back one timeout after it was stopped', async () => {
+    const started = performance.now();
+    expect((await host.call('hang', '{}')).code).to.equal('timeout'); // 100 ms
+    const next = await host.call('greet', '{"who":"later"}'); // waits for the slot: released at ~200 ms
+    expect(next.content).to.equal('hi later');
+    expect(performance.now() - started).to.be.at.least(190);
   });
 
   it('timeout: a tool that honours its signal sees a TimeoutError, and its late answer is dropped', async () => {
@@ -175,20 +183,26 @@ describe('call pipeline (inline)', () => {
   });
 
   it('a call waiting for approval ends when the caller cancels or the host closes', async () => {
+    let asked = 0;
     const h = await createHost({
       cwd: FIXTURES,
       audit: false,
       logLevel: 'error',
-      approve: () => new Promise<boolean>(() => {}), // a person who never answers
+      approve: () => {
+        asked++;
+        return new Promise<boolean>(() => {}); // a person who never answers
+      },
       config: { builtins: false, plugins: [{ module: plugin('echo.ts'), isolation: 'inline' }], policy: { default: 'ask', readOnlyDefault: 'ask' } },
     });
     const controller = new AbortController();
     const cancelled = h.call('echo', '{"text":"a"}', { signal: controller.signal });
+    expect((await h.call('echo', '{"text":"z"}', { signal: AbortSignal.abort() })).code).to.equal('cancelled');
     setTimeout(() => controller.abort(), 20);
     expect(await cancelled).to.include({ isError: true, code: 'cancelled' });
     const closing = h.call('echo', '{"text":"b"}');
     setTimeout(() => void h.close(), 20);
     expect(await closing).to.include({ isError: true, code: 'cancelled' });
+    expect(asked).to.equal(2); // the call cancelled before it began was never shown to the person
   });
 
   it('after close(), calls are refused without throwing', async () => {

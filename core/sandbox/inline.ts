@@ -76,6 +76,8 @@ class CallContext implements ToolContext {
     if (request.sessionId) this.sessionId = request.sessionId;
     this.workspace = workspace;
     this.pluginLog = log;
+    this.progress = (done, total, message) =>
+      request.onProgress?.({ done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
   }
 
   get signal(): AbortSignal {
@@ -86,7 +88,6 @@ class CallContext implements ToolContext {
     return (this.callLog ??= this.pluginLog.child({ tool: this.request.tool, callId: this.callId }));
   }
 
-  progress(done: number, total?: number, message?: string): void {
-    this.request.onProgress?.({ done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
-  }
+  /** An own property, not a method: a tool may destructure it (`const { progress } = ctx`). */
+  readonly progress: (done: number, total?: number, message?: string) => void;
 }

@@ -1,0 +1,29 @@
+import { expect } from 'chai';
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
+import { schemaProblems } from '../core/schema-errors.ts';
+
+const problems = (schema: object, value: unknown) => schemaProblems(Compile(schema as never).Errors(value), value);
+
+describe('schema problems', () => {
+  it('names unknown keys once, with the key escaped in the pointer', () => {
+    const schema = Type.Object({ a: Type.String() }, { additionalProperties: false });
+    expect(problems(schema, { a: 'x', 'b/c': 1, file: 2 })).to.deep.equal([
+      { pointer: '/b~1c', message: 'unknown key' },
+      { pointer: '/file', message: 'unknown key' },
+    ]);
+  });
+
+  it('never comes back empty: a value with no place in the schema is named', () => {
+    const found = problems(Type.Tuple([Type.String()]), ['a', 'b']);
+    expect(found.length).to.be.greaterThan(0);
+    expect(found.map((p) => p.pointer)).to.include('/1');
+  });
+
+  it('prefers what a union branch said to the union\'s catch-all', () => {
+    const schema = Type.Object({ v: Type.Union([Type.Object({ n: Type.Integer() }), Type.Object({ s: Type.String() })]) });
+    const found = problems(schema, { v: { n: 'x' } });
+    expect(found).to.deep.include({ pointer: '/v/n', message: 'must be integer' });
+    expect(found.map((p) => p.message)).to.not.include('must match a schema in anyOf');
+  });
+});
