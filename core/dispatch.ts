@@ -225,6 +225,7 @@ class GuardedRun implements RunRequest {
   private running = false;
   private timer?: NodeJS.Timeout;
   private abandon?: NodeJS.Timeout;
+  private onStopped?: () => void;
   private readonly cancel = () => this.stop(this.external?.reason ?? new DOMException('cancelled', 'AbortError'), 'cancelled', `Call to "${this.tool}" was cancelled.`);
   private readonly shutdown = () => this.stop(new DOMException('host closed', 'AbortError'), 'cancelled', `Call to "${this.tool}" was cancelled: the host is closing.`);
 
@@ -238,6 +239,15 @@ class GuardedRun implements RunRequest {
     if (options.onProgress) this.onProgress = options.onProgress;
     if (options.signal) this.external = options.signal;
     this.resolve = resolve;
+  }
+
+  get stopped(): boolean {
+    return this.abortedWith !== undefined;
+  }
+
+  whenStopped(listener: () => void): void {
+    if (this.stopped) queueMicrotask(listener);
+    else this.onStopped = listener;
   }
 
   get signal(): AbortSignal {
@@ -307,6 +317,9 @@ class GuardedRun implements RunRequest {
   private stop(reason: unknown, code: ResultCode, content: string): void {
     this.abortedWith ??= reason;
     this.controller?.abort(reason);
+    const listener = this.onStopped;
+    this.onStopped = undefined;
+    listener?.();
     if (this.running && !this.settled) {
       this.abandon = setTimeout(() => {
         this.env.log.warn(`tool "${this.tool}" still running ${this.registered.timeoutMs} ms after it was stopped; its concurrency slot is released`);

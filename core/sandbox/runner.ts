@@ -53,7 +53,16 @@ export interface RunRequest {
   input: unknown;
   callId: string;
   sessionId?: string;
+  /** Aborts on timeout (a `TimeoutError`), cancellation and host close. Made on first read. */
   signal: AbortSignal;
+  /** Whether the call was stopped; reading it costs nothing, unlike `signal`. */
+  readonly stopped: boolean;
+  /**
+   * Sets the one listener told (once) when the call is stopped; then `signal` carries the reason.
+   * A runner that only needs to react uses this: an AbortController and a listener per call cost
+   * more than a worker round trip's own overhead.
+   */
+  whenStopped(listener: () => void): void;
   onProgress?: (progress: Progress) => void;
 }
 

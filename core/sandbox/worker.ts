@@ -81,23 +81,22 @@ class WorkerRunner implements PluginRunner {
   }
 
   async run(request: RunRequest): Promise<RunOutcome> {
-    const { signal } = request;
     for (;;) {
       const health = this.budget.health();
       if (health.quarantined) return { ok: false, code: 'quarantined', message: health.reason ?? 'quarantined' };
       if (this.closed) return { ok: false, code: 'crashed', message: 'the plugin is closed' };
-      if (signal.aborted) return abandoned(signal);
+      if (request.stopped) return abandoned(request.signal);
       let thread = this.current;
       if (!thread) {
         const wait = this.budget.restartDelay();
         if (wait > 0) {
-          if (!(await sleep(wait, signal))) return abandoned(signal);
+          if (!(await sleep(wait, request.signal))) return abandoned(request.signal);
           continue; // things may have changed meanwhile: another call started a worker, or the host closed
         }
         thread = this.start(true);
       }
       if (!thread.loaded) {
-        if (!(await untilSettled(thread.ready, signal))) return abandoned(signal);
+        if (!(await untilSettled(thread.ready, request.signal))) return abandoned(request.signal);
         if (!thread.loaded) {
           if (this.closed) continue;
           return { ok: false, code: 'crashed', message: `the plugin could not be restarted: ${thread.ended ?? 'unknown reason'}` };
@@ -245,10 +244,10 @@ class WorkerRunner implements PluginRunner {
   /** Sends one call to a loaded worker and settles when it answers, is cancelled, times out or the worker ends. */
   private post(thread: Thread, request: RunRequest): Promise<RunOutcome> {
     const id = ++this.nextId;
-    const { signal } = request;
     return new Promise<RunOutcome>((resolve) => {
       const onAbort = () => {
         if (!thread.calls.has(id)) return;
+        const { signal } = request; // aborted by now, with the reason
         if (isTimeout(signal)) {
           const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
           pending.settle({ ok: false, code: 'timeout', message: messageOf(signal.reason) });
@@ -264,12 +263,11 @@ class WorkerRunner implements PluginRunner {
         request,
         settle(outcome) {
           thread.calls.delete(id);
-          signal.removeEventListener('abort', onAbort);
           resolve(outcome);
         },
       };
       thread.calls.set(id, pending);
-      signal.addEventListener('abort', onAbort, { once: true });
+      request.whenStopped(onAbort);
       thread.worker.postMessage({
         type: 'run',
         id,
