@@ -149,6 +149,8 @@ export interface AuditSinkOptions {
 }
 
 const LINES = Symbol('audit lines');
+/** How long audit records wait to be written together. */
+const AUDIT_BATCH_MS = 5;
 
 /**
  * A stream that appends with a synchronous write: an audit block reaches the kernel before the
@@ -185,9 +187,10 @@ const MESSAGE = Symbol.for('message'); // what winston's transports write
  * transport opens lazily and swallows stream errors, so we own the stream and hand it to a Stream
  * transport: every later write error reaches `onError`.
  *
- * Records are serialised at once and handed to winston once per event-loop turn, as one block of
- * lines: the file holds the same lines, and a busy host pays one write per turn instead of two per
- * call. `close()` hands over what is pending before it ends the stream.
+ * Records are serialised at once and handed to winston every AUDIT_BATCH_MS, as one block of
+ * lines: the file holds the same lines, and the host pays one write per batch instead of two per
+ * call (on 2 cores a write beside every call showed as ~80 µs on an MCP round trip). `close()`
+ * hands over what is pending before it ends the stream, and so does the process exiting.
  */
 export function createAuditSink(file: string, { onError = () => {}, closeTimeoutMs = 5000 }: AuditSinkOptions = {}): AuditSink {
   let fd: number;
@@ -228,6 +231,19 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
     }
   };
 
+  // The host may exit (process.exit, an uncaught error) inside a batch window: write what is
+  // pending straight to the file then, since nothing asynchronous runs in an 'exit' handler.
+  const flushAtExit = () => {
+    if (pending.length === 0) return;
+    try {
+      writeSync(fd, `${pending.join('\n')}\n`);
+    } catch {
+      // exiting: nowhere left to report it
+    }
+    pending = [];
+  };
+  process.on('exit', flushAtExit);
+
   return {
     enabled: true,
     write(record) {
@@ -242,9 +258,10 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
         fail(error as Error);
         return;
       }
-      if (pending.push(text) === 1) setImmediate(flush);
+      if (pending.push(text) === 1) setTimeout(flush, AUDIT_BATCH_MS).unref();
     },
     close() {
+      process.off('exit', flushAtExit);
       if (!closing) flush();
       closing ??= new Promise<void>((resolve) => {
         const timer = setTimeout(() => {

@@ -1,0 +1,34 @@
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURES, ROOT, tempDir } from './helpers.ts';
+
+describe('audit trail at exit', () => {
+  it('keeps the records of a batch not yet written when the process exits without close()', () => {
+    const t = tempDir();
+    try {
+      const audit = join(t.dir, 'audit.jsonl');
+      const script = t.write(
+        'exit-early.mts',
+        `import { createHost } from ${JSON.stringify(join(ROOT, 'core', 'index.ts'))};
+         const host = await createHost({ cwd: ${JSON.stringify(t.dir)}, audit: ${JSON.stringify(audit)}, logLevel: 'error',
+           config: { builtins: false, plugins: [{ module: ${JSON.stringify(join(FIXTURES, 'plugins', 'echo.ts'))}, isolation: 'inline' }] } });
+         await host.call('echo', '{"text":"last words"}');
+         process.exit(3); // inside the batch window, no close()`,
+      );
+      let code = 0;
+      try {
+        execFileSync(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: 'pipe' });
+      } catch (error) {
+        code = (error as { status: number }).status;
+      }
+      expect(code).to.equal(3);
+      const records = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(records.map((r) => r.event)).to.deep.equal(['decision', 'call']);
+      expect(records[1]).to.include({ tool: 'echo', outcome: 'ok' });
+    } finally {
+      t.cleanup();
+    }
+  });
+});
