@@ -9,6 +9,7 @@ import { canonicalJson } from './canonical-json.ts';
 import { dispatch, prepareInput, unknownTool, type ApproveFn, type DispatchEnv } from './dispatch.ts';
 import { hostError, messageOf, type ResultCode } from './errors.ts';
 import { loadPlugins } from './loader.ts';
+import { createMcpRunner } from './mcp/client-runner.ts';
 import { createAuditSink, createLogger, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink, type Logger } from './log.ts';
 import { compilePolicy, type Policy, type PolicyDecision } from './policy.ts';
 import { Registry } from './registry.ts';
@@ -75,7 +76,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
 
   const registry = new Registry();
   const closing = new AbortController();
-  await loadPlugins({ config, dir: loaded.dir, workspace, registry, log, logLevel, audit });
+  await loadPlugins({ config, dir: loaded.dir, workspace, registry, log, logLevel, audit, mcpRunner: createMcpRunner });
 
   const env: DispatchEnv = {
     registry,

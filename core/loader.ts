@@ -14,13 +14,12 @@ import type { BuiltinEntryConfig, HostConfig, PluginEntryConfig } from './config
 import { HostError, hostError, messageOf } from './errors.ts';
 import { Limiter } from './limiter.ts';
 import type { AuditSink, Logger } from './log.ts';
-import { createMcpRunner } from './mcp/client-runner.ts';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './output.ts';
 import type { PluginHandle, Registry, ToolDefinition } from './registry.ts';
 import { FROM_SOURCE, hostFile } from './paths.ts';
 import { importPlugin } from './sandbox/import-plugin.ts';
 import { createInlineRunner } from './sandbox/inline.ts';
-import type { PluginRunner, PluginSpec } from './sandbox/runner.ts';
+import type { McpServerSpec, PluginRunner, PluginSpec } from './sandbox/runner.ts';
 import { createWorkerRunner } from './sandbox/worker.ts';
 import type { Isolation, Violation } from './types.ts';
 
@@ -50,6 +49,11 @@ export interface LoadContext {
   logLevel: string;
   /** Where isolated runners record crashes, timeouts and quarantines. */
   audit?: AuditSink;
+  /**
+   * Makes the runner of an MCP-server plugin. Passed in by the host: MCP sits above the loader,
+   * which must not import it (a host without it fails MCP entries with a clear reason).
+   */
+  mcpRunner?: (spec: PluginSpec & { mcp: McpServerSpec }, log: Logger, audit?: AuditSink) => PluginRunner;
 }
 
 /** One config entry, normalised: what to load and with which settings. */
@@ -137,7 +141,7 @@ async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: Plugin
       logLevel: ctx.logLevel,
       ...(mcp ? { mcp: { ...mcp, name: handle.name, ...(mcp.command ? { cwd: resolve(ctx.dir, mcp.cwd ?? '.') } : {}) } } : {}),
     };
-    handle.runner = await createRunner(spec, ctx.log.child({ plugin: entry.source }), entry.builtin, ctx.audit);
+    handle.runner = await createRunner(ctx, spec, ctx.log.child({ plugin: entry.source }), entry.builtin);
     const loaded = await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source);
     if (typeof loaded.plugin.name === 'string') handle.name = loaded.plugin.name;
     if (typeof loaded.plugin.version === 'string') handle.version = loaded.plugin.version;
@@ -172,8 +176,12 @@ function toDefinition(t: NonNullable<Awaited<ReturnType<PluginRunner['load']>>['
   };
 }
 
-async function createRunner(spec: PluginSpec, log: Logger, builtin: boolean, audit?: AuditSink): Promise<PluginRunner> {
-  if (spec.mcp) return createMcpRunner({ ...spec, mcp: spec.mcp }, log, audit);
+async function createRunner(ctx: LoadContext, spec: PluginSpec, log: Logger, builtin: boolean): Promise<PluginRunner> {
+  const { audit } = ctx;
+  if (spec.mcp) {
+    if (!ctx.mcpRunner) throw hostError('RH_ERR_MCP_CONNECT', [spec.source, 'no MCP client was given to the loader (createHost passes one)']);
+    return ctx.mcpRunner({ ...spec, mcp: spec.mcp }, log, audit);
+  }
   switch (spec.isolation) {
     case 'inline':
       // Built-ins are part of the host: a native import, no transpiling.
