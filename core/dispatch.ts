@@ -11,7 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import { messageOf, type ResultCode } from './errors.ts';
-import { auditedInput, type AuditSink, type Logger } from './log.ts';
+import { auditedInput, type AuditSink } from './audit.ts';
+import type { Logger } from './log.ts';
 import { capOutput } from './output.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';

@@ -10,7 +10,8 @@ import { dispatch, prepareInput, unknownTool, type ApproveFn, type DispatchEnv }
 import { hostError, messageOf, type ResultCode } from './errors.ts';
 import { loadPlugins } from './loader.ts';
 import { createMcpRunner } from './mcp/client-runner.ts';
-import { createAuditSink, createLogger, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink, type Logger } from './log.ts';
+import { createAuditSink, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink } from './audit.ts';
+import { createLogger, type Logger } from './log.ts';
 import { compilePolicy, type Policy, type PolicyDecision } from './policy.ts';
 import { Registry } from './registry.ts';
 import type { CallOptions, CallResult, PluginStatus, ToolInfo } from './types.ts';

@@ -1,15 +1,10 @@
 /**
  * Logging. Everything goes to stderr: stdout belongs to `--json` output and MCP messages. Human
  * lines on a terminal, JSON lines otherwise; colour only on a terminal without NO_COLOR (winston's
- * colorize ignores both, so we decide). The audit trail is a separate JSON-lines file.
+ * colorize ignores both, so we decide). The audit trail is audit.ts.
  */
-import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-import { Writable } from 'node:stream';
 import type Winston from 'winston';
-import { hostError, messageOf } from './errors.ts';
 import type { PluginLogger } from './contract.ts';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -30,7 +25,7 @@ export interface LoggerOptions {
 // (`tools` with every plugin healthy) never pays its ~80 ms import.
 const require = createRequire(import.meta.url);
 let winstonModule: typeof Winston | undefined;
-const loadWinston = (): typeof Winston => (winstonModule ??= require('winston') as typeof Winston);
+export const loadWinston = (): typeof Winston => (winstonModule ??= require('winston') as typeof Winston);
 
 const SEVERITY: Record<string, number> = { error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 };
 
@@ -96,201 +91,4 @@ function createWinston(level: string, json: boolean): Winston.Logger {
       }),
     ],
   });
-}
-
-/**
- * One line of the audit trail (DESIGN §2). `decision`: the policy's verdict on a call, with its
- * input; `call`: how the call ended; `plugin`: a plugin's crash, timeout or quarantine. Every line
- * gets `time` (ISO 8601) first; the other fields are the writer's.
- */
-export interface AuditRecord {
-  event: 'decision' | 'call' | 'plugin';
-  [key: string]: unknown;
-}
-
-export interface AuditSink {
-  /** False when auditing is off: the dispatcher then skips building records. */
-  readonly enabled: boolean;
-  /** Never throws; after `close()` records are dropped (and reported once). */
-  write(record: AuditRecord): void;
-  /** Flushes the file and ends the stream. Never rejects. */
-  close(): Promise<void>;
-}
-
-export const NO_AUDIT: AuditSink = { enabled: false, write() {}, async close() {} };
-
-/** The cap on the input kept in a record when `log.auditInputCap` says nothing: 16 KiB of UTF-8. */
-export const DEFAULT_AUDIT_INPUT_CAP = 16 * 1024;
-
-/** How an input appears in a record: the hash and size cover all of it, `input` keeps the first `cap` bytes. */
-export interface AuditedInput {
-  /** Hex SHA-256 of the whole canonical input (UTF-8). */
-  inputSha256: string;
-  inputBytes: number;
-  input: string;
-  /** Present when `input` was cut at the cap (never inside a character). */
-  inputTruncated?: true;
-}
-
-export function auditedInput(canonical: string, cap: number): AuditedInput {
-  const inputSha256 = createHash('sha256').update(canonical, 'utf8').digest('hex');
-  const inputBytes = Buffer.byteLength(canonical, 'utf8');
-  if (inputBytes <= cap) return { inputSha256, inputBytes, input: canonical };
-  const bytes = Buffer.from(canonical, 'utf8'); // only a long input pays for the copy
-  let end = cap;
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // back off a UTF-8 continuation byte
-  return { inputSha256, inputBytes: bytes.length, input: bytes.toString('utf8', 0, end), inputTruncated: true };
-}
-
-export interface AuditSinkOptions {
-  /** Told when the file cannot be written or flushed; the host logs it. The sink itself never throws. */
-  onError?: (error: Error) => void;
-  /** How long `close()` waits for the flush before giving up (and reporting it). Default 5 s. */
-  closeTimeoutMs?: number;
-}
-
-const LINES = Symbol('audit lines');
-/** How long audit records wait to be written together. */
-const AUDIT_BATCH_MS = 5;
-
-/**
- * A stream that appends with a synchronous write: an audit block reaches the kernel before the
- * turn ends (it survives the host crashing a moment later), and no thread-pool round trip sits
- * beside every call (fs.WriteStream's costs more than the call it records).
- */
-function appendStream(fd: number): Writable {
-  return new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      try {
-        for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
-        done();
-      } catch (error) {
-        done(error as Error);
-      }
-    },
-    final(done) {
-      try {
-        closeSync(fd);
-        done();
-      } catch (error) {
-        done(error as Error);
-      }
-    },
-  });
-}
-const MESSAGE = Symbol.for('message'); // what winston's transports write
-
-/**
- * Appends JSON lines to `file` through winston; `close()` resolves once they are written.
- *
- * The file is opened here, synchronously: a trail that cannot be written stops the host from
- * starting (a config error naming the file), rather than losing records in silence. winston's File
- * transport opens lazily and swallows stream errors, so we own the stream and hand it to a Stream
- * transport: every later write error reaches `onError`.
- *
- * Records are serialised at once and handed to winston every AUDIT_BATCH_MS, as one block of
- * lines: the file holds the same lines, and the host pays one write per batch instead of two per
- * call (on 2 cores a write beside every call showed as ~80 µs on an MCP round trip). `close()`
- * hands over what is pending before it ends the stream, and so does the process exiting.
- */
-export function createAuditSink(file: string, { onError = () => {}, closeTimeoutMs = 5000 }: AuditSinkOptions = {}): AuditSink {
-  let fd: number;
-  try {
-    mkdirSync(dirname(file), { recursive: true });
-    fd = openSync(file, 'a');
-  } catch (error) {
-    throw hostError('RH_ERR_CONFIG_INVALID', [`(log.audit: ${file})`, `  cannot open the audit file for appending: ${messageOf(error)}`], error);
-  }
-  let failed: Error | undefined;
-  const fail = (error: Error) => {
-    if (failed) return;
-    failed = error;
-    onError(error);
-  };
-  const stream = appendStream(fd);
-  const winston = loadWinston();
-  const line = winston.format((info) => {
-    (info as Record<symbol, unknown>)[MESSAGE] = (info as Record<symbol, unknown>)[LINES];
-    return info;
-  });
-  const transport = new winston.transports.Stream({ stream, format: line(), eol: '\n' });
-  const logger = winston.createLogger({ level: 'audit', levels: { audit: 0 }, transports: [transport], exitOnError: false });
-  // Without listeners a write error would be an uncaught 'error' event: the host must survive it.
-  stream.on('error', fail);
-  logger.on('error', fail);
-  transport.on('error', fail);
-  let closing: Promise<void> | undefined;
-  let pending: string[] = [];
-  const flush = () => {
-    if (pending.length === 0) return;
-    const lines = pending.join('\n');
-    pending = [];
-    try {
-      logger.log({ level: 'audit', message: '', [LINES]: lines } as Winston.LogEntry);
-    } catch (error) {
-      fail(error as Error);
-    }
-  };
-
-  // The host may exit (process.exit, an uncaught error) inside a batch window: write what is
-  // pending straight to the file then, since nothing asynchronous runs in an 'exit' handler.
-  const flushAtExit = () => {
-    if (pending.length === 0) return;
-    try {
-      writeSync(fd, `${pending.join('\n')}\n`);
-    } catch {
-      // exiting: nowhere left to report it
-    }
-    pending = [];
-  };
-  process.on('exit', flushAtExit);
-
-  return {
-    enabled: true,
-    write(record) {
-      if (closing) {
-        fail(new Error(`audit record after close dropped: ${JSON.stringify(record)}`));
-        return;
-      }
-      let text: string;
-      try {
-        // `time` first, without copying the record: its JSON with the opening brace replaced.
-        const body = JSON.stringify(record);
-        text = `{"time":"${new Date().toISOString()}"${body.length > 2 ? ',' : ''}${body.slice(1)}`;
-      } catch (error) {
-        fail(error as Error);
-        return;
-      }
-      if (pending.push(text) === 1) setTimeout(flush, AUDIT_BATCH_MS).unref();
-    },
-    close() {
-      process.off('exit', flushAtExit);
-      if (!closing) flush();
-      closing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          fail(new Error(`audit file ${file} was not flushed within ${closeTimeoutMs} ms`));
-          resolve();
-        }, closeTimeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        // winston is done when its transport finishes; the file, when our stream has flushed.
-        transport.once('finish', () =>
-          stream.end((error?: Error | null) => {
-            if (error) fail(error);
-            done();
-          }),
-        );
-        stream.once('error', done);
-        try {
-          logger.end();
-        } catch (error) {
-          fail(error as Error);
-          done();
-        }
-      });
-      return closing;
-    },
-  };
 }

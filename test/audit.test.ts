@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import winston from 'winston';
 import type { HostConfig } from '../core/config-schema.ts';
 import { createHost, type Host, type HostOptions } from '../core/host.ts';
-import { auditedInput, createAuditSink } from '../core/log.ts';
+import { auditedInput, createAuditSink } from '../core/audit.ts';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const KIT = join(FIXTURES, 'policy', 'tools.ts');
