@@ -152,6 +152,14 @@ describe('rousseau-host CLI', function () {
     expect(again.stderr).to.contain('already exists');
   });
 
+  it('logs are JSON lines on stderr when it is not a terminal, each carrying its plugin', async () => {
+    config({ builtins: false, plugins: [{ module: fixture('logs.ts'), isolation: 'inline' }] });
+    const r = await runCli(['tools', '--json'], { cwd: t.dir });
+    expect(r.code).to.equal(0);
+    const lines = r.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.find((l) => l.message === 'cache 50% warm')).to.include({ level: 'warn', plugin: fixture('logs.ts') });
+  });
+
   it('logs go to stderr only: stdout of --json is exactly one JSON document', async () => {
     config({ builtins: false, plugins: [fixture('echo.ts'), fixture('broken-import.ts')], log: { level: 'debug' } });
     const r = await runCli(['tools', '--json', '--log-level', 'debug'], { cwd: t.dir });
