@@ -108,12 +108,13 @@ describe('rousseau-host start on a terminal (REPL)', function () {
   this.timeout(30_000);
 
   it('streams each answer, shows the calls, keeps the conversation, cancels a turn on Ctrl-C, and exits on Ctrl-C twice', async () => {
-    // util-linux `script` gives the CLI a real pseudo-terminal
+    // util-linux `script` gives the CLI a real pseudo-terminal. It runs the command through $SHELL (or /bin/sh when
+    // unset, as in CI): `exec` makes node the terminal's foreground process, or dash would die of the Ctrl-C itself.
     const { spawn } = await import('node:child_process');
     const tmp = tempDir();
     const script = tmp.write('repl.json', JSON.stringify({ turns: [{ text: 'Looking.', toolCalls: [{ name: 'ls', input: {} }] }, { text: 'First answer.' }, { text: 'Second answer.' }, { toolCalls: [{ name: 'bash', input: { command: 'sleep 20' } }] }] }));
     tmp.write('rousseau.config.mjs', `export default { builtins: ['fs', 'shell'], policy: { allow: [{ tool: 'bash' }] }, log: { audit: false } };\n`);
-    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin', 'rousseau-host.js'))} start --replay ${JSON.stringify(script)}`;
+    const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin', 'rousseau-host.js'))} start --replay ${JSON.stringify(script)}`;
     const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: tmp.dir, env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -102,7 +102,7 @@ describe('create-rousseau-tool', () => {
 
   it('asks for what the flags leave out when it runs on a terminal', async () => {
     // `script` gives the scaffolder a real pseudo-terminal; the answers are typed into it.
-    const child = spawn('script', ['-qfec', `"${process.execPath}" "${SCAFFOLDER}"`, '/dev/null'], { cwd: tmp.dir, env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn('script', ['-qfec', `exec "${process.execPath}" "${SCAFFOLDER}"`, '/dev/null'], { cwd: tmp.dir, env: { ...process.env, NO_COLOR: '1' } });
     let screen = '';
     let unread = ''; // what the terminal showed after the last expected text, escape codes removed
     // What the terminal shows, and what is typed in reply (nothing when it is not a question).
