@@ -3,7 +3,7 @@
  * timeout or quarantine), appended through winston to its own file. Nothing of an input is lost
  * silently: the hash covers all of it, the line keeps it up to a cap and says when it was cut.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
@@ -46,7 +46,7 @@ export interface AuditedInput {
 }
 
 export function auditedInput(canonical: string, cap: number): AuditedInput {
-  const inputSha256 = createHash('sha256').update(canonical, 'utf8').digest('hex');
+  const inputSha256 = hash('sha256', canonical, 'hex');
   const inputBytes = Buffer.byteLength(canonical, 'utf8');
   if (inputBytes <= cap) return { inputSha256, inputBytes, input: canonical };
   const bytes = Buffer.from(canonical, 'utf8'); // only a long input pays for the copy
@@ -65,6 +65,11 @@ export interface AuditSinkOptions {
 const LINES = Symbol('audit lines');
 /** How long audit records wait to be written together. */
 const AUDIT_BATCH_MS = 5;
+/**
+ * A batch is written at once when it holds this many lines: calls that settle without ever yielding
+ * to the timers (an embedder awaiting `host.call` in a loop) would otherwise pile up lines unwritten.
+ */
+const AUDIT_BATCH_LINES = 256;
 
 /**
  * A stream that appends with a synchronous write: an audit block reaches the kernel before the
@@ -93,6 +98,31 @@ function appendStream(fd: number): Writable {
 }
 const MESSAGE = Symbol.for('message'); // what winston's transports write
 
+/** A record as written, with the moment it was written. */
+interface Stamped {
+  time: number;
+  record: AuditRecord;
+}
+
+let lastTime = NaN;
+let lastIso = '';
+/** ISO 8601 for an epoch millisecond; a batch's lines mostly share one, and toISOString costs more than the JSON around it. */
+function isoTime(time: number): string {
+  if (time !== lastTime) {
+    lastTime = time;
+    lastIso = new Date(time).toISOString();
+  }
+  return lastIso;
+}
+
+function safeStringify(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
 /**
  * Appends JSON lines to `file` through winston; `close()` resolves once they are written.
  *
@@ -101,10 +131,11 @@ const MESSAGE = Symbol.for('message'); // what winston's transports write
  * transport opens lazily and swallows stream errors, so we own the stream and hand it to a Stream
  * transport: every later write error reaches `onError`.
  *
- * Records are serialised at once and handed to winston every AUDIT_BATCH_MS, as one block of
- * lines: the file holds the same lines, and the host pays one write per batch instead of two per
- * call (on 2 cores a write beside every call showed as ~80 µs on an MCP round trip). `close()`
- * hands over what is pending before it ends the stream, and so does the process exiting.
+ * Records are stamped with the time at once, and serialised and handed to winston every
+ * AUDIT_BATCH_MS, as one block of lines: the file holds the same lines, the host pays one write per
+ * batch instead of two per call (on 2 cores a write beside every call showed as ~80 µs on an MCP
+ * round trip), and the JSON is built after the call has answered, not on its path. `close()` hands
+ * over what is pending before it ends the stream, and so does the process exiting.
  */
 export function createAuditSink(file: string, { onError = () => {}, closeTimeoutMs = 5000 }: AuditSinkOptions = {}): AuditSink {
   let fd: number;
@@ -133,11 +164,29 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
   logger.on('error', fail);
   transport.on('error', fail);
   let closing: Promise<void> | undefined;
-  let pending: string[] = [];
+  let pending: Stamped[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  /** The pending records as lines, emptying the batch; a record that cannot be serialised is reported, the others kept. */
+  const take = (): string => {
+    const batch = pending;
+    pending = [];
+    clearTimeout(timer);
+    const lines: string[] = [];
+    for (const { time, record } of batch) {
+      try {
+        // `time` first, without copying the record: its JSON with the opening brace replaced.
+        const body = JSON.stringify(record);
+        lines.push(`{"time":"${isoTime(time)}"${body.length > 2 ? ',' : ''}${body.slice(1)}`);
+      } catch (error) {
+        fail(error as Error);
+      }
+    }
+    return lines.join('\n');
+  };
   const flush = () => {
     if (pending.length === 0) return;
-    const lines = pending.join('\n');
-    pending = [];
+    const lines = take();
+    if (!lines) return;
     try {
       logger.log({ level: 'audit', message: '', [LINES]: lines } as Winston.LogEntry);
     } catch (error) {
@@ -150,11 +199,10 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
   const flushAtExit = () => {
     if (pending.length === 0) return;
     try {
-      writeSync(fd, `${pending.join('\n')}\n`);
+      writeSync(fd, `${take()}\n`);
     } catch {
       // exiting: nowhere left to report it
     }
-    pending = [];
   };
   process.on('exit', flushAtExit);
 
@@ -162,30 +210,23 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
     enabled: true,
     write(record) {
       if (closing) {
-        fail(new Error(`audit record after close dropped: ${JSON.stringify(record)}`));
+        fail(new Error(`audit record after close dropped: ${safeStringify(record)}`));
         return;
       }
-      let text: string;
-      try {
-        // `time` first, without copying the record: its JSON with the opening brace replaced.
-        const body = JSON.stringify(record);
-        text = `{"time":"${new Date().toISOString()}"${body.length > 2 ? ',' : ''}${body.slice(1)}`;
-      } catch (error) {
-        fail(error as Error);
-        return;
-      }
-      if (pending.push(text) === 1) setTimeout(flush, AUDIT_BATCH_MS).unref();
+      const count = pending.push({ time: Date.now(), record });
+      if (count === 1) timer = setTimeout(flush, AUDIT_BATCH_MS).unref();
+      else if (count >= AUDIT_BATCH_LINES) flush();
     },
     close() {
       process.off('exit', flushAtExit);
       if (!closing) flush();
       closing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
+        const giveUp = setTimeout(() => {
           fail(new Error(`audit file ${file} was not flushed within ${closeTimeoutMs} ms`));
           resolve();
         }, closeTimeoutMs);
         const done = () => {
-          clearTimeout(timer);
+          clearTimeout(giveUp);
           resolve();
         };
         // winston is done when its transport finishes; the file, when our stream has flushed.

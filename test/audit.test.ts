@@ -201,6 +201,27 @@ describe('audit trail', () => {
     expect(logged).to.include('audit trail').and.include('ENOSPC');
   });
 
+  it('a burst that never yields to the timers is written in blocks as it comes, not held until the batch timer', async () => {
+    const sink = createAuditSink(file);
+    for (let i = 0; i < 600; i++) sink.write({ event: 'call', callId: `tight-${i}` });
+    await new Promise((resolve) => setImmediate(resolve)); // winston's stream hops, well inside the 5 ms batch window
+    const written = readLines(file).length;
+    await sink.close();
+    expect(written).to.be.at.least(512);
+    expect(readLines(file)).to.have.length(600);
+  });
+
+  it('a record that cannot be serialised is reported, and the records around it are written', async () => {
+    const errors: string[] = [];
+    const sink = createAuditSink(file, { onError: (e) => errors.push(e.message) });
+    sink.write({ event: 'call', callId: 'one' });
+    sink.write({ event: 'call', callId: 'bad', size: 1n });
+    sink.write({ event: 'call', callId: 'two' });
+    await sink.close();
+    expect(readLines(file).map((l) => l.callId)).to.deep.equal(['one', 'two']);
+    expect(errors.join('\n')).to.include('BigInt');
+  });
+
   it('a sink drops (and reports) records written after close, and closing twice is fine', async () => {
     const errors: string[] = [];
     const sink = createAuditSink(file, { onError: (e) => errors.push(e.message) });
