@@ -6,7 +6,9 @@
 // The bundle is written beside dist/ and swapped in whole, so a process running the CLI never sees
 // a half-written dist/. `--if-stale` skips the build when no source is newer than the bundle.
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -107,6 +109,14 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+// Declarations for plugin authors and embedders (tsconfig.types.json says why they are not the sources).
+const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+try {
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.types.json'), '--outDir', join(staging, 'types')], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+} catch (error) {
+  rmSync(staging, { recursive: true, force: true });
+  throw new Error(`build: emitting dist/types failed:\n${error.stdout ?? ''}${error.stderr ?? error.message}`);
+}
 // The stamp is dated when the build started: a source saved during the build still counts as newer.
 writeFileSync(join(staging, '.built'), new Date(started).toISOString());
 utimesSync(join(staging, '.built'), started / 1000, started / 1000);

@@ -1,0 +1,56 @@
+// The package as a plugin author's project sees it: `rousseau-host` installed in node_modules, read by
+// their own TypeScript with plain strict options (no allowImportingTsExtensions, no skipLibCheck).
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { ROOT, tempDir } from './helpers.ts';
+
+const TSC = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+
+function tsc(cwd: string): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [TSC, '-p', cwd], { cwd }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }));
+  });
+}
+
+describe('the package for a TypeScript project', function () {
+  this.timeout(60_000);
+
+  it("type-checks a plugin and an embedder under the author's own strict options, with exactly their own type errors reported", async () => {
+    const tmp = tempDir();
+    try {
+      mkdirSync(join(tmp.dir, 'node_modules', '@types'), { recursive: true });
+      symlinkSync(ROOT, join(tmp.dir, 'node_modules', 'rousseau-host'));
+      symlinkSync(join(ROOT, 'node_modules', 'typebox'), join(tmp.dir, 'node_modules', 'typebox'));
+      symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(tmp.dir, 'node_modules', '@types', 'node'));
+      tmp.write('package.json', JSON.stringify({ name: 'rousseau-plugin-typed', type: 'module' }));
+      tmp.write('tsconfig.json', JSON.stringify({ compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true }, include: ['src'] }));
+      tmp.write(
+        'src/index.ts',
+        `import Type from 'typebox';
+import { createHost, definePlugin, defineTool, type CallResult } from 'rousseau-host';
+export default definePlugin({
+  name: 'typed',
+  version: '1.0.0',
+  tools: [defineTool({ name: 'shout', description: 'Upper-cases text.', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), async execute({ text }, ctx) { ctx.signal.throwIfAborted(); return text.toUpperCase(); } })],
+});
+export async function shout(text: string): Promise<CallResult> {
+  const host = await createHost({ config: { builtins: false } });
+  try { return await host.call('shout', { text }); } finally { await host.close(); }
+}
+`,
+      );
+      // The input's type comes from the schema: a number method on a string field must be the one error.
+      tmp.write('src/wrong.ts', `import Type from 'typebox';\nimport { defineTool } from 'rousseau-host';\nexport const t = defineTool({ name: 'n', description: 'd', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), async execute({ text }) { return text.toFixed(1); } });\n`);
+      const { code, output } = await tsc(tmp.dir);
+      expect(code).to.not.equal(0);
+      const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
+      expect(errors, output).to.have.length(1);
+      expect(errors[0]).to.match(/^src\/wrong\.ts\(3,\d+\): error TS\d+: Property 'toFixed' does not exist on type 'string'/);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
