@@ -25,10 +25,10 @@ function newestSource(dir) {
   return newest;
 }
 
-/** Everything the bundle is made from: the sources, the manifest and lockfile (dependencies, exports), this script. */
+/** Everything the bundle is made from: the sources, the manifest and lockfile (dependencies, exports), the tsconfigs (declarations), this script. */
 function newestInput() {
   const dirs = ['core', 'plugins'].map((d) => join(root, d)).filter(existsSync);
-  const files = ['package.json', 'package-lock.json', 'scripts/build.js'].map((f) => join(root, f)).filter(existsSync);
+  const files = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.types.json', 'scripts/build.js'].map((f) => join(root, f)).filter(existsSync);
   return Math.max(...dirs.map(newestSource), ...files.map((f) => statSync(f).mtimeMs));
 }
 
