@@ -21,7 +21,7 @@ import { FROM_SOURCE, hostFile } from './paths.ts';
 import { importPlugin } from './sandbox/import-plugin.ts';
 import { createInlineRunner } from './sandbox/inline.ts';
 import type { McpServerSpec, PluginRunner, PluginSpec } from './sandbox/runner.ts';
-import { createWorkerRunner } from './sandbox/worker.ts';
+import { createIsolatedRunner } from './sandbox/isolated.ts';
 import type { Isolation, Violation } from './types.ts';
 
 export const DEFAULTS = {
@@ -188,9 +188,8 @@ async function createRunner(ctx: LoadContext, spec: PluginSpec, log: Logger, bui
       // Built-ins are part of the host: a native import, no transpiling.
       return createInlineRunner(spec, log, builtin ? await importBuiltin(spec) : undefined);
     case 'worker':
-      return createWorkerRunner(spec, log, audit);
-    default:
-      throw hostError('RH_ERR_PLUGIN_IMPORT', [spec.source, `isolation "${spec.isolation}" is not implemented for module plugins yet (it is used for MCP servers); use "worker" (own thread) or "inline"`]);
+    case 'process':
+      return createIsolatedRunner({ ...spec, isolation: spec.isolation }, log, audit);
   }
 }
 

@@ -10,6 +10,7 @@ const SECTIONS: Record<string, () => Promise<{ run(): Promise<Row[]> }>> = {
   mcp: () => import('./bench/mcp.ts'),
   policy: () => import('./bench/policy.ts'),
   worker: () => import('./bench/worker.ts'),
+  process: () => import('./bench/process.ts'),
 };
 
 const only = process.argv.slice(2);

@@ -1,9 +1,9 @@
 /**
- * A plugin's worker thread (bundled to dist/worker.js). It imports the plugin here, with the same
- * jiti loader and the same instantiation as the inline runner, so a module that hangs or loops while
- * loading blocks only this thread; then it sends the reports the host's contract check reads, and
- * runs calls. Logs and progress are relayed to the host, rate-limited; results are checked to be plain
- * data before they are sent (wire.ts).
+ * A plugin's worker thread or process (bundled to dist/worker.js). It imports the plugin here, with
+ * the same jiti loader and the same instantiation as the inline runner, so a module that hangs or
+ * loops while loading blocks only this thread; then it sends the reports the host's contract check
+ * reads, and runs calls. Logs and progress are relayed to the host, rate-limited; results are checked
+ * to be plain data before they are sent (wire.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PluginLogger, ToolContext } from '../contract.ts';
@@ -25,8 +25,28 @@ interface Call {
   reason?: DOMException;
 }
 
-const port = parentPort!;
-const data = workerData as WorkerData;
+/** The host at the other end: the thread's port, or the IPC channel of a process of its own. */
+interface Channel {
+  post(message: FromWorker): void;
+  onMessage(listener: (message: ToWorker) => void): void;
+  ref(): void;
+  unref(): void;
+}
+
+const channel: Channel = parentPort
+  ? {
+      post: (message) => parentPort!.postMessage(message),
+      onMessage: (listener) => parentPort!.on('message', listener),
+      ref: () => parentPort!.ref(),
+      unref: () => parentPort!.unref(),
+    }
+  : {
+      post: (message) => void process.send!(message),
+      onMessage: (listener) => process.on('message', listener as (message: unknown) => void),
+      ref: () => process.channel?.ref(),
+      unref: () => process.channel?.unref(),
+    };
+const data: WorkerData = parentPort ? (workerData as WorkerData) : await initMessage();
 const threshold = LEVELS[data.logLevel as LogLevel] ?? LEVELS.info;
 const lifetime = new AbortController();
 const calls = new Map<number, Call>();
@@ -39,11 +59,22 @@ process.on('unhandledRejection', (reason) => {
   error.name = UNHANDLED_REJECTION;
   throw error;
 });
+if (!parentPort) {
+  // A process has no 'error' event for the host to read: it says what killed it, then dies of it.
+  process.on('uncaughtException', (error) => {
+    const reason = error.name === UNHANDLED_REJECTION ? error.message : `uncaught exception: ${messageOf(error)}`;
+    if (error.stack) post({ type: 'log', level: 'debug', message: error.stack });
+    process.send!({ type: 'fault', reason } satisfies FromWorker, () => process.exit(1));
+    setTimeout(() => process.exit(1), 1000).unref();
+  });
+  // The host is gone (it crashed or was killed): nothing is left to answer to, and nothing may outlive it.
+  process.on('disconnect', () => void children.killAll(CHILD_GRACE_MS).finally(() => process.exit(0)));
+}
 
-const post = (message: FromWorker) => port.postMessage(message);
+const post = (message: FromWorker) => channel.post(message);
 const children = trackChildProcesses((pid, exited) => post({ type: 'child', pid, exited }));
 
-port.on('message', (message: ToWorker) => {
+channel.onMessage((message: ToWorker) => {
   switch (message.type) {
     case 'run':
       void run(message);
@@ -61,10 +92,22 @@ port.on('message', (message: ToWorker) => {
       break;
   }
 });
-// While loading, the port does not keep the thread alive: a plugin whose top-level await (or setup)
-// waits on nothing at all ends the worker at once, instead of waiting out the load timeout.
-port.unref();
-void load().finally(() => port.ref());
+// While loading, the channel does not keep the thread alive: a plugin whose top-level await (or
+// setup) waits on nothing at all ends the worker at once, instead of waiting out the load timeout.
+channel.unref();
+void load().finally(() => channel.ref());
+
+/** A process gets what a thread has as `workerData` in the host's first message. */
+function initMessage(): Promise<WorkerData> {
+  return new Promise((resolve) => {
+    const onMessage = (message: ToWorker) => {
+      if (message.type !== 'init') return;
+      process.off('message', onMessage);
+      resolve(message.data);
+    };
+    process.on('message', onMessage);
+  });
+}
 
 async function load(): Promise<void> {
   try {

@@ -1,12 +1,12 @@
 /**
- * The messages between the host and a plugin's worker. Everything is plain data (structured clone):
+ * The messages between the host and a plugin's worker thread or process. Everything is plain data (structured clone):
  * functions never cross, and a tool's result is checked before it is sent (wire.ts).
  */
 import type { HostErrorCode } from '../errors.ts';
 import type { Progress } from '../types.ts';
 import type { LoadedPlugin } from './runner.ts';
 
-/** What the worker needs to import and instantiate its plugin (`workerData`). */
+/** What the entry needs to import and instantiate its plugin (`workerData`; a process's first message). */
 export interface WorkerData {
   file: string;
   source: string;
@@ -19,6 +19,8 @@ export interface WorkerData {
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 export type ToWorker =
+  /** A process's first message (a thread gets it as `workerData`). */
+  | { type: 'init'; data: WorkerData }
   | { type: 'run'; id: number; tool: string; input: unknown; callId: string; sessionId?: string }
   /** A plain cancellation: fires `ctx.signal` in the worker. A timeout ends the worker instead. */
   | { type: 'abort'; id: number; reason: { name: string; message: string } }
@@ -34,7 +36,9 @@ export type FromWorker =
   | { type: 'progress'; id: number; progress: Progress }
   /** A child process the plugin started (or that ended): the host kills what is left when the worker ends. */
   | { type: 'child'; pid: number; exited: boolean }
-  | { type: 'closed' };
+  | { type: 'closed' }
+  /** A process about to die of an uncaught exception or rejection says which (a thread's 'error' event does). */
+  | { type: 'fault'; reason: string };
 
 /** The `name` the worker gives the error it throws for an unhandled rejection, so the host can say which it was. */
 export const UNHANDLED_REJECTION = 'UnhandledRejection';

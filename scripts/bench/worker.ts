@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { stats, type Row } from './report.ts';
+import { echoClient, roundTripSamples } from './round-trip.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIST_INDEX = pathToFileURL(join(ROOT, 'dist', 'index.js')).href;
@@ -50,26 +51,12 @@ export default {
 `;
 }
 
-/** A bare worker that echoes, with a client that matches replies to requests the way a runner must. */
+/** A bare worker that echoes. */
 async function bareWorker(): Promise<{ call(message: unknown): Promise<unknown>; close(): Promise<number> }> {
   const worker = new Worker(BARE_ECHO, { eval: true, execArgv: [] }); // as the runner starts its workers
-  const pending = new Map<number, (reply: unknown) => void>();
-  let next = 0;
-  worker.on('message', (m: { id: number }) => {
-    pending.get(m.id)?.(m);
-    pending.delete(m.id);
-  });
-  const client = {
-    call: (message: unknown) =>
-      new Promise<unknown>((resolve) => {
-        const id = ++next;
-        pending.set(id, resolve);
-        worker.postMessage({ id, message });
-      }),
-    close: () => worker.terminate(),
-  };
-  await client.call('up');
-  return client;
+  const call = echoClient((m) => worker.postMessage(m), (listener) => worker.on('message', listener));
+  await call('up');
+  return { call, close: () => worker.terminate() };
 }
 
 async function roundTrip(dir: string): Promise<Row[]> {
@@ -86,16 +73,7 @@ async function roundTrip(dir: string): Promise<Row[]> {
     host: () => host.call('echo_0', input),
     raw: () => bare.call({ tool: 'echo', input }),
   };
-  const samples: Record<string, number[]> = { host: [], raw: [] };
-  for (let round = 0; round < 24; round++) {
-    for (const [name, call] of Object.entries(variants)) {
-      for (let i = 0; i < 250; i++) {
-        const t0 = process.hrtime.bigint();
-        await call();
-        if (round >= 4) samples[name]!.push(Number(process.hrtime.bigint() - t0) / 1000); // 4 rounds of warm-up
-      }
-    }
-  }
+  const samples = await roundTripSamples(variants, 24);
   const cpu: Record<string, number> = {};
   for (const [name, call] of Object.entries(variants)) {
     const calls = 20_000;

@@ -1,29 +1,30 @@
 /**
- * The worker runner: each plugin in its own worker thread (worker-entry.ts), with a heap cap.
+ * The isolated runner: each plugin in a worker thread or a process of its own (isolate.ts), with a
+ * heap cap.
  *
- * A timeout here is real: when the dispatcher aborts a call with a `TimeoutError`, the worker is
- * terminated (a synchronous loop or a runaway regex cannot be stopped any other way), and so are the
- * process groups it started. A worker that exits, throws, rejects or runs out of memory ends alone.
- * Either way a fresh worker starts after a backoff, ready for the next call; too many failures in a
+ * A timeout here is real: when the dispatcher aborts a call with a `TimeoutError`, the isolate is
+ * killed (a synchronous loop or a runaway regex cannot be stopped any other way), and so are the
+ * process groups it started. An isolate that exits, throws, rejects or runs out of memory ends alone.
+ * Either way a fresh one starts after a backoff, ready for the next call; too many failures in a
  * window quarantine the plugin (crash-budget.ts).
  *
- * The retry rule: a call that had reached a worker that is then stopped or crashes gets `crashed`
+ * The retry rule: a call that had reached an isolate that is then stopped or crashes gets `crashed`
  * and is never retried, since it may already have had side effects. A call still waiting for the
- * worker to start (it never ran) simply waits for the next one.
+ * isolate to start (it never ran) simply waits for the next one.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { createRequire } from 'node:module';
-import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { hostError, HostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
-import { FROM_SOURCE, hostFile } from '../paths.ts';
 import { killProcessGroup } from './child-processes.ts';
 import { CrashBudget } from './crash-budget.ts';
+import type { Isolate, IsolateFault, StartIsolate } from './isolate.ts';
+import { startProcess } from './process.ts';
 import { isTimeout, type LoadedPlugin, type PluginHealth, type PluginRunner, type PluginSpec, type RunOutcome, type RunRequest } from './runner.ts';
-import { UNHANDLED_REJECTION, type FromWorker, type ToWorker, type WorkerData } from './worker-protocol.ts';
+import { startThread } from './thread.ts';
+import type { FromWorker, WorkerData } from './worker-protocol.ts';
 
-/** How long `close()` lets a worker dispose before terminating it. */
+/** How long `close()` lets a plugin dispose before killing its isolate. */
 const CLOSE_GRACE_MS = 1_000;
 
 interface Pending {
@@ -31,9 +32,9 @@ interface Pending {
   settle(outcome: RunOutcome): void;
 }
 
-/** One worker and what it carries. A runner has one current thread; a stopped one may linger until it exits. */
+/** One isolate and what it carries. A runner has one current thread; a stopped one may linger until it exits. */
 interface Thread {
-  worker: Worker;
+  isolate: Isolate;
   /** The first thread is the plugin's load; failures of later ones (restarts) count against the budget. */
   restart: boolean;
   ready: Promise<LoadedPlugin>;
@@ -44,22 +45,24 @@ interface Thread {
   children: Set<number>;
   /** Why the thread ended or is ending; set once. */
   ended?: string;
-  /** What the worker's 'error' event said (it comes just before 'exit'). */
-  fatal?: string;
+  /** What the isolate said of its death (it comes just before its exit). */
+  fault?: IsolateFault;
   onClosed?: () => void;
   settlers: { resolve(report: LoadedPlugin): void; reject(error: HostError): void; exited(): void; loadTimer?: NodeJS.Timeout };
 }
 
-export function createWorkerRunner(spec: PluginSpec, log: Logger, audit: AuditSink = NO_AUDIT): PluginRunner {
-  return new WorkerRunner(spec, log, audit);
+/** A runner for `isolation: 'worker'` or `'process'`. */
+export function createIsolatedRunner(spec: PluginSpec & { isolation: 'worker' | 'process' }, log: Logger, audit: AuditSink = NO_AUDIT): PluginRunner {
+  return new IsolatedRunner(spec, spec.isolation === 'process' ? startProcess : startThread, log, audit);
 }
 
-class WorkerRunner implements PluginRunner {
-  readonly isolation = 'worker' as const;
+class IsolatedRunner implements PluginRunner {
+  readonly isolation: 'worker' | 'process';
   private readonly spec: PluginSpec;
   private readonly log: Logger;
   private readonly audit: AuditSink;
   private readonly budget: CrashBudget;
+  private readonly startIsolate: StartIsolate;
   private readonly threads = new Set<Thread>();
   private current: Thread | undefined;
   private nextId = 0;
@@ -67,8 +70,10 @@ class WorkerRunner implements PluginRunner {
   /** The plugin's own name once loaded; the specifier until then. */
   private name: string;
 
-  constructor(spec: PluginSpec, log: Logger, audit: AuditSink) {
+  constructor(spec: PluginSpec & { isolation: 'worker' | 'process' }, startIsolate: StartIsolate, log: Logger, audit: AuditSink) {
     this.spec = spec;
+    this.isolation = spec.isolation;
+    this.startIsolate = startIsolate;
     this.log = log;
     this.audit = audit;
     this.budget = new CrashBudget(spec.quarantine);
@@ -116,10 +121,10 @@ class WorkerRunner implements PluginRunner {
     this.closed = true;
     await Promise.all(
       [...this.threads].map(async (thread) => {
-        thread.worker.ref(); // an unref'd worker would let the process exit before close() finishes
+        thread.isolate.ref(); // an unref'd isolate would let the host's process exit before close() finishes
         if (thread.loaded && !thread.ended) {
           const acknowledged = new Promise<void>((resolve) => (thread.onClosed = resolve));
-          thread.worker.postMessage({ type: 'close' } satisfies ToWorker);
+          thread.isolate.send({ type: 'close' });
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([acknowledged, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
           clearTimeout(timer);
@@ -132,24 +137,9 @@ class WorkerRunner implements PluginRunner {
 
   private start(restart: boolean): Thread {
     const { spec } = this;
-    const workerData: WorkerData = { file: spec.file, source: spec.source, options: spec.options, workspace: spec.workspace, logLevel: spec.logLevel };
-    const worker = newWorker({
-      workerData,
-      // Not the host's own flags: some make a worker fail at once (`--input-type` of `node -e`), and
-      // none of them is the plugin's business.
-      execArgv: [],
-      resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb },
-      // A plugin's console.log must not reach the host's stdout: it carries --json output and MCP messages.
-      stdout: true,
-    });
-    worker.stdout.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-    // The host's own timers (a call's timeout, the load timeout) keep the process alive while it waits
-    // for a worker; an idle worker must not keep a one-shot command from exiting.
-    worker.unref();
-
+    const data: WorkerData = { file: spec.file, source: spec.source, options: spec.options, workspace: spec.workspace, logLevel: spec.logLevel };
     const settlers = {} as Thread['settlers'];
-    const thread: Thread = {
-      worker,
+    const thread = {
       restart,
       loaded: false,
       calls: new Map(),
@@ -157,16 +147,17 @@ class WorkerRunner implements PluginRunner {
       ready: new Promise<LoadedPlugin>((resolve, reject) => Object.assign(settlers, { resolve, reject })),
       exited: new Promise<void>((resolve) => (settlers.exited = resolve)),
       settlers,
-    };
+    } as Omit<Thread, 'isolate'> as Thread;
+    thread.isolate = this.startIsolate(data, spec, {
+      message: (message) => this.onMessage(thread, message),
+      fault: (fault) => (thread.fault ??= fault),
+      exit: (code, signal) => this.onExit(thread, code, signal),
+    });
     thread.ready.catch(() => {}); // a restart nobody waits for any more must not be an unhandled rejection
     settlers.loadTimer = setTimeout(() => this.loadFailed(thread, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])), spec.loadTimeoutMs);
     settlers.loadTimer.unref();
     this.threads.add(thread);
     this.current = thread;
-
-    worker.on('message', (message: FromWorker) => this.onMessage(thread, message));
-    worker.on('error', (error: unknown) => (thread.fatal ??= this.describeFatal(error)));
-    worker.on('exit', (code: number) => this.onExit(thread, code));
     return thread;
   }
 
@@ -200,6 +191,9 @@ class WorkerRunner implements PluginRunner {
       case 'closed':
         thread.onClosed?.();
         break;
+      case 'fault':
+        thread.fault ??= { kind: 'error', reason: message.reason };
+        break;
     }
   }
 
@@ -210,11 +204,11 @@ class WorkerRunner implements PluginRunner {
     if (thread.restart) this.failed('crashed', `restarting failed: ${error.message}`);
   }
 
-  /** The worker ended by itself, or finished ending after `stop`. */
-  private onExit(thread: Thread, code: number): void {
+  /** The isolate ended by itself, or finished ending after `stop`. */
+  private onExit(thread: Thread, code: number | null, signal: NodeJS.Signals | null): void {
     this.threads.delete(thread);
     if (!thread.ended) {
-      const reason = thread.fatal ?? exitReason(code, thread.loaded);
+      const reason = this.deathOf(thread, code, signal);
       if (!thread.loaded) {
         this.loadFailed(thread, hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
       } else {
@@ -239,7 +233,7 @@ class WorkerRunner implements PluginRunner {
     for (const pending of thread.calls.values()) pending.settle({ ok: false, code: 'crashed', message: reason });
     for (const pid of thread.children) killProcessGroup(pid);
     thread.children.clear();
-    void thread.worker.terminate();
+    thread.isolate.kill();
   }
 
   /** Sends one call to a loaded worker and settles when it answers, is cancelled, times out or the worker ends. */
@@ -252,12 +246,12 @@ class WorkerRunner implements PluginRunner {
         if (isTimeout(signal)) {
           const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
           pending.settle({ ok: false, code: 'timeout', message: messageOf(signal.reason) });
-          this.stop(thread, `the plugin's worker was stopped because ${reason}; this call was cut off with it and not retried, since it may already have had side effects`);
+          this.stop(thread, `the plugin's ${thread.isolate.noun} was stopped because ${reason}; this call was cut off with it and not retried, since it may already have had side effects`);
           this.failed('timeout', reason);
         } else {
           pending.settle({ ok: false, code: 'tool_error', message: 'cancelled' });
           const reason = signal.reason as { name?: string; message?: string } | undefined;
-          thread.worker.postMessage({ type: 'abort', id, reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'cancelled' } } satisfies ToWorker);
+          thread.isolate.send({ type: 'abort', id, reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'cancelled' } });
         }
       };
       const pending: Pending = {
@@ -269,21 +263,21 @@ class WorkerRunner implements PluginRunner {
       };
       thread.calls.set(id, pending);
       request.whenStopped(onAbort);
-      thread.worker.postMessage({
+      thread.isolate.send({
         type: 'run',
         id,
         tool: request.tool,
         input: request.input,
         callId: request.callId,
         ...(request.sessionId ? { sessionId: request.sessionId } : {}),
-      } satisfies ToWorker);
+      });
     });
   }
 
   /** Counts a crash or timeout against the budget; logs and audits it, and the quarantine it may start. */
   private failed(kind: 'crashed' | 'timeout', reason: string): void {
     const quarantine = this.budget.record(reason);
-    this.log.warn(`plugin ${this.name} ${kind === 'timeout' ? 'timed out' : 'crashed'}: ${reason}; its worker restarts for the next call`);
+    this.log.warn(`plugin ${this.name} ${kind === 'timeout' ? 'timed out' : 'crashed'}: ${reason}; its ${this.isolation} restarts for the next call`);
     this.audit.write({ event: 'plugin', plugin: this.name, state: kind, reason });
     if (quarantine) {
       this.log.error(`plugin ${this.name} quarantined: ${quarantine.reason}`);
@@ -297,42 +291,22 @@ class WorkerRunner implements PluginRunner {
     }, this.budget.restartDelay()).unref();
   }
 
-  private describeFatal(error: unknown): string {
-    const e = error as { code?: string; name?: string } | undefined;
-    if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      return `ran out of memory: its heap reached the limit of ${this.spec.memoryMb} MiB (memoryMb in the plugin's config)`;
-    }
-    if (e?.name === UNHANDLED_REJECTION) return messageOf(error);
-    return `uncaught exception: ${messageOf(error)}`;
+  /** Why an isolate that ended by itself ended, in the words a call's `crashed` result carries. */
+  private deathOf(thread: Thread, code: number | null, signal: NodeJS.Signals | null): string {
+    const { fault } = thread;
+    if (fault?.kind === 'memory') return `ran out of memory: its heap reached the limit of ${this.spec.memoryMb} MiB (memoryMb in the plugin's config)`;
+    if (fault) return fault.reason;
+    const noun = thread.isolate.noun;
+    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    if (thread.loaded) return `the ${noun} ${how}`;
+    return `the ${noun} ${how} before the plugin finished loading (a top-level await or setup() waiting on something that never happens?)`;
   }
-}
-
-/** The worker's entry: its source under tsx (tests), dist/worker.js otherwise. */
-const WORKER_FILE = hostFile('core/sandbox/worker-entry.ts', 'worker.js');
-
-/**
- * From source, the entry is TypeScript, and a worker inherits neither tsx's hooks nor (on Node 20) a
- * `--import tsx` given in `execArgv`. It loads its entry with jiti, which it needs for the plugin
- * anyway: registering tsx there instead made a worker's start 2-4× slower (its hooks tax every
- * module loaded after them, and typebox alone is 373).
- */
-function newWorker(options: WorkerOptions): Worker {
-  if (!FROM_SOURCE) return new Worker(WORKER_FILE, options);
-  const jiti = JSON.stringify(createRequire(import.meta.url).resolve('jiti'));
-  const entry = JSON.stringify(WORKER_FILE);
-  return new Worker(`require(${jiti}).createJiti(${entry}, { fsCache: true }).import(${entry});`, { ...options, eval: true });
-}
-
-function exitReason(code: number, loaded: boolean): string {
-  if (loaded) return `the worker exited with code ${code}`;
-  return `the worker exited with code ${code} before the plugin finished loading (a top-level await or setup() waiting on something that never happens?)`;
 }
 
 /** The outcome of a call the dispatcher has already answered (timeout or cancellation): it is dropped. */
 function abandoned(signal: AbortSignal): RunOutcome {
   return isTimeout(signal) ? { ok: false, code: 'timeout', message: messageOf(signal.reason) } : { ok: false, code: 'tool_error', message: 'cancelled' };
 }
-
 /** Waits for `promise` to settle (either way); false when `signal` aborts first. */
 function untilSettled(promise: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);

@@ -1,0 +1,426 @@
+// The fault-injection suite of the isolated runner: reliability-security.md §7, cases 1–3, 8–12, 14,
+// 16, 20–24, each run against real worker threads (and the loading and execution faults against real
+// plugin processes too) and real child processes. After every fault the host must still serve
+// another plugin's call ("the bystander").
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import winston from 'winston';
+import type { HostConfig } from '../../core/config-schema.ts';
+import { createHost, type Host } from '../../core/host.ts';
+import type { CallResult } from '../../core/types.ts';
+import { FIXTURES, ROOT, runCli, tempDir, until } from '../helpers.ts';
+
+const FAULTS = join(FIXTURES, 'faults');
+const fault = (file: string) => join(FAULTS, file);
+/** Loads can be slow when the machine is busy; only the load-timeout tests use a short one. */
+const LOAD_MS = 60_000;
+const BYSTANDER = { module: fault('echo-worker.ts'), loadTimeoutMs: LOAD_MS };
+
+interface Line {
+  level: string;
+  message: string;
+}
+
+/** A winston logger that keeps what it is given, so tests can read what the worker relayed. */
+function capturingLogger(level: string): { logger: winston.Logger; lines: Line[] } {
+  const lines: Line[] = [];
+  const stream = new Writable({
+    objectMode: true,
+    write(info: { level: string; message: unknown }, _encoding, next) {
+      lines.push({ level: info.level, message: String(info.message) });
+      next();
+    },
+  });
+  return { lines, logger: winston.createLogger({ level, transports: [new winston.transports.Stream({ stream })] }) };
+}
+
+function makeHost(plugins: NonNullable<HostConfig['plugins']>, extra: Partial<HostConfig> = {}, logger?: winston.Logger, audit: string | false = false): Promise<Host> {
+  return createHost({
+    cwd: FAULTS,
+    audit,
+    logLevel: logger?.level ?? 'error',
+    ...(logger ? { logger } : {}),
+    approve: () => true,
+    config: { builtins: false, plugins, ...extra },
+  });
+}
+
+async function bystanderServes(host: Host): Promise<void> {
+  const result = await host.call('say', { text: 'still here' });
+  expect(result, result.content).to.include({ isError: false, content: 'still here' });
+}
+
+/** Gone, or a zombie waiting to be reaped: either way no longer running. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function expectFailure(result: CallResult, code: string, pattern: RegExp): void {
+  expect(result.isError, result.content).to.equal(true);
+  expect(result.code, result.content).to.equal(code);
+  expect(result.content).to.match(pattern);
+}
+
+for (const isolation of ['worker', 'process'] as const) {
+  describe(`${isolation} runner: loading faults (cases 1–3)`, function () {
+    this.timeout(90_000);
+
+    it('fails the plugin that throws, never settles or loops while loading, on time, and serves the others', async () => {
+      let last = performance.now();
+      let maxGap = 0;
+      const beat = setInterval(() => {
+        const now = performance.now();
+        maxGap = Math.max(maxGap, now - last);
+        last = now;
+      }, 20);
+      const started = performance.now();
+      const host = await makeHost([
+        { module: fault('import-throws.ts'), loadTimeoutMs: LOAD_MS, isolation },
+        { module: fault('import-hang.ts'), loadTimeoutMs: LOAD_MS, isolation },
+        { module: fault('import-loop.ts'), loadTimeoutMs: 3_000, isolation },
+        BYSTANDER,
+      ]).finally(() => clearInterval(beat));
+      try {
+        const byFile = new Map(host.plugins().map((p) => [p.source.split('/').pop(), p]));
+
+        const throws = byFile.get('import-throws.ts')!;
+        expect(throws.status).to.equal('failed');
+        expect(throws.isolation).to.equal(isolation);
+        expect(throws.error?.code).to.equal('RH_ERR_PLUGIN_IMPORT');
+        expect(throws.error?.message).to.include('import-throws.ts').and.include('broken at import time');
+
+        // A top-level await that waits on nothing ends its worker or process at once: no need to wait out 60 s.
+        const hang = byFile.get('import-hang.ts')!;
+        expect(hang.status).to.equal('failed');
+        expect(hang.error?.code).to.equal('RH_ERR_PLUGIN_CRASHED');
+        expect(hang.error?.message).to.include('before the plugin finished loading');
+
+        const loop = byFile.get('import-loop.ts')!;
+        expect(loop.status).to.equal('failed');
+        expect(loop.error?.code).to.equal('RH_ERR_PLUGIN_LOAD_TIMEOUT');
+        expect(loop.error?.message).to.include('3000 ms');
+        expect(performance.now() - started).to.be.below(LOAD_MS);
+        // The loop ran in its worker or process: the host's own timers kept ticking while it spun.
+        expect(maxGap).to.be.below(3_000);
+
+        await bystanderServes(host);
+      } finally {
+        await host.close();
+      }
+    });
+  });
+
+  describe(`${isolation} runner: execution faults (cases 8–12, 14, 16, 21–23)`, function () {
+    this.timeout(60_000);
+    let host: Host;
+    const { logger, lines } = capturingLogger('info');
+
+    before(async function () {
+      this.timeout(120_000);
+      host = await makeHost(
+        [{ module: fault('faulty.ts'), timeoutMs: 30_000, memoryMb: 64, loadTimeoutMs: LOAD_MS, isolation }, BYSTANDER],
+        { isolation: { quarantine: { failures: 1_000 } } }, // faults on purpose, many of them: never quarantine here
+        logger,
+      );
+      expect(host.plugins().map((p) => [p.name, p.status, p.isolation])).to.deep.equal([
+        ['faulty', 'loaded', isolation],
+        ['bystander', 'loaded', 'worker'],
+      ]);
+    });
+    after(() => host?.close());
+
+    const count = async () => {
+      const result = await host.call('count', {});
+      expect(result.isError, result.content).to.equal(false);
+      return Number(result.content);
+    };
+
+    it('case 8: a rejecting execute is a tool_error with its message, and the same instance stays in use', async () => {
+      const before = await count();
+      expectFailure(await host.call('reject', { message: 'no such city' }), 'tool_error', /failed: no such city$/);
+      expect(await count()).to.equal(before + 1);
+      await bystanderServes(host);
+    });
+
+    it('case 9: a call that never settles times out, and the next call gets a fresh instance', async () => {
+      await count();
+      expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1500 ms/);
+      expect(await count()).to.equal(1);
+      await bystanderServes(host);
+    });
+
+    it('case 10: a synchronous loop is killed at its timeout while other plugins answer meanwhile', async () => {
+      await count();
+      const order: string[] = [];
+      const spinning = host.call('spin', {}).then((r) => (order.push('spin'), r));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await bystanderServes(host);
+      order.push('bystander');
+      const spin = await spinning;
+      expectFailure(spin, 'timeout', /timed out after 1500 ms/);
+      expect(spin.durationMs).to.be.below(1_500 + 5_000);
+      expect(order).to.deep.equal(['bystander', 'spin']);
+      expect(await count()).to.equal(1);
+    });
+
+    it('case 11: a catastrophic regex is killed like a loop', async () => {
+      await count();
+      expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1500 ms/);
+      expect(await count()).to.equal(1);
+      await bystanderServes(host);
+    });
+
+    it('case 12: a heap bomb ends its isolate with a crash naming the memory limit; the host stays bounded', async () => {
+      const rss = process.memoryUsage().rss;
+      expectFailure(await host.call('heap_bomb', {}), 'crashed', /ran out of memory: its heap reached the limit of 64 MiB \(memoryMb/);
+      expect(process.memoryUsage().rss - rss).to.be.below(512 * 1024 * 1024);
+      expect(await count()).to.equal(1);
+      await bystanderServes(host);
+    });
+
+    it('case 14: process.exit(n) ends only the isolate; the call is crashed with the exit code', async () => {
+      expectFailure(await host.call('exit', { code: 7 }), 'crashed', /exited with code 7/);
+      expect(await count()).to.equal(1);
+      await bystanderServes(host);
+    });
+
+    for (const [kind, said] of [['rejection', 'unhandled rejection: late rejection'], ['throw', 'uncaught exception: late throw']] as const) {
+      it(`case 16: a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
+        await count();
+        const result = await host.call('stray', { kind });
+        expect(result).to.include({ isError: false, content: 'returned' });
+        await until(() => lines.some((l) => l.level === 'warn' && l.message.includes(`plugin faulty crashed: ${said}`)), { timeoutMs: 10_000, message: 'the crash warning' });
+        expect(await count()).to.equal(1);
+        await bystanderServes(host);
+      });
+    }
+
+    it('case 21: a result that is not plain data is a clear tool_error, never a silently changed value', async () => {
+      const expected: Record<string, RegExp> = {
+        function: /cannot be sent to the host: at \/data\/fn is a function/,
+        bigint: /at \/data\/n is a BigInt \(10n\)/,
+        circular: /at \/data\/self is a circular reference/,
+        error: /at \/data is an Error \("returned, not thrown"\); throw it instead/,
+        map: /at \/data is a Map object, not plain JSON data/,
+        nan: /at \/data\/n is NaN/,
+      };
+      for (const [kind, pattern] of Object.entries(expected)) {
+        expectFailure(await host.call('returns', { kind }), 'tool_error', pattern);
+      }
+      await bystanderServes(host);
+    });
+
+    it('case 22: a 50 MB result is capped (head and tail kept), and a log flood is rate-limited', async () => {
+      const big = await host.call('big', { bytes: 50 * 1024 * 1024 });
+      expect(big.isError).to.equal(false);
+      expect(big.truncated).to.equal(true);
+      expect(big.content.startsWith('HEAD')).to.equal(true);
+      expect(big.content.endsWith('TAIL')).to.equal(true);
+      expect(big.content.length).to.be.below(1024 * 1024);
+
+      const before = lines.length;
+      expect(await host.call('flood', { lines: 100_000 })).to.include({ isError: false, content: 'flooded' });
+      await until(() => lines.some((l) => /dropped \d+ log lines and progress reports/.test(l.message)), { timeoutMs: 10_000, message: 'the dropped-lines warning' });
+      const relayed = lines.slice(before).filter((l) => l.message.startsWith('line '));
+      expect(relayed.length).to.be.above(0).and.at.most(1_500);
+      await bystanderServes(host);
+    });
+
+    it('case 23: when one call times out, the calls in flight with it get crashed, deterministically, and are not retried', async () => {
+      await count();
+      const a = host.call('sleep', { ms: 8_000 });
+      const b = host.call('sleep', { ms: 8_000 });
+      const spin = host.call('spin', {});
+      expectFailure(await spin, 'timeout', /timed out after 1500 ms/);
+      for (const result of await Promise.all([a, b])) {
+        expectFailure(result, 'crashed', /stopped because a call to "spin" timed out after 1500 ms; this call was cut off with it and not retried/);
+      }
+      expect(await count()).to.equal(1);
+      await bystanderServes(host);
+    });
+
+    it('a cancellation fires ctx.signal inside the isolate with an AbortError, and keeps the isolate', async () => {
+      const dir = tempDir();
+      try {
+        const file = join(dir.dir, 'reason');
+        const before = await count();
+        const controller = new AbortController();
+        const pending = host.call('abortable', { file }, { signal: controller.signal });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        controller.abort();
+        expect((await pending).code).to.equal('cancelled');
+        await until(() => existsSync(file), { timeoutMs: 10_000, message: `the plugin to write ${file}` });
+        expect(readFileSync(file, 'utf8')).to.equal('AbortError');
+        expect(await count()).to.equal(before + 1);
+      } finally {
+        dir.cleanup();
+      }
+    });
+
+    it('a timeout also kills the process groups the plugin started (no orphans)', async () => {
+      let pids: { child: number; shell: number; grandchild: number } | undefined;
+      const spawning = host.call('spawn', {}, { onProgress: (p) => (pids = JSON.parse(p.message!)) });
+      await until(() => pids !== undefined, { timeoutMs: 20_000, message: 'the spawned pids' });
+      expect(running(pids!.grandchild)).to.equal(true);
+      const spin = host.call('spin', {}); // the plugin spins and cannot clean up: the host must
+      expectFailure(await spawning, 'crashed', /stopped because a call to "spin" timed out/);
+      await spin;
+      await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), { message: 'every spawned process to end' });
+      await bystanderServes(host);
+    });
+  });
+}
+
+describe('process runner: an OS boundary', function () {
+  this.timeout(90_000);
+
+  it('contains process.kill(process.pid): the plugin has a pid of its own, and its death is its own', async () => {
+    const host = await makeHost([{ module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS, isolation: 'process' }, BYSTANDER]);
+    try {
+      const pid = Number((await host.call('pid', {})).content);
+      expect(pid).to.be.a('number').and.not.equal(process.pid);
+      expectFailure(await host.call('kill_self', {}), 'crashed', /the process was killed by SIGKILL/);
+      expect(running(pid)).to.equal(false);
+      await bystanderServes(host);
+      expect(await host.call('count', {})).to.include({ isError: false, content: '1' });
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('a host killed outright leaves no plugin process behind, nor anything the plugin started', async () => {
+    const script = `
+      const { createHost } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)});
+      const host = await createHost({ cwd: ${JSON.stringify(FAULTS)}, audit: false, logLevel: 'error', approve: () => true,
+        config: { builtins: false, plugins: [{ module: './faulty.ts', isolation: 'process', loadTimeoutMs: ${LOAD_MS} }] } });
+      const plugin = (await host.call('pid', {})).content;
+      void host.call('spawn', {}, { onProgress: (p) => process.stdout.write(JSON.stringify({ plugin: Number(plugin), ...JSON.parse(p.message) }) + '\\n') });`;
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const pids = await until(() => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as Record<string, number>) : undefined), { timeoutMs: 60_000, message: 'the pids from the host' });
+      expect(Object.values(pids).every(running)).to.equal(true);
+      child.kill('SIGKILL');
+      await until(() => Object.values(pids).every((pid) => !running(pid)), { timeoutMs: 10_000, message: `every process of ${JSON.stringify(pids)} to end` });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('worker runner: crash loop and quarantine (case 20)', function () {
+  this.timeout(90_000);
+
+  it('quarantines a plugin after N crashes in the window, fails fast, shows it, audits it, and lifts after the cooldown', async () => {
+    const dir = tempDir();
+    const audit = join(dir.dir, 'audit.jsonl');
+    const host = await makeHost(
+      [{ module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS }, BYSTANDER],
+      { isolation: { quarantine: { failures: 2, windowMs: 60_000, cooldownMs: 2_000 } } },
+      capturingLogger('error').logger, // the quarantine is logged as an error: keep it off the test output
+      audit,
+    );
+    try {
+      expectFailure(await host.call('exit', { code: 3 }), 'crashed', /exited with code 3/);
+      expectFailure(await host.call('exit', { code: 4 }), 'crashed', /exited with code 4/);
+
+      const fast = await host.call('count', {});
+      expectFailure(fast, 'quarantined', /unavailable: 2 crashes or timeouts within 60000 ms \(last: the worker exited with code 4\)/);
+      expect(fast.durationMs).to.be.below(500);
+      const faulty = host.plugins().find((p) => p.name === 'faulty')!;
+      expect(faulty.status).to.equal('quarantined');
+      expect(faulty.error?.code).to.equal('quarantined');
+      await bystanderServes(host);
+
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      expect(host.plugins().find((p) => p.name === 'faulty')!.status).to.equal('loaded');
+      expect(await host.call('count', {})).to.include({ isError: false, content: '1' });
+    } finally {
+      await host.close();
+    }
+    const events = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.event === 'plugin');
+    expect(events.map((e) => [e.plugin, e.state])).to.deep.equal([
+      ['faulty', 'crashed'],
+      ['faulty', 'crashed'],
+      ['faulty', 'quarantined'],
+    ]);
+    expect(events[2]!.until).to.be.a('string');
+    dir.cleanup();
+  });
+});
+
+describe('worker runner: maxConcurrency', function () {
+  this.timeout(60_000);
+
+  it('runs at most maxConcurrency calls at once inside the worker; a waiting call honours its own timeout', async () => {
+    const host = await makeHost([{ module: fault('slots.ts'), maxConcurrency: 2, maxQueue: 8, loadTimeoutMs: LOAD_MS }]);
+    try {
+      const holds = Array.from({ length: 5 }, () => host.call('hold', { ms: 400 }));
+      const quick = await host.call('quick', {}); // waits behind the holds for a slot, past its 300 ms
+      expectFailure(quick, 'timeout', /timed out after 300 ms/);
+      for (const result of await Promise.all(holds)) expect(result).to.include({ isError: false, content: '2' });
+    } finally {
+      await host.close();
+    }
+  });
+});
+
+describe('worker runner: host shutdown (case 24)', function () {
+  this.timeout(90_000);
+
+  it('host.close() cancels the calls in flight and ends every worker and every process they started', async () => {
+    const host = await makeHost([{ module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS }, BYSTANDER]);
+    let pids: { child: number; shell: number; grandchild: number } | undefined;
+    const spawning = host.call('spawn', {}, { onProgress: (p) => (pids = JSON.parse(p.message!)) });
+    const hanging = host.call('hang', {});
+    await until(() => pids !== undefined, { timeoutMs: 20_000, message: 'the spawned pids' });
+    expect([pids!.child, pids!.shell, pids!.grandchild].every(running)).to.equal(true);
+    await bystanderServes(host);
+
+    await host.close();
+    expect((await spawning).code).to.equal('cancelled');
+    expect((await hanging).code).to.equal('cancelled');
+    await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), { message: 'every spawned process to end' });
+    expect((await host.call('say', { text: 'x' })).code).to.equal('cancelled');
+  });
+});
+
+describe('worker runner: the bundled host', function () {
+  this.timeout(90_000);
+
+  it("starts workers clean of the host's own node flags (`node --input-type=module -e` embeds it)", () => {
+    const script = `
+      const { createHost } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)});
+      const host = await createHost({ cwd: ${JSON.stringify(FAULTS)}, audit: false, logLevel: 'error', approve: () => true,
+        config: { builtins: false, plugins: [{ module: './echo-worker.ts', loadTimeoutMs: ${LOAD_MS} }] } });
+      const result = await host.call('say', { text: 'from -e' });
+      await host.close();
+      process.stdout.write(JSON.stringify(result));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 80_000 });
+    expect(JSON.parse(out)).to.include({ isError: false, content: 'from -e' });
+  });
+
+  it('runs a worker plugin from dist/, and what the plugin prints never reaches stdout', async () => {
+    const dir = tempDir();
+    try {
+      writeFileSync(join(dir.dir, 'rousseau.config.json'), JSON.stringify({ builtins: false, plugins: [{ module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS }] }));
+      const result = await runCli(['call', 'print', '{}', '--json', '--yes', '--cwd', dir.dir], { timeoutMs: 80_000 });
+      expect(result.code, result.stderr).to.equal(0);
+      expect(JSON.parse(result.stdout)).to.include({ tool: 'print', isError: false, content: 'printed' });
+      expect(result.stderr).to.include('plugin chatter on stdout');
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
