@@ -189,7 +189,7 @@ async function createRunner(ctx: LoadContext, spec: PluginSpec, log: Logger, bui
       return createInlineRunner(spec, log, builtin ? await importBuiltin(spec) : undefined);
     case 'worker':
     case 'process':
-      return createIsolatedRunner({ ...spec, isolation: spec.isolation }, log, audit);
+      return createIsolatedRunner(spec, log, audit);
   }
 }
 

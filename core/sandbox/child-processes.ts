@@ -10,13 +10,17 @@ import { ChildProcess } from 'node:child_process';
 
 type SpawnFn = (this: ChildProcess, options: { detached?: boolean }) => unknown;
 
-/** Worker side: tracks every child process; `killAll` ends their groups and waits until they are reaped. */
-export function trackChildProcesses(report: (pid: number, exited: boolean) => void): { killAll(graceMs: number): Promise<void> } {
+/**
+ * Plugin side: tracks every child process; `killAll` ends their groups and waits until they are
+ * reaped. With `ownGroups` each child is made to lead a process group of its own (a worker's
+ * children would otherwise be in the host's group).
+ */
+export function trackChildProcesses(report: (pid: number, exited: boolean) => void, { ownGroups }: { ownGroups: boolean }): { killAll(graceMs: number): Promise<void> } {
   const live = new Map<number, ChildProcess>();
   const proto = ChildProcess.prototype as unknown as { spawn: SpawnFn };
   const spawn = proto.spawn;
   proto.spawn = function (this: ChildProcess, options) {
-    options.detached = true;
+    if (ownGroups) options.detached = true;
     const result = spawn.call(this, options);
     const pid = this.pid;
     if (pid !== undefined) {

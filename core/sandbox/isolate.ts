@@ -3,6 +3,8 @@
  * process of its own (process.ts). Both run the same entry (worker-entry.ts) and speak the same
  * messages (worker-protocol.ts); they differ in what they can contain and in how they die.
  */
+import { createRequire } from 'node:module';
+import { FROM_SOURCE, hostFile } from '../paths.ts';
 import type { PluginSpec } from './runner.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.ts';
 
@@ -29,3 +31,23 @@ export interface Isolate {
 }
 
 export type StartIsolate = (data: WorkerData, spec: PluginSpec, events: IsolateEvents) => Isolate;
+
+/** The entry both run: its source under tsx (tests), dist/worker.js otherwise. */
+export const ENTRY_FILE = hostFile('core/sandbox/worker-entry.ts', 'worker.js');
+
+/**
+ * From source the entry is TypeScript, and neither a worker nor a child inherits tsx's hooks (nor,
+ * on Node 20, takes `--import tsx` in a worker's `execArgv`). This script loads the entry with jiti,
+ * which the entry needs for the plugin anyway: registering tsx there instead made a worker's start
+ * 2-4× slower (its hooks tax every module loaded after them, and typebox alone is 373).
+ */
+export function entryFromSource(): string {
+  const jiti = JSON.stringify(createRequire(import.meta.url).resolve('jiti'));
+  const entry = JSON.stringify(ENTRY_FILE);
+  return `require(${jiti}).createJiti(${entry}, { fsCache: true }).import(${entry});`;
+}
+
+/** The node arguments that run the entry in a process of its own. */
+export function entryCommand(): string[] {
+  return FROM_SOURCE ? ['-e', entryFromSource()] : [ENTRY_FILE];
+}

@@ -32,10 +32,10 @@ interface Pending {
   settle(outcome: RunOutcome): void;
 }
 
-/** One isolate and what it carries. A runner has one current thread; a stopped one may linger until it exits. */
-interface Thread {
+/** One isolate and what it carries (its load, its calls, its children). A runner has one current sandbox; a stopped one may linger until it exits. */
+interface Sandbox {
   isolate: Isolate;
-  /** The first thread is the plugin's load; failures of later ones (restarts) count against the budget. */
+  /** The first sandbox is the plugin's load; failures of later ones (restarts) count against the budget. */
   restart: boolean;
   ready: Promise<LoadedPlugin>;
   loaded: boolean;
@@ -43,7 +43,9 @@ interface Thread {
   calls: Map<number, Pending>;
   /** Process groups the plugin started and that are still running. */
   children: Set<number>;
-  /** Why the thread ended or is ending; set once. */
+  /** Its isolate has exited. */
+  gone?: boolean;
+  /** Why the sandbox ended or is ending; set once. */
   ended?: string;
   /** What the isolate said of its death (it comes just before its exit). */
   fault?: IsolateFault;
@@ -52,8 +54,8 @@ interface Thread {
 }
 
 /** A runner for `isolation: 'worker'` or `'process'`. */
-export function createIsolatedRunner(spec: PluginSpec & { isolation: 'worker' | 'process' }, log: Logger, audit: AuditSink = NO_AUDIT): PluginRunner {
-  return new IsolatedRunner(spec, spec.isolation === 'process' ? startProcess : startThread, log, audit);
+export function createIsolatedRunner(spec: PluginSpec, log: Logger, audit: AuditSink = NO_AUDIT): PluginRunner {
+  return spec.isolation === 'process' ? new IsolatedRunner(spec, 'process', startProcess, log, audit) : new IsolatedRunner(spec, 'worker', startThread, log, audit);
 }
 
 class IsolatedRunner implements PluginRunner {
@@ -63,16 +65,16 @@ class IsolatedRunner implements PluginRunner {
   private readonly audit: AuditSink;
   private readonly budget: CrashBudget;
   private readonly startIsolate: StartIsolate;
-  private readonly threads = new Set<Thread>();
-  private current: Thread | undefined;
+  private readonly sandboxes = new Set<Sandbox>();
+  private current: Sandbox | undefined;
   private nextId = 0;
   private closed = false;
   /** The plugin's own name once loaded; the specifier until then. */
   private name: string;
 
-  constructor(spec: PluginSpec & { isolation: 'worker' | 'process' }, startIsolate: StartIsolate, log: Logger, audit: AuditSink) {
+  constructor(spec: PluginSpec, isolation: 'worker' | 'process', startIsolate: StartIsolate, log: Logger, audit: AuditSink) {
     this.spec = spec;
-    this.isolation = spec.isolation;
+    this.isolation = isolation;
     this.startIsolate = startIsolate;
     this.log = log;
     this.audit = audit;
@@ -92,24 +94,24 @@ class IsolatedRunner implements PluginRunner {
       if (health.quarantined) return { ok: false, code: 'quarantined', message: health.reason ?? 'quarantined' };
       if (this.closed) return { ok: false, code: 'crashed', message: 'the plugin is closed' };
       if (request.stopped) return abandoned(request.signal);
-      let thread = this.current;
-      if (!thread) {
+      let box = this.current;
+      if (!box) {
         const wait = this.budget.restartDelay();
         if (wait > 0) {
           if (!(await sleep(wait, request.signal))) return abandoned(request.signal);
           continue; // things may have changed meanwhile: another call started a worker, or the host closed
         }
-        thread = this.start(true);
+        box = this.start(true);
       }
-      if (!thread.loaded) {
-        if (!(await untilSettled(thread.ready, request.signal))) return abandoned(request.signal);
-        if (!thread.loaded) {
+      if (!box.loaded) {
+        if (!(await untilSettled(box.ready, request.signal))) return abandoned(request.signal);
+        if (!box.loaded) {
           if (this.closed) continue;
-          return { ok: false, code: 'crashed', message: `the plugin could not be restarted: ${thread.ended ?? 'unknown reason'}` };
+          return { ok: false, code: 'crashed', message: `the plugin could not be restarted: ${box.ended ?? 'unknown reason'}` };
         }
       }
-      if (thread.ended) continue; // it ended before this call reached it: the call never ran, so it waits for the next one
-      return this.post(thread, request);
+      if (box.ended) continue; // it ended before this call reached it: the call never ran, so it waits for the next one
+      return this.post(box, request);
     }
   }
 
@@ -120,26 +122,26 @@ class IsolatedRunner implements PluginRunner {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(
-      [...this.threads].map(async (thread) => {
-        thread.isolate.ref(); // an unref'd isolate would let the host's process exit before close() finishes
-        if (thread.loaded && !thread.ended) {
-          const acknowledged = new Promise<void>((resolve) => (thread.onClosed = resolve));
-          thread.isolate.send({ type: 'close' });
+      [...this.sandboxes].map(async (box) => {
+        box.isolate.ref(); // an unref'd isolate would let the host's process exit before close() finishes
+        if (box.loaded && !box.ended) {
+          const acknowledged = new Promise<void>((resolve) => (box.onClosed = resolve));
+          box.isolate.send({ type: 'close' });
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([acknowledged, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
           clearTimeout(timer);
         }
-        this.stop(thread, 'the host closed the plugin');
-        await thread.exited;
+        this.stop(box, 'the host closed the plugin');
+        await box.exited;
       }),
     );
   }
 
-  private start(restart: boolean): Thread {
+  private start(restart: boolean): Sandbox {
     const { spec } = this;
     const data: WorkerData = { file: spec.file, source: spec.source, options: spec.options, workspace: spec.workspace, logLevel: spec.logLevel };
-    const settlers = {} as Thread['settlers'];
-    const thread = {
+    const settlers = {} as Sandbox['settlers'];
+    const box = {
       restart,
       loaded: false,
       calls: new Map(),
@@ -147,32 +149,38 @@ class IsolatedRunner implements PluginRunner {
       ready: new Promise<LoadedPlugin>((resolve, reject) => Object.assign(settlers, { resolve, reject })),
       exited: new Promise<void>((resolve) => (settlers.exited = resolve)),
       settlers,
-    } as Omit<Thread, 'isolate'> as Thread;
-    thread.isolate = this.startIsolate(data, spec, {
-      message: (message) => this.onMessage(thread, message),
-      fault: (fault) => (thread.fault ??= fault),
-      exit: (code, signal) => this.onExit(thread, code, signal),
-    });
-    thread.ready.catch(() => {}); // a restart nobody waits for any more must not be an unhandled rejection
-    settlers.loadTimer = setTimeout(() => this.loadFailed(thread, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])), spec.loadTimeoutMs);
+    } as Omit<Sandbox, 'isolate'> as Sandbox;
+    try {
+      box.isolate = this.startIsolate(data, spec, {
+        message: (message) => this.onMessage(box, message),
+        fault: (fault) => (box.fault ??= fault),
+        exit: (code, signal) => this.onExit(box, code, signal),
+      });
+    } catch (error) {
+      // The same options start every restart: only the first start (the load) can get here.
+      if ((error as { name?: string }).name !== 'DataCloneError') throw error;
+      throw hostError('RH_ERR_PLUGIN_OPTIONS', [spec.source, `  ${messageOf(error)}: options reach an isolated plugin as plain data (no functions, symbols or class instances)`]);
+    }
+    box.ready.catch(() => {}); // a restart nobody waits for any more must not be an unhandled rejection
+    settlers.loadTimer = setTimeout(() => this.loadFailed(box, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])), spec.loadTimeoutMs);
     settlers.loadTimer.unref();
-    this.threads.add(thread);
-    this.current = thread;
-    return thread;
+    this.sandboxes.add(box);
+    this.current = box;
+    return box;
   }
 
-  private onMessage(thread: Thread, message: FromWorker): void {
+  private onMessage(box: Sandbox, message: FromWorker): void {
     switch (message.type) {
       case 'loaded':
-        clearTimeout(thread.settlers.loadTimer);
-        thread.loaded = true;
-        thread.settlers.resolve(message.report);
+        clearTimeout(box.settlers.loadTimer);
+        box.loaded = true;
+        box.settlers.resolve(message.report);
         break;
       case 'load_error':
-        this.loadFailed(thread, new HostError(message.code, message.message));
+        this.loadFailed(box, new HostError(message.code, message.message));
         break;
       case 'result': {
-        const pending = thread.calls.get(message.id);
+        const pending = box.calls.get(message.id);
         if (!pending) break; // abandoned: cancelled, or the worker was stopped
         this.budget.succeeded(); // a tool's own error is an answer too: the worker is healthy
         pending.settle(message.ok ? { ok: true, output: message.output } : { ok: false, code: 'tool_error', message: message.message });
@@ -182,88 +190,90 @@ class IsolatedRunner implements PluginRunner {
         this.log.log(message.level, message.message, message.meta ?? {});
         break;
       case 'progress':
-        thread.calls.get(message.id)?.request.onProgress?.(message.progress);
+        box.calls.get(message.id)?.request.onProgress?.(message.progress);
         break;
       case 'child':
-        if (message.exited) thread.children.delete(message.pid);
-        else thread.children.add(message.pid);
+        if (message.exited) box.children.delete(message.pid);
+        else if (box.gone) killProcessGroup(message.pid); // reported after its isolate ended: nobody else will
+        else box.children.add(message.pid);
         break;
       case 'closed':
-        thread.onClosed?.();
+        box.onClosed?.();
         break;
       case 'fault':
-        thread.fault ??= { kind: 'error', reason: message.reason };
+        box.fault ??= { kind: 'error', reason: message.reason };
         break;
     }
   }
 
-  /** A load (first or restart) that failed: the thread goes, and whoever waits for it learns why. */
-  private loadFailed(thread: Thread, error: HostError): void {
-    if (thread.ended) return;
-    this.stop(thread, error.message, error);
-    if (thread.restart) this.failed('crashed', `restarting failed: ${error.message}`);
+  /** A load (first or restart) that failed: the sandbox goes, and whoever waits for it learns why. */
+  private loadFailed(box: Sandbox, error: HostError): void {
+    if (box.ended) return;
+    this.stop(box, error.message, error);
+    if (box.restart) this.failed('crashed', `restarting failed: ${error.message}`);
   }
 
   /** The isolate ended by itself, or finished ending after `stop`. */
-  private onExit(thread: Thread, code: number | null, signal: NodeJS.Signals | null): void {
-    this.threads.delete(thread);
-    if (!thread.ended) {
-      const reason = this.deathOf(thread, code, signal);
-      if (!thread.loaded) {
-        this.loadFailed(thread, hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
+  private onExit(box: Sandbox, code: number | null, signal: NodeJS.Signals | null): void {
+    this.sandboxes.delete(box);
+    box.gone = true;
+    if (!box.ended) {
+      const reason = this.deathOf(box, code, signal);
+      if (!box.loaded) {
+        this.loadFailed(box, hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
       } else {
-        this.stop(thread, reason);
+        this.stop(box, reason);
         this.failed('crashed', reason);
       }
     }
-    for (const pid of thread.children) killProcessGroup(pid); // reported between stop() and the exit
-    thread.settlers.exited();
+    for (const pid of box.children) killProcessGroup(pid); // reported between stop() and the exit
+    box.settlers.exited();
   }
 
   /**
-   * Ends a thread now: a load in progress fails, the calls it carries get `crashed` with `reason`, its
+   * Ends a sandbox now: a load in progress fails, the calls it carries get `crashed` with `reason`, its
    * process groups are killed (the worker can no longer do it), and the worker is terminated.
    */
-  private stop(thread: Thread, reason: string, loadError?: HostError): void {
-    if (thread.ended) return;
-    thread.ended = reason;
-    if (this.current === thread) this.current = undefined;
-    clearTimeout(thread.settlers.loadTimer);
-    if (!thread.loaded) thread.settlers.reject(loadError ?? hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
-    for (const pending of thread.calls.values()) pending.settle({ ok: false, code: 'crashed', message: reason });
-    for (const pid of thread.children) killProcessGroup(pid);
-    thread.children.clear();
-    thread.isolate.kill();
+  private stop(box: Sandbox, reason: string, loadError?: HostError): void {
+    if (box.ended) return;
+    box.ended = reason;
+    if (this.current === box) this.current = undefined;
+    clearTimeout(box.settlers.loadTimer);
+    if (!box.loaded) box.settlers.reject(loadError ?? hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
+    for (const pending of box.calls.values()) pending.settle({ ok: false, code: 'crashed', message: reason });
+    for (const pid of box.children) killProcessGroup(pid);
+    box.children.clear();
+    box.isolate.kill();
   }
 
   /** Sends one call to a loaded worker and settles when it answers, is cancelled, times out or the worker ends. */
-  private post(thread: Thread, request: RunRequest): Promise<RunOutcome> {
+  private post(box: Sandbox, request: RunRequest): Promise<RunOutcome> {
     const id = ++this.nextId;
     return new Promise<RunOutcome>((resolve) => {
       const onAbort = () => {
-        if (!thread.calls.has(id)) return;
+        if (!box.calls.has(id)) return;
         const { signal } = request; // aborted by now, with the reason
         if (isTimeout(signal)) {
           const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
           pending.settle({ ok: false, code: 'timeout', message: messageOf(signal.reason) });
-          this.stop(thread, `the plugin's ${thread.isolate.noun} was stopped because ${reason}; this call was cut off with it and not retried, since it may already have had side effects`);
+          this.stop(box, `the plugin's ${box.isolate.noun} was stopped because ${reason}; this call was cut off with it and not retried, since it may already have had side effects`);
           this.failed('timeout', reason);
         } else {
           pending.settle({ ok: false, code: 'tool_error', message: 'cancelled' });
           const reason = signal.reason as { name?: string; message?: string } | undefined;
-          thread.isolate.send({ type: 'abort', id, reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'cancelled' } });
+          box.isolate.send({ type: 'abort', id, reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'cancelled' } });
         }
       };
       const pending: Pending = {
         request,
         settle(outcome) {
-          thread.calls.delete(id);
+          box.calls.delete(id);
           resolve(outcome);
         },
       };
-      thread.calls.set(id, pending);
+      box.calls.set(id, pending);
       request.whenStopped(onAbort);
-      thread.isolate.send({
+      box.isolate.send({
         type: 'run',
         id,
         tool: request.tool,
@@ -292,13 +302,13 @@ class IsolatedRunner implements PluginRunner {
   }
 
   /** Why an isolate that ended by itself ended, in the words a call's `crashed` result carries. */
-  private deathOf(thread: Thread, code: number | null, signal: NodeJS.Signals | null): string {
-    const { fault } = thread;
+  private deathOf(box: Sandbox, code: number | null, signal: NodeJS.Signals | null): string {
+    const { fault } = box;
     if (fault?.kind === 'memory') return `ran out of memory: its heap reached the limit of ${this.spec.memoryMb} MiB (memoryMb in the plugin's config)`;
     if (fault) return fault.reason;
-    const noun = thread.isolate.noun;
+    const noun = box.isolate.noun;
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-    if (thread.loaded) return `the ${noun} ${how}`;
+    if (box.loaded) return `the ${noun} ${how}`;
     return `the ${noun} ${how} before the plugin finished loading (a top-level await or setup() waiting on something that never happens?)`;
   }
 }

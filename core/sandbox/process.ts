@@ -1,65 +1,108 @@
 /**
  * A plugin in a child process of its own (`isolation: 'process'`): an OS boundary a thread does not
  * have. `process.kill(process.pid)`, a native crash, `process.chdir` or off-heap growth end or change
- * that process only. It leads its own process group, so killing it takes whatever it started too,
- * and a terminal's Ctrl-C reaches the host alone.
+ * that process only. It leads its own process group, and what it starts stays in that group unless
+ * it asks for a group of its own (those the entry reports, like a worker's); killing the group
+ * takes the rest. A terminal's Ctrl-C reaches the host alone.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { serialize } from 'node:v8';
 import { messageOf } from '../errors.ts';
-import { FROM_SOURCE } from '../paths.ts';
 import { killProcessGroup } from './child-processes.ts';
-import type { StartIsolate } from './isolate.ts';
-import { ENTRY_FILE, entryFromSource } from './thread.ts';
+import { entryCommand, type StartIsolate } from './isolate.ts';
 import type { ToWorker } from './worker-protocol.ts';
 
 /** What V8 prints when a heap reaches `--max-old-space-size`, just before it aborts the process. */
 const OUT_OF_MEMORY = /JavaScript heap out of memory|Reached heap limit/;
+/** How much of the end of the plugin's stderr is kept to tell an OOM abort from any other. */
+const STDERR_TAIL = 4096;
+/** After 'exit', how long to wait for the IPC channel and stderr to drain (their last words come after it). */
+const DRAIN_MS = 250;
 
 export const startProcess: StartIsolate = (data, spec, events) => {
-  const entry = FROM_SOURCE ? ['-e', entryFromSource()] : [ENTRY_FILE];
-  const child = spawn(process.execPath, [`--max-old-space-size=${spec.memoryMb}`, ...entry], {
+  // Options that cannot be cloned fail here, before there is a process to clean up, as `new Worker` does.
+  try {
+    serialize({ type: 'init', data } satisfies ToWorker);
+  } catch (error) {
+    throw new DOMException(messageOf(error), 'DataCloneError');
+  }
+  const child = spawn(process.execPath, [`--max-old-space-size=${spec.memoryMb}`, ...entryCommand()], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     serialization: 'advanced', // structured clone, as between threads: the same results cross
     detached: true,
+    env: withoutNodeOptions(process.env),
   });
-  let gone = false;
+  const watchdog = child.pid === undefined ? undefined : startWatchdog(child.pid);
+  let exited = false;
+  let stderrTail = '';
   // What the plugin prints goes to the host's stderr: stdout carries --json output and MCP messages.
-  child.stdout!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stdout?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => {
     process.stderr.write(chunk);
-    if (OUT_OF_MEMORY.test(chunk.toString())) events.fault({ kind: 'memory' });
+    stderrTail = (stderrTail + chunk.toString()).slice(-STDERR_TAIL);
   });
   child.on('message', events.message);
   child.on('error', (error) => {
-    // Only a process that never started has nothing to kill; 'exit' does not follow then.
-    if (child.pid !== undefined || gone) return;
-    gone = true;
+    // Only a process that never started has nothing to kill, and no 'exit' follows then.
+    if (child.pid !== undefined || exited) return;
+    exited = true;
     events.fault({ kind: 'error', reason: `its process could not be started: ${messageOf(error)}` });
     events.exit(null, null);
   });
   child.on('exit', (code, signal) => {
-    gone = true;
-    events.exit(code, signal);
+    exited = true;
+    watchdog?.stdin?.end('done\n');
+    // 'exit' can come before the last IPC messages (a fault, a child report) and the last of stderr.
+    void drained(child).then(() => {
+      if (signal === 'SIGABRT' && OUT_OF_MEMORY.test(stderrTail)) events.fault({ kind: 'memory' });
+      events.exit(code, signal);
+    });
   });
   const handles = [child, child.channel, child.stdout, child.stderr] as ({ ref?(): void; unref?(): void } | null | undefined)[];
   for (const handle of handles) handle?.unref?.();
   const send = (message: ToWorker) => {
-    if (!gone && child.connected) child.send(message);
+    if (!exited && child.connected) child.send(message);
   };
-  try {
-    child.send({ type: 'init', data } satisfies ToWorker); // options that cannot be cloned throw here, as in `new Worker`
-  } catch (error) {
-    killProcessGroup(child.pid!);
-    throw error;
-  }
+  send({ type: 'init', data });
   return {
     noun: 'process',
     send,
     kill: () => {
-      if (!gone && child.pid !== undefined) killProcessGroup(child.pid);
+      if (!exited && child.pid !== undefined) killProcessGroup(child.pid);
     },
     ref: () => {
       for (const handle of handles) handle?.ref?.();
     },
   };
 };
+
+/** Resolves once the channel has disconnected and stderr has ended, or after DRAIN_MS. */
+function drained(child: ChildProcess): Promise<void> {
+  const waits: Promise<unknown>[] = [];
+  if (child.connected) waits.push(new Promise((resolve) => child.once('disconnect', resolve)));
+  if (child.stderr && !child.stderr.readableEnded) waits.push(new Promise((resolve) => child.stderr!.once('close', resolve)));
+  let timer: NodeJS.Timeout | undefined;
+  const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS)));
+  return Promise.race([Promise.all(waits), cap]).then(() => clearTimeout(timer));
+}
+
+/**
+ * Kills the plugin's process group if the host dies without doing it (SIGKILL, a crash, an exit
+ * that skips `close()`) while the plugin is too busy to notice its channel closing. Its stdin is a
+ * pipe only the host holds: a line means the plugin ended cleanly, end of file means the host is gone.
+ */
+function startWatchdog(pgid: number): ChildProcess {
+  const watchdog = spawn('/bin/sh', ['-c', 'read _ || kill -9 -"$0" 2>/dev/null', String(pgid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  watchdog.on('error', () => {}); // no /bin/sh: the channel's 'disconnect' is then the only guard
+  watchdog.stdin?.on('error', () => {});
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref?(): void } | null)?.unref?.();
+  return watchdog;
+}
+
+/** `NODE_OPTIONS` (--inspect, --import, …) is the host's business, as its execArgv is: a worker gets neither. */
+function withoutNodeOptions(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { NODE_OPTIONS: _, ...rest } = env;
+  return rest;
+}
+

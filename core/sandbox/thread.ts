@@ -1,9 +1,8 @@
 /** A plugin in a worker thread of the host's process: cheap to start, shares the host's pid. */
-import { createRequire } from 'node:module';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { messageOf } from '../errors.ts';
-import { FROM_SOURCE, hostFile } from '../paths.ts';
-import type { IsolateFault, StartIsolate } from './isolate.ts';
+import { FROM_SOURCE } from '../paths.ts';
+import { ENTRY_FILE, entryFromSource, type IsolateFault, type StartIsolate } from './isolate.ts';
 import { UNHANDLED_REJECTION } from './worker-protocol.ts';
 
 export const startThread: StartIsolate = (workerData, spec, events) => {
@@ -34,21 +33,6 @@ function faultOf(error: unknown): IsolateFault {
   if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') return { kind: 'memory' };
   // worker-entry.ts names a rethrown unhandled rejection, and its message already says so
   return { kind: 'error', reason: e?.name === UNHANDLED_REJECTION ? messageOf(error) : `uncaught exception: ${messageOf(error)}` };
-}
-
-/** The entry: its source under tsx (tests), dist/worker.js otherwise. */
-export const ENTRY_FILE = hostFile('core/sandbox/worker-entry.ts', 'worker.js');
-
-/**
- * From source, the entry is TypeScript, and a worker inherits neither tsx's hooks nor (on Node 20) a
- * `--import tsx` given in `execArgv`. It loads its entry with jiti, which it needs for the plugin
- * anyway: registering tsx there instead made a worker's start 2-4× slower (its hooks tax every
- * module loaded after them, and typebox alone is 373).
- */
-export function entryFromSource(): string {
-  const jiti = JSON.stringify(createRequire(import.meta.url).resolve('jiti'));
-  const entry = JSON.stringify(ENTRY_FILE);
-  return `require(${jiti}).createJiti(${entry}, { fsCache: true }).import(${entry});`;
 }
 
 function newWorker(options: WorkerOptions): Worker {

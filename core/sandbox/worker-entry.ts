@@ -1,8 +1,8 @@
 /**
  * A plugin's worker thread or process (bundled to dist/worker.js). It imports the plugin here, with
  * the same jiti loader and the same instantiation as the inline runner, so a module that hangs or
- * loops while loading blocks only this thread; then it sends the reports the host's contract check
- * reads, and runs calls. Logs and progress are relayed to the host, rate-limited; results are checked
+ * loops while loading blocks only this thread or process; then it sends the reports the host's
+ * contract check reads, and runs calls. Logs and progress are relayed to the host, rate-limited; results are checked
  * to be plain data before they are sent (wire.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -61,18 +61,22 @@ process.on('unhandledRejection', (reason) => {
 });
 if (!parentPort) {
   // A process has no 'error' event for the host to read: it says what killed it, then dies of it.
-  process.on('uncaughtException', (error) => {
-    const reason = error.name === UNHANDLED_REJECTION ? error.message : `uncaught exception: ${messageOf(error)}`;
-    if (error.stack) post({ type: 'log', level: 'debug', message: error.stack });
+  process.on('uncaughtException', (error: unknown) => {
+    const e = error as { name?: unknown; stack?: unknown } | null | undefined; // `throw null` is possible
+    const reason = e?.name === UNHANDLED_REJECTION ? messageOf(error) : `uncaught exception: ${messageOf(error)}`;
+    if (typeof e?.stack === 'string') post({ type: 'log', level: 'debug', message: e.stack });
     process.send!({ type: 'fault', reason } satisfies FromWorker, () => process.exit(1));
     setTimeout(() => process.exit(1), 1000).unref();
   });
-  // The host is gone (it crashed or was killed): nothing is left to answer to, and nothing may outlive it.
-  process.on('disconnect', () => void children.killAll(CHILD_GRACE_MS).finally(() => process.exit(0)));
+  // The host is gone (it crashed or was killed): nothing is left to answer to, and nothing may outlive
+  // it. (A plugin too busy to get here is killed with its group by the host's watchdog, process.ts.)
+  process.on('disconnect', () => void children.killAll(CHILD_GRACE_MS).finally(() => process.kill(-process.pid, 'SIGKILL')));
 }
 
 const post = (message: FromWorker) => channel.post(message);
-const children = trackChildProcesses((pid, exited) => post({ type: 'child', pid, exited }));
+// In a process of its own, what the plugin starts stays in the plugin's process group (the host and
+// its watchdog kill that group); in a thread, each child leads a group the host can kill.
+const children = trackChildProcesses((pid, exited) => post({ type: 'child', pid, exited }), { ownGroups: Boolean(parentPort) });
 
 channel.onMessage((message: ToWorker) => {
   switch (message.type) {

@@ -119,6 +119,23 @@ for (const isolation of ['worker', 'process'] as const) {
     });
   });
 
+  describe(`${isolation} runner: options`, function () {
+    this.timeout(60_000);
+
+    it('fails a plugin whose options cannot cross to its isolate, naming them, and serves the others', async () => {
+      const host = await makeHost([{ module: fault('faulty.ts'), isolation, loadTimeoutMs: LOAD_MS, options: { format: () => 'x' } as never }, BYSTANDER]);
+      try {
+        const [faulty] = host.plugins();
+        expect(faulty).to.include({ status: 'failed', isolation });
+        expect(faulty!.error?.code).to.equal('RH_ERR_PLUGIN_OPTIONS');
+        expect(faulty!.error?.message).to.include('faulty.ts').and.include('options are invalid').and.include('could not be cloned').and.include('plain data');
+        await bystanderServes(host);
+      } finally {
+        await host.close();
+      }
+    });
+  });
+
   describe(`${isolation} runner: execution faults (cases 8–12, 14, 16, 21–23)`, function () {
     this.timeout(60_000);
     let host: Host;
@@ -297,13 +314,16 @@ describe('process runner: an OS boundary', function () {
     }
   });
 
-  it('a host killed outright leaves no plugin process behind, nor anything the plugin started', async () => {
+  it('a host killed outright leaves no plugin process behind, nor anything the plugin started, even while the plugin spins', async () => {
     const script = `
       const { createHost } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)});
       const host = await createHost({ cwd: ${JSON.stringify(FAULTS)}, audit: false, logLevel: 'error', approve: () => true,
         config: { builtins: false, plugins: [{ module: './faulty.ts', isolation: 'process', loadTimeoutMs: ${LOAD_MS} }] } });
       const plugin = (await host.call('pid', {})).content;
-      void host.call('spawn', {}, { onProgress: (p) => process.stdout.write(JSON.stringify({ plugin: Number(plugin), ...JSON.parse(p.message) }) + '\\n') });`;
+      void host.call('spawn', {}, { onProgress: (p) => {
+        process.stdout.write(JSON.stringify({ plugin: Number(plugin), ...JSON.parse(p.message) }) + '\\n');
+        void host.call('spin', {}); // too busy to see its channel close when the host dies
+      } });`;
     const { spawn } = await import('node:child_process');
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -311,6 +331,7 @@ describe('process runner: an OS boundary', function () {
     try {
       const pids = await until(() => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as Record<string, number>) : undefined), { timeoutMs: 60_000, message: 'the pids from the host' });
       expect(Object.values(pids).every(running)).to.equal(true);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the spin is under way
       child.kill('SIGKILL');
       await until(() => Object.values(pids).every((pid) => !running(pid)), { timeoutMs: 10_000, message: `every process of ${JSON.stringify(pids)} to end` });
     } finally {
