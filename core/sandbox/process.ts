@@ -52,6 +52,12 @@ export const startProcess: StartIsolate = (data, spec, events) => {
   child.on('exit', (code, signal) => {
     exited = true;
     watchdog?.stdin?.end('done\n');
+    // What it started in its own group outlives a process that exits or crashes by itself: not here.
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // the group is empty
+    }
     // 'exit' can come before the last IPC messages (a fault, a child report) and the last of stderr.
     void drained(child).then(() => {
       if (signal === 'SIGABRT' && OUT_OF_MEMORY.test(stderrTail)) events.fault({ kind: 'memory' });

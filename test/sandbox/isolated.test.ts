@@ -314,6 +314,21 @@ describe('process runner: an OS boundary', function () {
     }
   });
 
+  it('a plugin process that dies by itself takes what it started with it', async () => {
+    const host = await makeHost([{ module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS, isolation: 'process' }, BYSTANDER]);
+    try {
+      let pids: { child: number; shell: number; grandchild: number } | undefined;
+      const spawning = host.call('spawn', {}, { onProgress: (p) => (pids = JSON.parse(p.message!)) });
+      await until(() => pids !== undefined, { timeoutMs: 20_000, message: 'the spawned pids' });
+      expectFailure(await host.call('exit', { code: 5 }), 'crashed', /exited with code 5/);
+      expectFailure(await spawning, 'crashed', /exited with code 5/);
+      await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), { message: `every spawned process of ${JSON.stringify(pids)} to end` });
+      await bystanderServes(host);
+    } finally {
+      await host.close();
+    }
+  });
+
   it('a host killed outright leaves no plugin process behind, nor anything the plugin started, even while the plugin spins', async () => {
     const script = `
       const { createHost } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)});
