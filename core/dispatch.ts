@@ -10,13 +10,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
+import { deadline, type Deadline } from './deadlines.ts';
 import { messageOf, type ResultCode } from './errors.ts';
 import { auditedInput, type AuditSink } from './audit.ts';
 import type { Logger } from './log.ts';
 import { capOutput } from './output.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
-import { assertJsonValue, parseStrictJson } from './safe-json.ts';
+import { copyJsonValue, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
 import { timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
@@ -86,8 +87,7 @@ export function prepareInput(tool: RegisteredTool, raw: unknown): { input: unkno
     if (typeof raw === 'string') {
       input = raw.trim() === '' ? {} : parseStrictJson(raw);
     } else {
-      assertJsonValue(raw ?? {});
-      input = structuredClone(raw ?? {});
+      input = copyJsonValue(raw ?? {});
     }
     if (tool.hasDefaults) input = applyDefaults(tool.info.inputSchema, input); // input is our own copy
     // From here on one value (strings and keys in NFC): what the validator checks is what the
@@ -224,7 +224,7 @@ class GuardedRun implements RunRequest {
   private settled = false;
   /** The runner has the call and has not answered yet: the slot is ours. */
   private running = false;
-  private timer?: NodeJS.Timeout;
+  private deadline?: Deadline;
   private abandon?: NodeJS.Timeout;
   private onStopped?: () => void;
   private readonly cancel = () => this.stop(this.external?.reason ?? new DOMException('cancelled', 'AbortError'), 'cancelled', `Call to "${this.tool}" was cancelled.`);
@@ -263,7 +263,7 @@ class GuardedRun implements RunRequest {
     if (this.external?.aborted) return this.cancel();
     if (this.env.closing.aborted) return this.shutdown();
     const limit = this.registered.timeoutMs;
-    this.timer = setTimeout(() => this.stop(timeoutReason(limit), 'timeout', `Tool "${this.tool}" timed out after ${limit} ms. Try a smaller request, or another approach.`), limit);
+    this.deadline = deadline(limit, () => this.stop(timeoutReason(limit), 'timeout', `Tool "${this.tool}" timed out after ${limit} ms. Try a smaller request, or another approach.`));
     this.external?.addEventListener('abort', this.cancel, { once: true });
     this.env.inflight.add(this.shutdown);
     const { limiter } = this.registered.plugin;
@@ -333,7 +333,7 @@ class GuardedRun implements RunRequest {
   private settle(outcome: RunOutcome | Failure): void {
     if (this.settled) return; // a late answer after a timeout or a cancellation is dropped here
     this.settled = true;
-    clearTimeout(this.timer);
+    this.deadline?.cancel();
     this.external?.removeEventListener('abort', this.cancel);
     this.env.inflight.delete(this.shutdown);
     this.resolve(outcome);

@@ -22,32 +22,56 @@ export function parseStrictJson(text: string): unknown {
   return new StrictParser(text).parseDocument();
 }
 
-/** Checks an already-parsed value (MCP arguments, embedding callers) for forbidden keys and non-JSON values. */
-export function assertJsonValue(value: unknown, path = '', depth = 0): void {
+/**
+ * A deep copy of an already-parsed value (MCP arguments, embedding callers), checked on the way for
+ * forbidden keys and non-JSON values. One walk: the copy is the caller's own to fill with defaults,
+ * and the path of a failure is only built when there is one (structuredClone after a separate check
+ * cost most of a worker call's overhead).
+ */
+export function copyJsonValue(value: unknown): unknown {
+  const path: (string | number)[] = [];
+  try {
+    return copy(value, path);
+  } catch (error) {
+    if (!(error instanceof JsonInputError)) throw error;
+    throw new JsonInputError(`${path.length ? `/${path.join('/')}` : '/'}: ${error.message}`);
+  }
+}
+
+/** Throws a bare reason; `copyJsonValue` adds the path, which `path` holds at the moment of the throw. */
+function copy(value: unknown, path: (string | number)[]): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
-      return;
+      return value;
     case 'number':
-      if (!Number.isFinite(value)) throw new JsonInputError(`${path || '/'}: ${value} is not a JSON number`);
-      return;
+      if (!Number.isFinite(value)) throw new JsonInputError(`${value} is not a JSON number`);
+      return value;
     case 'object': {
-      if (value === null) return;
-      if (depth >= MAX_DEPTH) throw new JsonInputError(`${path || '/'}: nested deeper than ${MAX_DEPTH} levels`);
+      if (value === null) return null;
+      if (path.length >= MAX_DEPTH) throw new JsonInputError(`nested deeper than ${MAX_DEPTH} levels`);
       if (Array.isArray(value)) {
-        value.forEach((item, i) => assertJsonValue(item, `${path}/${i}`, depth + 1));
-        return;
+        const out: unknown[] = new Array(value.length);
+        for (let i = 0; i < value.length; i++) {
+          path.push(i);
+          out[i] = copy(value[i], path);
+          path.pop();
+        }
+        return out;
       }
       const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) throw new JsonInputError(`${path || '/'}: not a plain JSON object`);
+      if (proto !== Object.prototype && proto !== null) throw new JsonInputError('not a plain JSON object');
+      const out: Record<string, unknown> = {};
       for (const key of Object.keys(value)) {
-        if (FORBIDDEN_KEYS.has(key)) throw new JsonInputError(`${path}/${key}: the key "${key}" is not allowed`);
-        assertJsonValue((value as Record<string, unknown>)[key], `${path}/${key}`, depth + 1);
+        path.push(key);
+        if (FORBIDDEN_KEYS.has(key)) throw new JsonInputError(`the key "${key}" is not allowed`);
+        out[key] = copy((value as Record<string, unknown>)[key], path);
+        path.pop();
       }
-      return;
+      return out;
     }
     default:
-      throw new JsonInputError(`${path || '/'}: a ${typeof value} is not a JSON value`);
+      throw new JsonInputError(`a ${typeof value} is not a JSON value`);
   }
 }
 

@@ -1,6 +1,6 @@
 // The strict parser: what JSON.parse lets through and a tool input must not.
 import { expect } from 'chai';
-import { assertJsonValue, JsonInputError, MAX_DEPTH, parseStrictJson } from '../core/safe-json.ts';
+import { copyJsonValue, JsonInputError, MAX_DEPTH, parseStrictJson } from '../core/safe-json.ts';
 
 const rejects = (text: string, message: RegExp) => expect(() => parseStrictJson(text), text).to.throw(JsonInputError, message);
 
@@ -50,21 +50,27 @@ describe('strict JSON', () => {
     rejects(deep(100_000), /nested deeper/);
   });
 
-  describe('assertJsonValue (already-parsed input)', () => {
-    it('accepts plain JSON values and null-prototype objects', () => {
-      expect(() => assertJsonValue({ a: [1, 'x', null, { b: false }] })).to.not.throw();
-      expect(() => assertJsonValue(Object.assign(Object.create(null) as object, { a: 1 }))).to.not.throw();
+  describe('copyJsonValue (already-parsed input)', () => {
+    it('returns a deep copy of plain JSON values and null-prototype objects, sharing nothing with the caller', () => {
+      const given = { a: [1, 'x', null, { b: false }] };
+      const copied = copyJsonValue(given) as typeof given;
+      expect(copied).to.deep.equal(given);
+      expect(copied).to.not.equal(given);
+      expect(copied.a).to.not.equal(given.a);
+      expect(copied.a[3]).to.not.equal(given.a[3]);
+      expect(copyJsonValue(Object.assign(Object.create(null) as object, { a: 1 }))).to.deep.equal({ a: 1 });
     });
 
-    it('rejects forbidden own keys, non-finite numbers, class instances, functions, undefined and cycles', () => {
-      expect(() => assertJsonValue(JSON.parse('{"__proto__":{}}'))).to.throw(JsonInputError, /"__proto__" is not allowed/);
-      expect(() => assertJsonValue({ n: NaN })).to.throw(JsonInputError, /\/n: NaN is not a JSON number/);
-      expect(() => assertJsonValue({ d: new Date() })).to.throw(JsonInputError, /\/d: not a plain JSON object/);
-      expect(() => assertJsonValue({ f: () => 1 })).to.throw(JsonInputError, /a function is not a JSON value/);
-      expect(() => assertJsonValue({ u: undefined })).to.throw(JsonInputError, /a undefined is not a JSON value/);
+    it('rejects forbidden own keys, non-finite numbers, class instances, functions, undefined and cycles, naming the path', () => {
+      expect(() => copyJsonValue(JSON.parse('{"__proto__":{}}'))).to.throw(JsonInputError, /^\/__proto__: the key "__proto__" is not allowed$/);
+      expect(() => copyJsonValue({ n: NaN })).to.throw(JsonInputError, /^\/n: NaN is not a JSON number$/);
+      expect(() => copyJsonValue({ a: [0, { d: new Date() }] })).to.throw(JsonInputError, /^\/a\/1\/d: not a plain JSON object$/);
+      expect(() => copyJsonValue({ f: () => 1 })).to.throw(JsonInputError, /^\/f: a function is not a JSON value$/);
+      expect(() => copyJsonValue({ u: undefined })).to.throw(JsonInputError, /a undefined is not a JSON value/);
+      expect(() => copyJsonValue(1n)).to.throw(JsonInputError, /^\/: a bigint is not a JSON value$/);
       const cycle: Record<string, unknown> = {};
       cycle.self = cycle;
-      expect(() => assertJsonValue(cycle)).to.throw(JsonInputError, /nested deeper/);
+      expect(() => copyJsonValue(cycle)).to.throw(JsonInputError, /nested deeper/);
     });
   });
 });

@@ -4,7 +4,7 @@
  * Structured clone would carry a BigInt, a cycle, a Map or an Error and let them fail or shrink later
  * (JSON turns a Map into `{}` and an Error into `{}`), and it throws on a function. Checking before
  * sending turns each of these into one clear `tool_error` that names the path. This differs from
- * `assertJsonValue` (safe-json.ts), which guards *input*: it rejects keys such as `constructor`, and
+ * `copyJsonValue` (safe-json.ts), which guards *input*: it rejects keys such as `constructor`, and
  * does not look for cycles, since parsed JSON cannot have any.
  */
 

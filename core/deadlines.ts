@@ -1,0 +1,69 @@
+/**
+ * Call timeouts, one timer per duration instead of one per call.
+ *
+ * Calls with the same timeout reach their deadlines in the order they started, so each duration's
+ * pending deadlines form a queue: an insertion-ordered Set whose first entry is the next to expire.
+ * Starting and finishing a call is then a Set add and delete. A Node timer per call cost twice that
+ * on every call, most of it creating and tearing down Node's timer list for the duration whenever
+ * calls run one at a time. The one timer wakes for the oldest pending deadline only, and keeps the
+ * process alive exactly while a call is pending, as a timer per call did.
+ */
+
+/** A pending deadline; `cancel()` before it expires and its callback never runs. */
+export interface Deadline {
+  cancel(): void;
+}
+
+interface Entry extends Deadline {
+  /** `performance.now()` at which it expires. */
+  at: number;
+  expire: () => void;
+}
+
+/** Every deadline of one duration. */
+class Queue {
+  private readonly entries = new Set<Entry>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly ms: number;
+
+  constructor(ms: number) {
+    this.ms = ms;
+  }
+
+  add(expire: () => void): Deadline {
+    const entry: Entry = { at: performance.now() + this.ms, expire, cancel: () => this.remove(entry) };
+    this.entries.add(entry);
+    // A timer already armed is armed for an older deadline, so it wakes in time for this one.
+    if (!this.timer) this.timer = setTimeout(this.sweep, this.ms);
+    else if (this.entries.size === 1) this.timer.ref();
+    return entry;
+  }
+
+  private remove(entry: Entry): void {
+    // Left armed: clearing it would cost what this class saves. Unref'd, it keeps nothing alive.
+    if (this.entries.delete(entry) && this.entries.size === 0) this.timer?.unref();
+  }
+
+  private readonly sweep = (): void => {
+    this.timer = undefined;
+    const now = performance.now();
+    for (const entry of this.entries) {
+      if (entry.at > now) break;
+      this.entries.delete(entry);
+      entry.expire();
+    }
+    // Re-armed for the oldest deadline left, whatever the expired calls added or cancelled meanwhile.
+    clearTimeout(this.timer);
+    const next = this.entries.values().next();
+    this.timer = next.done ? undefined : setTimeout(this.sweep, Math.max(1, Math.ceil(next.value.at - performance.now())));
+  };
+}
+
+const queues = new Map<number, Queue>();
+
+/** Runs `expire` in `ms` milliseconds unless the deadline is cancelled first. */
+export function deadline(ms: number, expire: () => void): Deadline {
+  let queue = queues.get(ms);
+  if (!queue) queues.set(ms, (queue = new Queue(ms)));
+  return queue.add(expire);
+}

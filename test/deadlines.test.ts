@@ -1,0 +1,65 @@
+// Call timeouts with one timer per duration: each deadline still fires on time, in order, once, and
+// never after it was cancelled; a pending one keeps the process alive and a cancelled one does not.
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { deadline } from '../core/deadlines.ts';
+import { ROOT } from './helpers.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('deadlines', () => {
+  it('expires each deadline no earlier than its duration, in the order they started', async () => {
+    const started = performance.now();
+    const expired: [string, number][] = [];
+    const at = (name: string) => () => expired.push([name, performance.now() - started]);
+    deadline(150, at('first'));
+    await sleep(40);
+    deadline(150, at('second')); // the timer is armed for the first one: it must re-arm for this one
+    deadline(50, at('short')); // another duration, its own queue
+    await sleep(400);
+    expect(expired.map(([name]) => name)).to.deep.equal(['short', 'first', 'second']);
+    const when = Object.fromEntries(expired);
+    expect(when.short).to.be.at.least(89); // 40 ms in, then 50 ms (timers may round down by 1 ms)
+    expect(when.first).to.be.at.least(149);
+    expect(when.second).to.be.at.least(189);
+  });
+
+  it('never runs a cancelled deadline, and still runs the ones around it', async () => {
+    const expired: string[] = [];
+    deadline(60, () => expired.push('a'));
+    const b = deadline(60, () => expired.push('b'));
+    deadline(60, () => expired.push('c'));
+    b.cancel();
+    b.cancel(); // twice is fine
+    await sleep(200);
+    expect(expired).to.deep.equal(['a', 'c']);
+  });
+
+  it('a deadline set while others expire is kept for its own time', async () => {
+    const expired: string[] = [];
+    deadline(50, () => {
+      expired.push('outer');
+      deadline(50, () => expired.push('inner'));
+    });
+    await sleep(75);
+    expect(expired).to.deep.equal(['outer']);
+    await sleep(150);
+    expect(expired).to.deep.equal(['outer', 'inner']);
+  });
+
+  it('keeps the process alive while a deadline is pending, and not once every one is cancelled', async () => {
+    const run = (code: string) =>
+      new Promise<{ out: string; ms: number }>((resolve, reject) => {
+        const t0 = performance.now();
+        const script = `import { deadline } from './core/deadlines.ts';\n${code}`;
+        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, timeout: 30_000 }, (error, stdout) =>
+          error ? reject(error) : resolve({ out: stdout, ms: performance.now() - t0 }),
+        );
+      });
+    const pending = await run(`deadline(300, () => console.log('expired'));`);
+    expect(pending.out).to.equal('expired\n');
+    const cancelled = await run(`const d = deadline(20000, () => console.log('expired')); setTimeout(() => d.cancel(), 50);`);
+    expect(cancelled.out).to.equal('');
+    expect(cancelled.ms).to.be.below(15_000); // it would otherwise wait out the 20 s
+  });
+});
