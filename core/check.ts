@@ -6,6 +6,7 @@
  * tool and a JSON pointer, so an author fixes them in one pass.
  */
 import { Compile } from 'typebox/compile';
+import { MAX_TIMEOUT_MS } from './deadlines.ts';
 import { escapeSegment } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import type { Violation } from './types.ts';
@@ -98,8 +99,8 @@ function checkTools(file: string, tools: readonly ToolReport[], options: CheckOp
     if (tool.executeType !== 'function' && !options.lenient) {
       add('/execute', `execute must be a function, got ${tool.executeType}`);
     }
-    if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && (tool.timeoutMs as number) > 0)) {
-      add('/timeoutMs', `timeoutMs must be a positive integer, got ${JSON.stringify(tool.timeoutMs)}`);
+    if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && (tool.timeoutMs as number) > 0 && (tool.timeoutMs as number) <= MAX_TIMEOUT_MS)) {
+      add('/timeoutMs', `timeoutMs must be a positive integer of at most ${MAX_TIMEOUT_MS} (about 24.8 days), got ${JSON.stringify(tool.timeoutMs)}`);
     }
     checkAnnotations(tool.annotations, add);
     for (const key of tool.unknownKeys) add(`/${escapeSegment(key)}`, `unknown tool key "${key}" (a typo?)`, 'warning');

@@ -3,6 +3,7 @@
  * `HostConfig` is derived from the schema: the type and the check cannot drift apart.
  */
 import Type, { type Static } from 'typebox';
+import { MAX_TIMEOUT_MS } from './deadlines.ts';
 
 const Isolation = Type.Enum(['inline', 'worker', 'process'], {
   description: "Where the plugin runs: 'worker' (own thread, the default for non-built-ins), 'inline' (the host's thread) or 'process' (own child process).",
@@ -34,8 +35,8 @@ const McpServer = Type.Object(
 /** Per-plugin settings, shared by module, MCP and built-in entries. */
 const PluginSettings = {
   options: Type.Optional(Type.Unknown({ description: "Validated against the plugin's own `options` schema." })),
-  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'Per-call timeout (tools may set their own).' })),
-  loadTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: 'Per-call timeout (tools may set their own).' })),
+  loadTimeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
   maxOutputBytes: Type.Optional(Type.Integer({ minimum: 256 })),
   isolation: Type.Optional(Isolation),
   maxConcurrency: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -90,7 +91,7 @@ export const HostConfigSchema = Type.Object(
           baseUrl: Type.Optional(Type.String()),
           maxTokens: Type.Optional(Type.Integer({ minimum: 1 })),
           file: Type.Optional(Type.String({ description: 'replay: the JSON file of assistant turns.' })),
-          timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
           retries: Type.Optional(Type.Integer({ minimum: 0 })),
         },
         { additionalProperties: false },
@@ -113,8 +114,8 @@ export const HostConfigSchema = Type.Object(
             Type.Object(
               {
                 failures: Type.Optional(Type.Integer({ minimum: 1 })),
-                windowMs: Type.Optional(Type.Integer({ minimum: 1 })),
-                cooldownMs: Type.Optional(Type.Integer({ minimum: 1 })),
+                windowMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
+                cooldownMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
               },
               { additionalProperties: false },
             ),

@@ -9,6 +9,9 @@
  * process alive exactly while a call is pending, as a timer per call did.
  */
 
+/** The longest a timeout can be: Node's timers take at most 2^31 − 1 ms (about 24.8 days), and fire at once past it. */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
 /** A pending deadline; `cancel()` before it expires and its callback never runs. */
 export interface Deadline {
   cancel(): void;

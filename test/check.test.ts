@@ -94,6 +94,9 @@ describe('contract check', () => {
 
   it('checks timeoutMs and annotations', () => {
     expect(pointers(plugin({ tools: [{ ...goodTool(), timeoutMs: -5 }] }))).to.deep.equal(['/tools/0/timeoutMs']);
+    // Past 2^31 − 1 ms a Node timer fires at once: a "week-long" timeout would time every call out.
+    expect(pointers(plugin({ tools: [{ ...goodTool(), timeoutMs: 2 ** 31 }] }))).to.deep.equal(['/tools/0/timeoutMs']);
+    expect(pointers(plugin({ tools: [{ ...goodTool(), timeoutMs: 2 ** 31 - 1 }] }))).to.deep.equal([]);
     expect(pointers(plugin({ tools: [{ ...goodTool(), annotations: { readOnly: 'yes' } }] }))).to.deep.equal(['/tools/0/annotations/readOnly']);
   });
 

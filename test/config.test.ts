@@ -85,6 +85,8 @@ describe('config', () => {
   });
 
   it('checks what the schema cannot: module xor mcp, an MCP entry needs a name', () => {
+    const huge = configError(() => validateConfig({ plugins: [{ module: './a', timeoutMs: 30 * 24 * 3600 * 1000 }] }, 'cfg.json'));
+    expect(huge.message).to.contain('plugins[0].timeoutMs').and.contain('2147483647');
     const e1 = configError(() => validateConfig({ plugins: [{ timeoutMs: 5 }] }, 'cfg.json'));
     expect(e1.message).to.contain('plugins[0]').and.contain('exactly one of "module"');
     const e2 = configError(() => validateConfig({ plugins: [{ mcp: { command: 'x' } }] }, 'cfg.json'));
