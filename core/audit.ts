@@ -199,7 +199,8 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
   const flushAtExit = () => {
     if (pending.length === 0) return;
     try {
-      writeSync(fd, `${take()}\n`);
+      const lines = take();
+      if (lines) writeSync(fd, `${lines}\n`);
     } catch {
       // exiting: nowhere left to report it
     }

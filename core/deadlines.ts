@@ -53,7 +53,14 @@ class Queue {
     for (const entry of this.entries) {
       if (entry.at > now) break;
       this.entries.delete(entry);
-      entry.expire();
+      try {
+        entry.expire();
+      } catch (error) {
+        // Thrown where a timer of its own would have thrown it, without stalling the deadlines after it.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
     }
     // Re-armed for the oldest deadline left, whatever the expired calls added or cancelled meanwhile.
     clearTimeout(this.timer);
@@ -66,6 +73,8 @@ const queues = new Map<number, Queue>();
 
 /** Runs `expire` in `ms` milliseconds unless the deadline is cancelled first. */
 export function deadline(ms: number, expire: () => void): Deadline {
+  // Config and the contract check keep timeouts in range; a timer past it would fire at once.
+  if (!(Number.isInteger(ms) && ms >= 1 && ms <= MAX_TIMEOUT_MS)) throw new RangeError(`a deadline takes 1 to ${MAX_TIMEOUT_MS} ms, got ${ms}`);
   let queue = queues.get(ms);
   if (!queue) queues.set(ms, (queue = new Queue(ms)));
   return queue.add(expire);

@@ -54,6 +54,7 @@ function copy(value: unknown, path: (string | number)[]): unknown {
         const out: unknown[] = new Array(value.length);
         for (let i = 0; i < value.length; i++) {
           path.push(i);
+          if (!(i in value)) throw new JsonInputError('an array hole is not a JSON value');
           out[i] = copy(value[i], path);
           path.pop();
         }

@@ -31,4 +31,29 @@ describe('audit trail at exit', () => {
       t.cleanup();
     }
   });
+
+  it('at exit, writes every pending record once and in order, and no empty line when none could be written', () => {
+    const t = tempDir();
+    try {
+      const audit = join(t.dir, 'audit.jsonl');
+      const run = (body: string) => {
+        const script = t.write(
+          'burst.mts',
+          `import { createAuditSink } from ${JSON.stringify(join(ROOT, 'core', 'audit.ts'))};
+           const sink = createAuditSink(${JSON.stringify(audit)});
+           ${body}
+           process.exit(0);`,
+        );
+        execFileSync(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: 'pipe' });
+      };
+      run(`for (let i = 0; i < 600; i++) sink.write({ event: 'call', n: i });`); // two full blocks, then the rest at exit
+      run(`sink.write({ event: 'call', n: 1n });`); // cannot be serialised: nothing to write
+      const text = readFileSync(audit, 'utf8');
+      expect(text.endsWith('\n')).to.equal(true);
+      const lines = text.slice(0, -1).split('\n');
+      expect(lines.map((line) => (JSON.parse(line) as { n: number }).n)).to.deep.equal(Array.from({ length: 600 }, (_, i) => i));
+    } finally {
+      t.cleanup();
+    }
+  });
 });

@@ -47,6 +47,31 @@ describe('deadlines', () => {
     expect(expired).to.deep.equal(['outer', 'inner']);
   });
 
+  it('a deadline whose callback throws does not stall the ones after it, and the error still surfaces', async () => {
+    const seen: string[] = [];
+    const thrown: unknown[] = [];
+    const listeners = process.listeners('uncaughtException');
+    process.removeAllListeners('uncaughtException'); // mocha's would fail the test for the error we mean to throw
+    process.on('uncaughtException', (error) => thrown.push(error));
+    try {
+      deadline(30, () => {
+        throw new Error('expire threw');
+      });
+      await sleep(10);
+      deadline(30, () => seen.push('after'));
+      await sleep(150);
+    } finally {
+      process.removeAllListeners('uncaughtException');
+      for (const listener of listeners) process.on('uncaughtException', listener);
+    }
+    expect(seen).to.deep.equal(['after']);
+    expect(thrown.map((e) => (e as Error).message)).to.deep.equal(['expire threw']);
+  });
+
+  it('refuses a duration a timer cannot hold', () => {
+    for (const ms of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) expect(() => deadline(ms, () => {}), String(ms)).to.throw(RangeError, /1 to 2147483647 ms/);
+  });
+
   it('keeps the process alive while a deadline is pending, and not once every one is cancelled', async () => {
     const run = (code: string) =>
       new Promise<{ out: string; ms: number }>((resolve, reject) => {

@@ -61,6 +61,17 @@ describe('strict JSON', () => {
       expect(copyJsonValue(Object.assign(Object.create(null) as object, { a: 1 }))).to.deep.equal({ a: 1 });
     });
 
+    it('reads each property once: a getter cannot show the check one value and the tool another', () => {
+      let reads = 0;
+      const sly = {
+        get command() {
+          return reads++ === 0 ? 'ls' : { constructor: 1 };
+        },
+      };
+      expect(copyJsonValue(sly)).to.deep.equal({ command: 'ls' });
+      expect(reads).to.equal(1);
+    });
+
     it('rejects forbidden own keys, non-finite numbers, class instances, functions, undefined and cycles, naming the path', () => {
       expect(() => copyJsonValue(JSON.parse('{"__proto__":{}}'))).to.throw(JsonInputError, /^\/__proto__: the key "__proto__" is not allowed$/);
       expect(() => copyJsonValue({ n: NaN })).to.throw(JsonInputError, /^\/n: NaN is not a JSON number$/);
@@ -68,6 +79,7 @@ describe('strict JSON', () => {
       expect(() => copyJsonValue({ f: () => 1 })).to.throw(JsonInputError, /^\/f: a function is not a JSON value$/);
       expect(() => copyJsonValue({ u: undefined })).to.throw(JsonInputError, /a undefined is not a JSON value/);
       expect(() => copyJsonValue(1n)).to.throw(JsonInputError, /^\/: a bigint is not a JSON value$/);
+      expect(() => copyJsonValue({ a: [1, , 3] })).to.throw(JsonInputError, /^\/a\/1: an array hole is not a JSON value$/);
       const cycle: Record<string, unknown> = {};
       cycle.self = cycle;
       expect(() => copyJsonValue(cycle)).to.throw(JsonInputError, /nested deeper/);
