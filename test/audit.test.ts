@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import winston from 'winston';
 import type { HostConfig } from '../core/config-schema.ts';
 import { createHost, type Host, type HostOptions } from '../core/host.ts';
-import { auditedInput, createAuditSink } from '../core/audit.ts';
+import { auditedInput, auditLine, createAuditSink } from '../core/audit.ts';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const KIT = join(FIXTURES, 'policy', 'tools.ts');
@@ -220,6 +220,18 @@ describe('audit trail', () => {
     await sink.close();
     expect(readLines(file).map((l) => l.callId)).to.deep.equal(['one', 'two']);
     expect(errors.join('\n')).to.include('BigInt');
+  });
+
+  it('writes each line exactly as JSON.stringify would, time first, whatever the values hold', () => {
+    const time = Date.UTC(2026, 11, 2, 18, 0, 0, 123);
+    const strings = ['plain', '', 'say "hi"', 'back\\slash', 'tab\tnew\nline\u0000\u001f', 'del\u007f', 'é and ü', 'emoji 😀', 'lone \ud800 surrogate', '</script>', '{"text":"hello"}'];
+    const values: unknown[] = [...strings, 0, -0, 1.5, -2e-7, 1e21, Number.NaN, Number.POSITIVE_INFINITY, true, false, null, undefined, () => 1, Symbol('s'), { nested: ['a', 1, null] }, [1, 'two'], new Date(time)];
+    for (const [i, value] of values.entries()) {
+      const key = strings[i % strings.length]!;
+      const record = { event: 'call' as const, callId: `c${i}`, [key]: value, n: i };
+      expect(auditLine(time, record), `value #${i}`).to.equal(JSON.stringify({ time: '2026-12-02T18:00:00.123Z', ...record }));
+    }
+    expect(() => auditLine(time, { event: 'call', n: 1n })).to.throw(TypeError, /BigInt/);
   });
 
   it('a sink drops (and reports) records written after close, and closing twice is fine', async () => {
