@@ -1,5 +1,5 @@
 /**
- * A plugin's crash budget, after VS Code's extension host: each crash or timeout that ended a worker
+ * A plugin's crash budget, after VS Code's extension host: each crash or timeout that ended a worker or process
  * is a failure; `failures` of them within `windowMs` quarantine the plugin for `cooldownMs`, so a
  * plugin that dies on every call stops being restarted. Between failures in a row, restarts back off
  * exponentially; a call that succeeds resets the streak.
@@ -46,7 +46,7 @@ export class CrashBudget {
     this.streak = 0;
   }
 
-  /** How long to wait before starting the next worker. */
+  /** How long to wait before starting the next worker or process. */
   restartDelay(now = Date.now()): number {
     if (this.streak === 0) return 0;
     const backoff = Math.min(BACKOFF_BASE_MS * 2 ** (this.streak - 1), BACKOFF_MAX_MS);

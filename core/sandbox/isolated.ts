@@ -99,7 +99,7 @@ class IsolatedRunner implements PluginRunner {
         const wait = this.budget.restartDelay();
         if (wait > 0) {
           if (!(await sleep(wait, request.signal))) return abandoned(request.signal);
-          continue; // things may have changed meanwhile: another call started a worker, or the host closed
+          continue; // things may have changed meanwhile: another call started an isolate, or the host closed
         }
         box = this.start(true);
       }
@@ -181,8 +181,8 @@ class IsolatedRunner implements PluginRunner {
         break;
       case 'result': {
         const pending = box.calls.get(message.id);
-        if (!pending) break; // abandoned: cancelled, or the worker was stopped
-        this.budget.succeeded(); // a tool's own error is an answer too: the worker is healthy
+        if (!pending) break; // abandoned: cancelled, or the isolate was stopped
+        this.budget.succeeded(); // a tool's own error is an answer too: the isolate is healthy
         pending.settle(message.ok ? { ok: true, output: message.output } : { ok: false, code: 'tool_error', message: message.message });
         break;
       }
@@ -232,7 +232,7 @@ class IsolatedRunner implements PluginRunner {
 
   /**
    * Ends a sandbox now: a load in progress fails, the calls it carries get `crashed` with `reason`, its
-   * process groups are killed (the worker can no longer do it), and the worker is terminated.
+   * process groups are killed (the plugin can no longer do it), and the isolate is killed.
    */
   private stop(box: Sandbox, reason: string, loadError?: HostError): void {
     if (box.ended) return;
@@ -246,7 +246,7 @@ class IsolatedRunner implements PluginRunner {
     box.isolate.kill();
   }
 
-  /** Sends one call to a loaded worker and settles when it answers, is cancelled, times out or the worker ends. */
+  /** Sends one call to a loaded isolate and settles when it answers, is cancelled, times out or the isolate ends. */
   private post(box: Sandbox, request: RunRequest): Promise<RunOutcome> {
     const id = ++this.nextId;
     return new Promise<RunOutcome>((resolve) => {
@@ -294,7 +294,7 @@ class IsolatedRunner implements PluginRunner {
       this.audit.write({ event: 'plugin', plugin: this.name, state: 'quarantined', reason: quarantine.reason, until: new Date(quarantine.until).toISOString() });
       return;
     }
-    // Start the next worker now (after the backoff), not when the next call comes: a start costs tens
+    // Start the next isolate now (after the backoff), not when the next call comes: a start costs tens
     // of ms, more on a busy machine, and would otherwise eat into that call's timeout.
     setTimeout(() => {
       if (!this.current && !this.closed && !this.budget.health().quarantined) this.start(true);

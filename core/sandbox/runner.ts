@@ -3,7 +3,7 @@
  *
  * The dispatcher owns the call's timeout and cancellation: it aborts `RunRequest.signal` (with a
  * `TimeoutError` DOMException on timeout) and stops waiting at once. A runner reacts to that abort
- * as its isolation allows: inline can only signal; a worker runner terminates the thread.
+ * as its isolation allows: inline can only signal; an isolated runner kills the worker or process.
  */
 import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import type { Isolation, Progress, Violation } from '../types.ts';
