@@ -15,7 +15,7 @@ const Rule = Type.Object(
   {
     tool: Type.String({ minLength: 1, description: 'Exact tool name, or a glob such as `fs_*`.' }),
     match: Type.Optional(Type.String({ description: 'Regex tested against the canonical JSON of the validated input.' })),
-    where: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Per-field anchored regexes.' })),
+    where: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Per-field anchored regexes; a key is a top-level field, or a JSON pointer ("/headers/host") into the input.' })),
     reason: Type.Optional(Type.String({ description: 'Shown to the model and in the audit log.' })),
   },
   { additionalProperties: false },

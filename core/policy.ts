@@ -12,6 +12,7 @@ import v8 from 'node:v8';
 import { canonicalJson } from './canonical-json.ts';
 import type { PolicyConfig, PolicyRuleConfig } from './config-schema.ts';
 import { hostError } from './errors.ts';
+import { segments } from './json-pointer.ts';
 import type { ToolInfo } from './types.ts';
 
 export type Decision = 'allow' | 'ask' | 'deny';
@@ -48,7 +49,8 @@ interface CompiledRule {
   decision: PolicyDecision;
   tool: (name: string) => boolean;
   match?: RegExp;
-  where?: [string, RegExp][];
+  /** Each field as the path of keys that reaches it, and its pattern. */
+  where?: [string[], RegExp][];
 }
 
 /** `localhost` → `[lL][oO]…`: host names are case-insensitive, and rules take no `i` flag (see below). */
@@ -170,16 +172,24 @@ function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin:
     ...(rule.match === undefined ? {} : { match: compile(rule.match, 'match', false) }),
     ...(rule.where === undefined
       ? {}
-      : { where: Object.entries(rule.where).map(([field, pattern]): [string, RegExp] => [field, compile(pattern, `where.${field}`, true)]) }),
+      : { where: Object.entries(rule.where).map(([field, pattern]): [string[], RegExp] => [fieldPath(field), compile(pattern, `where.${field}`, true)]) }),
   };
 }
 
+/** A `where` key: a top-level field name, or (starting with `/`) a JSON pointer into the input. */
+function fieldPath(field: string): string[] {
+  return field.startsWith('/') ? segments(field) : [field];
+}
+
 /** Each field must be present; a string is tested as is, any other value as its canonical JSON. */
-function matchesWhere(where: [string, RegExp][], input: unknown): boolean {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return false;
-  for (const [field, re] of where) {
-    if (!Object.hasOwn(input, field)) return false;
-    const value = (input as Record<string, unknown>)[field];
+function matchesWhere(where: [string[], RegExp][], input: unknown): boolean {
+  for (const [path, re] of where) {
+    let value = input;
+    for (const key of path) {
+      // Own properties only, of objects and arrays: a pointer never reaches a prototype or a string's length.
+      if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return false;
+      value = (value as Record<string, unknown>)[key];
+    }
     if (!re.test(typeof value === 'string' ? value : canonicalJson(value))) return false;
   }
   return true;

@@ -36,6 +36,22 @@ describe('policy', () => {
     expect(decide(p, 't', { path: 'src/a.ts' }).decision).to.equal('deny');
   });
 
+  it('where: a key starting with / is a JSON pointer into nested input, array indexes and escapes included', () => {
+    const p = compilePolicy({
+      default: 'deny',
+      allow: [{ tool: 't', where: { '/headers/host': 'api\\.example\\.com', '/paths/0': 'src/.*', '/a~1b/~0c': 'yes', mode: 'read' } }],
+    });
+    const input = { headers: { host: 'api.example.com' }, paths: ['src/a.ts', '/etc/passwd'], 'a/b': { '~c': 'yes' }, mode: 'read' };
+    expect(decide(p, 't', input).decision).to.equal('allow');
+    expect(decide(p, 't', { ...input, headers: { host: 'api.example.com.evil.net' } }).decision).to.equal('deny');
+    expect(decide(p, 't', { ...input, paths: ['/etc/passwd', 'src/a.ts'] }).decision).to.equal('deny');
+    expect(decide(p, 't', { ...input, headers: {} }).decision).to.equal('deny'); // a missing field never matches
+    expect(decide(p, 't', { ...input, headers: 'api.example.com' }).decision).to.equal('deny'); // nor a path through a string
+    // Own properties only: a pointer cannot reach inherited ones.
+    const q = compilePolicy({ default: 'deny', allow: [{ tool: 't', where: { '/o/toString': '.*' } }] });
+    expect(decide(q, 't', { o: {} }).decision).to.equal('deny');
+  });
+
   it('reads the canonical input only when a rule needs it', () => {
     let reads = 0;
     const p = compilePolicy({ allow: [{ tool: 'a' }], deny: [{ tool: 'b', match: 'x' }] });
