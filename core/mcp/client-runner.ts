@@ -7,9 +7,10 @@
  * loads). Calls run through the host's pipeline like any other; the dispatcher's timeout aborts the
  * request's signal, which the SDK turns into `notifications/cancelled`. A server that exits is
  * restarted with exponential backoff; one that keeps crashing is quarantined for a cooldown, then
- * started again (the crash budget worker plugins use, `isolation.quarantine`). `close()` ends the
- * process (stdin closed, then SIGTERM, then SIGKILL: the SDK's escalation), so no server outlives
- * the host.
+ * started again (the crash budget worker plugins use, `isolation.quarantine`). A server behind a URL
+ * whose requests start failing (refused, or its session gone after a restart) is connected again the
+ * same way. `close()` ends the process (stdin closed, then SIGTERM, then SIGKILL: the SDK's
+ * escalation), so no server outlives the host.
  */
 import { createInterface } from 'node:readline';
 import type { PassThrough } from 'node:stream';
@@ -31,6 +32,8 @@ const STDERR_TAIL_LINES = 10;
 const SEMVER = /^\d+\.\d+\.\d+/;
 /** JSON-RPC error code of the SDK's "Connection closed" (`ErrorCode.ConnectionClosed`). */
 const CONNECTION_CLOSED = -32000;
+/** The HTTP status a Streamable HTTP server answers for a session it does not know (after a restart). */
+const SESSION_NOT_FOUND = 404;
 
 /** The SDK's client side, imported on first use: a host without MCP plugins never loads it. */
 let sdk: Promise<typeof import('@modelcontextprotocol/sdk/client/index.js') & typeof import('@modelcontextprotocol/sdk/client/stdio.js') & typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js')> | undefined;
@@ -103,17 +106,37 @@ export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: 
     return transport;
   }
 
-  /** The server exited: restart it after a backoff, or after a quarantine when it keeps doing so. */
-  function onCrash(reason: string): void {
+  /** A connection found broken by a failed request: dropped, and a new one started like a crashed server's. */
+  function lose(conn: Connection, reason: string): void {
+    if (conn.lost || closed) return;
+    conn.lost = true;
+    live.delete(conn);
+    void conn.client.close().catch(() => {});
+    // Not restarted on a timer as a process is: a server that is down would burn the crash budget
+    // in a second. The next call connects again, and each failure counts once.
+    connection = undefined;
+    recordFailure(reason);
+  }
+
+  /** Counts a crash against the budget, audits it, and says whether it started a quarantine. */
+  function recordFailure(reason: string): Required<PluginHealth> | undefined {
     const quarantine = budget.record(reason);
     audit.write({ event: 'plugin', plugin: server.name, state: 'crashed', reason });
     if (quarantine) {
       log.error(`MCP server "${server.name}" quarantined: ${quarantine.reason}${tail()}`);
       audit.write({ event: 'plugin', plugin: server.name, state: 'quarantined', reason: quarantine.reason, until: new Date(quarantine.until).toISOString() });
-      return scheduleStart(quarantine.until - Date.now());
+    } else {
+      log.warn(`MCP server "${server.name}" ${reason}${server.url ? '; connecting again on the next call' : ''}${tail()}`);
     }
+    return quarantine;
+  }
+
+  /** The server exited: restart it after a backoff, or after a quarantine when it keeps doing so. */
+  function onCrash(reason: string): void {
+    const quarantine = recordFailure(reason);
+    if (quarantine) return scheduleStart(quarantine.until - Date.now());
     const delay = budget.restartDelay();
-    log.warn(`MCP server "${server.name}" ${reason}; restarting in ${delay} ms${tail()}`);
+    log.debug(`MCP server "${server.name}": restarting in ${delay} ms`);
     scheduleStart(delay);
   }
 
@@ -190,27 +213,42 @@ export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: 
       if (health.quarantined) return { ok: false, code: 'quarantined', message: `MCP server "${server.name}" is quarantined: ${health.reason}` };
       const name = originals.get(request.tool);
       if (name === undefined) return { ok: false, code: 'tool_error', message: `tool "${request.tool}" is not served by MCP server "${server.name}"` };
-      let conn: Connection;
-      try {
-        conn = await (connection ??= connect());
-      } catch (error) {
-        return { ok: false, code: 'crashed', message: `MCP server "${server.name}" is not running: ${messageOf(error)}` };
-      }
-      try {
-        const result = await conn.client.callTool({ name, arguments: request.input as Record<string, unknown> }, undefined, {
-          signal: request.signal,
-          timeout: NO_SDK_TIMEOUT,
-          ...(request.onProgress
-            ? { onprogress: (p) => request.onProgress!({ done: p.progress, ...(p.total === undefined ? {} : { total: p.total }), ...(p.message === undefined ? {} : { message: p.message }) }) }
-            : {}),
-        });
-        budget.succeeded();
-        return { ok: true, output: toOutput(result) };
-      } catch (error) {
-        if (conn.lost || (error as { code?: unknown }).code === CONNECTION_CLOSED) {
-          return { ok: false, code: 'crashed', message: `MCP server "${server.name}" exited during the call${tail()}` };
+      // A second attempt only for a session a restarted server no longer knows: that request reached no tool.
+      for (let attempt = 1; ; attempt++) {
+        let conn: Connection;
+        try {
+          conn = await (connection ??= connect());
+        } catch (error) {
+          if (server.url && !closed) {
+            connection = undefined; // still unreachable: the next call tries again
+            recordFailure(`could not be reached: ${messageOf(error)}`);
+          }
+          return { ok: false, code: 'crashed', message: `MCP server "${server.name}" is not running: ${messageOf(error)}` };
         }
-        return { ok: false, code: 'tool_error', message: messageOf(error) };
+        try {
+          const result = await conn.client.callTool({ name, arguments: request.input as Record<string, unknown> }, undefined, {
+            signal: request.signal,
+            timeout: NO_SDK_TIMEOUT,
+            ...(request.onProgress
+              ? { onprogress: (p) => request.onProgress!({ done: p.progress, ...(p.total === undefined ? {} : { total: p.total }), ...(p.message === undefined ? {} : { message: p.message }) }) }
+              : {}),
+          });
+          budget.succeeded();
+          return { ok: true, output: toOutput(result) };
+        } catch (error) {
+          if (conn.lost || (error as { code?: unknown }).code === CONNECTION_CLOSED) {
+            return { ok: false, code: 'crashed', message: `MCP server "${server.name}" exited during the call${tail()}` };
+          }
+          if (server.url && !request.stopped && (error as { name?: unknown }).name !== 'McpError') {
+            // Over HTTP nothing says the server went away until a request fails: refused, or a 404 for
+            // a session a restarted server no longer knows. A JSON-RPC error (McpError) is the server answering.
+            const reason = `could not be reached: ${messageOf(error)}`;
+            lose(conn, reason);
+            if ((error as { code?: unknown }).code === SESSION_NOT_FOUND && attempt === 1) continue;
+            return { ok: false, code: 'crashed', message: `MCP server "${server.name}" ${reason}; it is connected again for the next call` };
+          }
+          return { ok: false, code: 'tool_error', message: messageOf(error) };
+        }
       }
     },
 

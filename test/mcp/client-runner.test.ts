@@ -1,12 +1,31 @@
 // MCP servers as plugins: a real fixture server (test/fixtures/mcp/server.mjs, written with the SDK)
 // spawned by a real host through the loader, called through the whole pipeline.
 import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createHost, type Host } from '../../core/host.ts';
 import type { HostConfig } from '../../core/config-schema.ts';
 import { FIXTURES, until } from '../helpers.ts';
 
 const SERVER = join(FIXTURES, 'mcp', 'server.mjs');
+const HTTP_SERVER = join(FIXTURES, 'mcp', 'http-server.mjs');
+
+/** Starts the Streamable HTTP fixture on `port` (0: any); resolves once it listens, with its port. */
+function startHttpServer(port = 0): Promise<{ child: ChildProcess; port: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [HTTP_SERVER, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.once('error', reject);
+    child.stdout!.once('data', (chunk: Buffer) => resolve({ child, port: Number(/listening (\d+)/.exec(chunk.toString())![1]) }));
+  });
+}
+
+function stopped(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
 
 function fixture(name: string, extra: Record<string, unknown> = {}) {
   return { name, mcp: { command: process.execPath, args: [SERVER] }, ...extra };
@@ -126,6 +145,35 @@ describe('MCP servers as plugins', function () {
 
 describe('MCP servers as plugins: failures and lifetime', function () {
   this.timeout(20_000);
+
+  it('loads a server behind a URL; when it restarts, a new session carries on; while it is down, calls fail and the next one reconnects', async () => {
+    let remote = await startHttpServer();
+    const host = await hostWith([{ name: 'remote', mcp: { url: `http://127.0.0.1:${remote.port}/mcp` } }], { isolation: { quarantine: { failures: 10 } } });
+    try {
+      expect(host.plugins()[0]).to.include({ status: 'loaded', isolation: 'process' });
+      expect(await host.call('remote_echo', { text: 'over http' })).to.include({ isError: false, content: 'over http' });
+      const first = await serverPid(host, 'remote_stats');
+
+      // Restarted between two calls: the old session means nothing to the new process (404). That
+      // request reached no tool, so the call goes again on a new session, unseen by the caller.
+      await stopped(remote.child);
+      remote = await startHttpServer(remote.port);
+      const second = await serverPid(host, 'remote_stats');
+      expect(second).to.equal(remote.child.pid).and.not.equal(first);
+
+      // Down: the call fails, saying so; once it is back the next call connects again.
+      await stopped(remote.child);
+      const down = await host.call('remote_echo', { text: 'x' });
+      expect(down).to.include({ isError: true, code: 'crashed' });
+      expect(down.content).to.include('MCP server "remote" could not be reached');
+      remote = await startHttpServer(remote.port);
+      expect(await host.call('remote_echo', { text: 'back' })).to.include({ isError: false, content: 'back' });
+      expect(await serverPid(host, 'remote_stats')).to.equal(remote.child.pid);
+    } finally {
+      await host.close();
+      await stopped(remote.child);
+    }
+  });
 
   it('quarantines a crash-looping server, then starts it again after the cooldown', async () => {
     const host = await hostWith([fixture('loop')], { isolation: { quarantine: { failures: 2, windowMs: 60_000, cooldownMs: 700 } } });
