@@ -2,8 +2,8 @@
  * A plugin's worker thread or process (bundled to dist/worker.js). It imports the plugin here, with
  * the same jiti loader and the same instantiation as the inline runner, so a module that hangs or
  * loops while loading blocks only this thread or process; then it sends the reports the host's
- * contract check reads, and runs calls. Logs and progress are relayed to the host, rate-limited; results are checked
- * to be plain data before they are sent (wire.ts).
+ * contract check reads, and runs calls. Logs and progress are relayed to the host, rate-limited;
+ * results are checked to be plain data before they are sent (wire.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PluginLogger, ToolContext } from '../contract.ts';
@@ -41,7 +41,8 @@ const channel: Channel = parentPort
       unref: () => parentPort!.unref(),
     }
   : {
-      post: (message) => void process.send!(message),
+      // Once the host is gone there is no one to tell: the 'disconnect' handler below ends the process.
+      post: (message) => void (process.connected && process.send!(message)),
       onMessage: (listener) => process.on('message', listener as (message: unknown) => void),
       ref: () => process.channel?.ref(),
       unref: () => process.channel?.unref(),
@@ -65,6 +66,7 @@ if (!parentPort) {
     const e = error as { name?: unknown; stack?: unknown } | null | undefined; // `throw null` is possible
     const reason = e?.name === UNHANDLED_REJECTION ? messageOf(error) : `uncaught exception: ${messageOf(error)}`;
     if (typeof e?.stack === 'string') post({ type: 'log', level: 'debug', message: e.stack });
+    if (!process.connected) process.exit(1);
     process.send!({ type: 'fault', reason } satisfies FromWorker, () => process.exit(1));
     setTimeout(() => process.exit(1), 1000).unref();
   });
