@@ -297,7 +297,13 @@ class IsolatedRunner implements PluginRunner {
     // Start the next isolate now (after the backoff), not when the next call comes: a start costs tens
     // of ms, more on a busy machine, and would otherwise eat into that call's timeout.
     setTimeout(() => {
-      if (!this.current && !this.closed && !this.budget.health().quarantined) this.start(true);
+      if (this.current || this.closed || this.budget.health().quarantined) return;
+      try {
+        this.start(true);
+      } catch (error) {
+        // The OS refused a thread or process (no memory, no file descriptors): the next call tries again.
+        this.failed('crashed', `restarting failed: ${messageOf(error)}`);
+      }
     }, this.budget.restartDelay()).unref();
   }
 
