@@ -13,6 +13,7 @@
  * isolate to start (it never ran) simply waits for the next one.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Authorization } from '../contract.ts';
 import { hostError, HostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
@@ -192,6 +193,9 @@ class IsolatedRunner implements PluginRunner {
       case 'progress':
         box.calls.get(message.id)?.request.onProgress?.(message.progress);
         break;
+      case 'authorize':
+        void this.authorize(box, message);
+        break;
       case 'child':
         if (message.exited) box.children.delete(message.pid);
         else if (box.gone) killProcessGroup(message.pid); // reported after its isolate ended: nobody else will
@@ -282,6 +286,13 @@ class IsolatedRunner implements PluginRunner {
         ...(request.sessionId ? { sessionId: request.sessionId } : {}),
       });
     });
+  }
+
+  /** Answers a call's `ctx.authorize`; a call the host no longer waits for is allowed nothing. */
+  private async authorize(box: Sandbox, { id, seq, input }: Extract<FromWorker, { type: 'authorize' }>): Promise<void> {
+    const request = box.calls.get(id)?.request;
+    const result: Authorization = request ? await request.authorize(input) : { allowed: false, message: 'the call has ended' };
+    if (!box.ended) box.isolate.send({ type: 'authorized', id, seq, result });
   }
 
   /** Counts a crash or timeout against the budget; logs and audits it, and the quarantine it may start. */
