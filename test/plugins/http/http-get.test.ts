@@ -94,10 +94,13 @@ describe('plugins/http http_get', function () {
   it('refuses loopback and unspecified addresses in every spelling when no test address is allowed (cases 37, 38)', async () => {
     const noAllow = { dangerouslyAllowForTests: { addresses: [], ca: tls.cert } };
     const p = main.port;
-    const spellings = ['127.0.0.1', '[::1]', '0.0.0.0', '[::]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::ffff:127.0.0.1]', '１２７.0.0.1'];
+    const spellings = [
+      ...['127.0.0.1', '[::1]', '0.0.0.0', '[::]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::ffff:127.0.0.1]', '１２７.0.0.1'],
+      ...['[::127.0.0.1]', '[::7f00:1]', '[::ffff:0:127.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::1]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]'],
+    ];
     for (const host of spellings) {
       const error = await failure(get(`https://${host}:${p}/ok`, noAllow));
-      expect(error.code, host).to.equal('blocked_address');
+      expect(error.code, `${host}: ${error.message}`).to.equal('blocked_address');
     }
     const localhost = scriptedLookup(() => v4('127.0.0.1'));
     expect((await failure(get(`https://localhost:${p}/ok`, noAllow, localhost))).code).to.equal('blocked_address');
