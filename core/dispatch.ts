@@ -21,7 +21,7 @@ import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
-import { timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
+import { CALL_ENDED, timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
 import type { CallOptions, CallResult, ToolInfo } from './types.ts';
 
 /** Asks a person whether a call may run. `always` approves this exact input for the session. */
@@ -290,6 +290,8 @@ class GuardedRun implements RunRequest {
   }
 
   authorize(input: unknown): Promise<Authorization> {
+    // A tool still running after its answer (an inline one that ignores its signal) gets nothing more.
+    if (this.settled) return Promise.resolve(CALL_ENDED);
     return authorize(this.env, this.registered, input, this.callId, { signal: this.signal, ...(this.sessionId ? { sessionId: this.sessionId } : {}) });
   }
 

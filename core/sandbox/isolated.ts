@@ -13,7 +13,6 @@
  * isolate to start (it never ran) simply waits for the next one.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Authorization } from '../contract.ts';
 import { hostError, HostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
@@ -21,7 +20,7 @@ import { killProcessGroup } from './child-processes.ts';
 import { CrashBudget } from './crash-budget.ts';
 import type { Isolate, IsolateFault, StartIsolate } from './isolate.ts';
 import { startProcess } from './process.ts';
-import { isTimeout, type LoadedPlugin, type PluginHealth, type PluginRunner, type PluginSpec, type RunOutcome, type RunRequest } from './runner.ts';
+import { CALL_ENDED, isTimeout, type LoadedPlugin, type PluginHealth, type PluginRunner, type PluginSpec, type RunOutcome, type RunRequest } from './runner.ts';
 import { startThread } from './thread.ts';
 import type { FromWorker, WorkerData } from './worker-protocol.ts';
 
@@ -291,7 +290,7 @@ class IsolatedRunner implements PluginRunner {
   /** Answers a call's `ctx.authorize`; a call the host no longer waits for is allowed nothing. */
   private async authorize(box: Sandbox, { id, seq, input }: Extract<FromWorker, { type: 'authorize' }>): Promise<void> {
     const request = box.calls.get(id)?.request;
-    const result: Authorization = request ? await request.authorize(input) : { allowed: false, message: 'the call has ended' };
+    const result = request ? await request.authorize(input) : CALL_ENDED;
     if (!box.ended) box.isolate.send({ type: 'authorized', id, seq, result });
   }
 

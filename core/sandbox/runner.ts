@@ -93,6 +93,9 @@ export interface PluginHealth {
 }
 
 
+/** `ctx.authorize` once the host has answered the call: nothing more is allowed. */
+export const CALL_ENDED: Authorization = Object.freeze({ allowed: false, message: 'the call has ended' });
+
 /** The abort reason the dispatcher uses on timeout. */
 export function timeoutReason(ms: number): DOMException {
   return new DOMException(`timed out after ${ms} ms`, 'TimeoutError');
