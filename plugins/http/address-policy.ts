@@ -20,15 +20,18 @@ export interface AddressVerdict {
 }
 
 const GLOBAL_UNICAST = ipv6Cidr('2000::/3');
+/** ::a.b.c.d, deprecated (RFC 4291); ipaddr.js has no name for it. */
+const IPV4_COMPATIBLE = ipv6Cidr('::/96');
 
+const low32 = (p: number[]) => p[6]! * 0x10000 + p[7]!;
 /** IPv6 blocks that carry an IPv4 address, and where: only to say which one, as all are refused. */
 const CARRIERS: [string, [ipaddr.IPv6, number], (parts: number[]) => number][] = [
-  ['ipv4Compatible', ipv6Cidr('::/96'), (p) => p[6]! * 0x10000 + p[7]!],
-  ['rfc6145', ipv6Cidr('::ffff:0:0:0/96'), (p) => p[6]! * 0x10000 + p[7]!],
-  ['rfc6052', ipv6Cidr('64:ff9b::/96'), (p) => p[6]! * 0x10000 + p[7]!],
+  ['ipv4Compatible', IPV4_COMPATIBLE, low32],
+  ['rfc6145', ipv6Cidr('::ffff:0:0:0/96'), low32],
+  ['rfc6052', ipv6Cidr('64:ff9b::/96'), low32],
   ['6to4', ipv6Cidr('2002::/16'), (p) => p[1]! * 0x10000 + p[2]!],
   // Teredo keeps the client's address with every bit flipped.
-  ['teredo', ipv6Cidr('2001::/32'), (p) => ~(p[6]! * 0x10000 + p[7]!) >>> 0],
+  ['teredo', ipv6Cidr('2001::/32'), (p) => ~low32(p) >>> 0],
 ];
 
 /**
@@ -46,7 +49,7 @@ export function judgeAddress(address: string, allowForTests: readonly string[] =
   }
   const v6 = ip as ipaddr.IPv6;
   let range: string = v6.range();
-  if (range === 'unicast' && !v6.match(GLOBAL_UNICAST)) range = v6.match(CARRIERS[0]![1]) ? 'ipv4Compatible' : 'reserved';
+  if (range === 'unicast' && !v6.match(GLOBAL_UNICAST)) range = v6.match(IPV4_COMPATIBLE) ? 'ipv4Compatible' : 'reserved';
   const carrier = CARRIERS.find(([name, cidr]) => name === range && v6.match(cidr));
   return {
     allowed: range === 'unicast' || testAllowed,
