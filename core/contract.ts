@@ -46,7 +46,21 @@ export interface ToolContext<Options = Record<string, unknown>> {
   readonly workspace: string;
   /** Report progress: shown by the CLI, sent as MCP progress notifications. */
   progress(done: number, total?: number, message?: string): void;
+  /**
+   * Asks the host whether this tool may act on another input, as if the model had called it with
+   * that input: the same validation, canonical form and policy rules, an `ask` put to the approver
+   * (a denial when there is none), and a `decision` line in the audit trail under this call's id.
+   * For a tool that finds, while it runs, a further step its input did not name (a redirect to
+   * follow, a link, a path it derives): the step must get no further than a call could. Never throws.
+   */
+  authorize(input: unknown): Promise<Authorization>;
 }
+
+/** The host's answer to `ctx.authorize`. */
+export type Authorization =
+  | { allowed: true }
+  /** `message` says why, naming the rule; `rule` is its id (`policy.deny[0]`) when a rule decided. */
+  | { allowed: false; message: string; rule?: string };
 
 /** What `execute` may return: text for the model, or text with an error flag and structured data. */
 export type ToolOutput = string | { content: string; isError?: boolean; data?: unknown };

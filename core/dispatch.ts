@@ -13,6 +13,7 @@ import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import { deadline, type Deadline } from './deadlines.ts';
 import { messageOf, type ResultCode } from './errors.ts';
 import { auditedInput, type AuditSink } from './audit.ts';
+import type { Authorization } from './contract.ts';
 import type { Logger } from './log.ts';
 import { capOutput } from './output.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
@@ -20,7 +21,7 @@ import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
-import { timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
+import { CALL_ENDED, timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
 import type { CallOptions, CallResult, ToolInfo } from './types.ts';
 
 /** Asks a person whether a call may run. `always` approves this exact input for the session. */
@@ -61,17 +62,49 @@ export async function dispatch(env: DispatchEnv, name: string, rawInput: unknown
 
   const prepared = prepareInput(tool, rawInput);
   if ('code' in prepared) return finish(env, started, callId, options, name, tool, undefined, prepared);
-  let canonical: string | undefined;
-  const canonicalText = () => (canonical ??= canonicalJson(prepared.input));
-
-  const decision = env.policy.decide(tool.info, canonicalText, prepared.input, options.sessionId);
-  const verdict = decision.decision === 'allow' ? ALLOWED : await approve(env, tool, decision, canonicalText, callId, options);
-  const inputSha256 = env.audit.enabled ? auditDecision(env, callId, options, tool, canonicalText(), decision, verdict) : undefined;
+  const judging = judge(env, tool, prepared.input, callId, options);
+  const { decision, verdict, inputSha256 } = judging instanceof Promise ? await judging : judging;
   if (verdict.failure) return finish(env, started, callId, options, name, tool, inputSha256, verdict.failure, decision);
 
   const outcome = await runGuarded(env, tool, prepared.input, callId, options);
   const result = 'code' in outcome ? outcome : normalise(tool, outcome.output);
   return finish(env, started, callId, options, name, tool, inputSha256, result, decision);
+}
+
+interface Judged {
+  decision: PolicyDecision;
+  verdict: Verdict;
+  /** Set when the decision was audited. */
+  inputSha256: string | undefined;
+}
+
+/**
+ * The policy's decision on a prepared input, the approver's answer to an `ask`, and the audit line.
+ * A promise only when someone is asked: an allowed call does not wait a turn here.
+ */
+function judge(env: DispatchEnv, tool: RegisteredTool, input: unknown, callId: string, options: CallOptions, source?: 'authorize'): Judged | Promise<Judged> {
+  let canonical: string | undefined;
+  const canonicalText = () => (canonical ??= canonicalJson(input));
+  const decision = env.policy.decide(tool.info, canonicalText, input, options.sessionId);
+  const judged = (verdict: Verdict): Judged => ({
+    decision,
+    verdict,
+    inputSha256: env.audit.enabled ? auditDecision(env, callId, options, tool, canonicalText(), decision, verdict, source) : undefined,
+  });
+  return decision.decision === 'allow' ? judged(ALLOWED) : approve(env, tool, decision, canonicalText, callId, options).then(judged);
+}
+
+/**
+ * `ctx.authorize`: another input for the calling tool goes through the call's stages up to the
+ * policy (validation, canonical form, rules, approval, audit), and nothing runs. The approver's
+ * wait ends with the call (its timeout, its cancellation, the host's close).
+ */
+async function authorize(env: DispatchEnv, tool: RegisteredTool, raw: unknown, callId: string, options: CallOptions): Promise<Authorization> {
+  const prepared = prepareInput(tool, raw);
+  if ('code' in prepared) return { allowed: false, message: prepared.content };
+  const { decision, verdict } = await judge(env, tool, prepared.input, callId, options, 'authorize');
+  if (!verdict.failure) return { allowed: true };
+  return { allowed: false, message: verdict.failure.content, ...(decision.rule ? { rule: decision.rule.id } : {}) };
 }
 
 /** The message of an unknown tool, naming the ones that exist. */
@@ -175,7 +208,16 @@ type Verdict = { answer?: Answer; failure?: Failure };
 const ALLOWED: Verdict = Object.freeze({});
 
 /** Writes the decision's audit line (with the input, capped) and returns the input's hash for the call's line. */
-function auditDecision(env: DispatchEnv, callId: string, options: CallOptions, tool: RegisteredTool, canonical: string, decision: PolicyDecision, verdict: Verdict): string {
+function auditDecision(
+  env: DispatchEnv,
+  callId: string,
+  options: CallOptions,
+  tool: RegisteredTool,
+  canonical: string,
+  decision: PolicyDecision,
+  verdict: Verdict,
+  source?: 'authorize',
+): string {
   const input = auditedInput(canonical, env.auditInputCap);
   env.audit.write({
     event: 'decision',
@@ -188,6 +230,7 @@ function auditDecision(env: DispatchEnv, callId: string, options: CallOptions, t
     ...(decision.rule ? { rule: decision.rule.id } : {}),
     ...(decision.reason ? { reason: decision.reason } : {}),
     ...(verdict.answer ? { answer: verdict.answer } : {}),
+    ...(source ? { source } : {}),
   });
   return input.inputSha256;
 }
@@ -244,6 +287,12 @@ class GuardedRun implements RunRequest {
 
   get stopped(): boolean {
     return this.abortedWith !== undefined;
+  }
+
+  authorize(input: unknown): Promise<Authorization> {
+    // A tool still running after its answer (an inline one that ignores its signal) gets nothing more.
+    if (this.settled) return Promise.resolve(CALL_ENDED);
+    return authorize(this.env, this.registered, input, this.callId, { signal: this.signal, ...(this.sessionId ? { sessionId: this.sessionId } : {}) });
   }
 
   whenStopped(listener: () => void): void {

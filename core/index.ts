@@ -3,7 +3,7 @@
  * (`createHost`, `Agent`).
  */
 export { defineConfig, definePlugin, defineTool } from './contract.ts';
-export type { Plugin, PluginLogger, PluginSetupContext, Tool, ToolAnnotations, ToolContext, ToolOutput } from './contract.ts';
+export type { Authorization, Plugin, PluginLogger, PluginSetupContext, Tool, ToolAnnotations, ToolContext, ToolOutput } from './contract.ts';
 export type { HostConfig } from './config-schema.ts';
 export { createHost, DEFAULT_AUDIT_FILE } from './host.ts';
 export type { Host, HostOptions, PolicyCheck } from './host.ts';

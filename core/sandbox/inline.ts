@@ -4,7 +4,7 @@
  * synchronous loop would still freeze the host. Built-ins and trusted plugins only; see
  * docs/isolation.md.
  */
-import type { PluginLogger, ToolContext } from '../contract.ts';
+import type { Authorization, PluginLogger, ToolContext } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { importPlugin } from './import-plugin.ts';
@@ -78,6 +78,7 @@ class CallContext implements ToolContext {
     this.pluginLog = log;
     this.progress = (done, total, message) =>
       request.onProgress?.({ done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
+    this.authorize = (input) => request.authorize(input);
   }
 
   get signal(): AbortSignal {
@@ -90,4 +91,5 @@ class CallContext implements ToolContext {
 
   /** An own property, not a method: a tool may destructure it (`const { progress } = ctx`). */
   readonly progress: (done: number, total?: number, message?: string) => void;
+  readonly authorize: (input: unknown) => Promise<Authorization>;
 }

@@ -20,7 +20,7 @@ import { killProcessGroup } from './child-processes.ts';
 import { CrashBudget } from './crash-budget.ts';
 import type { Isolate, IsolateFault, StartIsolate } from './isolate.ts';
 import { startProcess } from './process.ts';
-import { isTimeout, type LoadedPlugin, type PluginHealth, type PluginRunner, type PluginSpec, type RunOutcome, type RunRequest } from './runner.ts';
+import { CALL_ENDED, isTimeout, type LoadedPlugin, type PluginHealth, type PluginRunner, type PluginSpec, type RunOutcome, type RunRequest } from './runner.ts';
 import { startThread } from './thread.ts';
 import type { FromWorker, WorkerData } from './worker-protocol.ts';
 
@@ -192,6 +192,9 @@ class IsolatedRunner implements PluginRunner {
       case 'progress':
         box.calls.get(message.id)?.request.onProgress?.(message.progress);
         break;
+      case 'authorize':
+        void this.authorize(box, message);
+        break;
       case 'child':
         if (message.exited) box.children.delete(message.pid);
         else if (box.gone) killProcessGroup(message.pid); // reported after its isolate ended: nobody else will
@@ -282,6 +285,13 @@ class IsolatedRunner implements PluginRunner {
         ...(request.sessionId ? { sessionId: request.sessionId } : {}),
       });
     });
+  }
+
+  /** Answers a call's `ctx.authorize`; a call the host no longer waits for is allowed nothing. */
+  private async authorize(box: Sandbox, { id, seq, input }: Extract<FromWorker, { type: 'authorize' }>): Promise<void> {
+    const request = box.calls.get(id)?.request;
+    const result = request ? await request.authorize(input) : CALL_ENDED;
+    if (!box.ended) box.isolate.send({ type: 'authorized', id, seq, result });
   }
 
   /** Counts a crash or timeout against the budget; logs and audits it, and the quarantine it may start. */

@@ -5,6 +5,7 @@
  * `TimeoutError` DOMException on timeout) and stops waiting at once. A runner reacts to that abort
  * as its isolation allows: inline can only signal; an isolated runner kills the worker or process.
  */
+import type { Authorization } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import type { Isolation, Progress, Violation } from '../types.ts';
 import type { QuarantinePolicy } from './crash-budget.ts';
@@ -64,6 +65,8 @@ export interface RunRequest {
    */
   whenStopped(listener: () => void): void;
   onProgress?: (progress: Progress) => void;
+  /** `ctx.authorize`: the policy's verdict on another input for this tool, within this call. */
+  authorize(input: unknown): Promise<Authorization>;
 }
 
 /** How a run ended, before the dispatcher normalises it into a `CallResult`. */
@@ -89,6 +92,9 @@ export interface PluginHealth {
   until?: number;
 }
 
+
+/** `ctx.authorize` once the host has answered the call: nothing more is allowed. */
+export const CALL_ENDED: Authorization = Object.freeze({ allowed: false, message: 'the call has ended' });
 
 /** The abort reason the dispatcher uses on timeout. */
 export function timeoutReason(ms: number): DOMException {

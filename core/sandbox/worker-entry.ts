@@ -6,7 +6,7 @@
  * results are checked to be plain data before they are sent (wire.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { PluginLogger, ToolContext } from '../contract.ts';
+import type { Authorization, PluginLogger, ToolContext } from '../contract.ts';
 import { HostError, hostError, messageOf } from '../errors.ts';
 import { trackChildProcesses } from './child-processes.ts';
 import { importPlugin } from './import-plugin.ts';
@@ -51,6 +51,9 @@ const data: WorkerData = parentPort ? (workerData as WorkerData) : await initMes
 const threshold = LEVELS[data.logLevel as LogLevel] ?? LEVELS.info;
 const lifetime = new AbortController();
 const calls = new Map<number, Call>();
+/** `ctx.authorize` requests waiting for the host's answer, by `seq`. */
+const authorizations = new Map<number, (result: Authorization) => void>();
+let nextAuthorization = 0;
 let instance: PluginInstance | undefined;
 
 // Node ends a worker on a stray rejection anyway; rethrowing it with this name tells the host which
@@ -93,6 +96,10 @@ channel.onMessage((message: ToWorker) => {
       }
       break;
     }
+    case 'authorized':
+      authorizations.get(message.seq)?.(message.result);
+      authorizations.delete(message.seq);
+      break;
     case 'close':
       void close();
       break;
@@ -175,7 +182,21 @@ function context(message: Extract<ToWorker, { type: 'run' }>, call: Call): ToolC
     progress(done, total, text) {
       relay({ type: 'progress', id: message.id, progress: { done, ...(total === undefined ? {} : { total }), ...(text === undefined ? {} : { message: text }) } });
     },
+    authorize: (input) => authorize(message.id, input),
   };
+}
+
+/** Asks the host; what cannot be sent is refused here (the host judges only what it receives). */
+function authorize(id: number, input: unknown): Promise<Authorization> {
+  const seq = ++nextAuthorization;
+  return new Promise((resolve) => {
+    try {
+      post({ type: 'authorize', id, seq, input });
+      authorizations.set(seq, resolve);
+    } catch (error) {
+      resolve({ allowed: false, message: `the input cannot be sent to the host: ${messageOf(error)}` });
+    }
+  });
 }
 
 async function close(): Promise<void> {

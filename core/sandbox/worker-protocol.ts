@@ -2,6 +2,7 @@
  * The messages between the host and a plugin's worker thread or process. Everything is plain data (structured clone):
  * functions never cross, and a tool's result is checked before it is sent (wire.ts).
  */
+import type { Authorization } from '../contract.ts';
 import type { HostErrorCode } from '../errors.ts';
 import type { Progress } from '../types.ts';
 import type { LoadedPlugin } from './runner.ts';
@@ -24,6 +25,8 @@ export type ToWorker =
   | { type: 'run'; id: number; tool: string; input: unknown; callId: string; sessionId?: string }
   /** A plain cancellation: fires `ctx.signal` in the worker. A timeout ends the worker instead. */
   | { type: 'abort'; id: number; reason: { name: string; message: string } }
+  /** The host's answer to an `authorize` the call `id` sent. */
+  | { type: 'authorized'; id: number; seq: number; result: Authorization }
   /** The host is closing: dispose, end child processes, answer `closed`. */
   | { type: 'close' };
 
@@ -34,6 +37,8 @@ export type FromWorker =
   | { type: 'result'; id: number; ok: false; message: string }
   | { type: 'log'; level: LogLevel; message: string; meta?: Record<string, unknown> }
   | { type: 'progress'; id: number; progress: Progress }
+  /** `ctx.authorize(input)` in call `id`; `seq` pairs it with its answer. */
+  | { type: 'authorize'; id: number; seq: number; input: unknown }
   /** A child process the plugin started (or that ended): the host kills what is left when the worker ends. */
   | { type: 'child'; pid: number; exited: boolean }
   | { type: 'closed' }

@@ -11,6 +11,8 @@ export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
     callId: 'test-call',
     workspace: process.cwd(),
     progress() {},
+    // No policy here: every step a tool asks about is allowed.
+    authorize: async () => ({ allowed: true }),
     ...overrides,
   };
 }

@@ -8,6 +8,7 @@ export type HttpErrorCode =
   | 'credentials_in_url'
   | 'blocked_address'
   | 'too_many_redirects'
+  | 'redirect_denied'
   | 'timeout'
   | 'request_failed';
 

@@ -1,6 +1,6 @@
 /**
- * One GET with got, inside the limits: the guarded agent for every connection, the scheme checked on
- * every redirect hop (at most 10), no retries, no proxy, no cookies, timeouts on each phase and on
+ * One GET with got, inside the limits: the guarded agent for every connection, the scheme and the
+ * caller's own check (the host's policy) on every redirect hop (at most 10), no retries, no proxy, no cookies, timeouts on each phase and on
  * the whole call, and a cap on *decoded* bytes. got decompresses and drops Content-Length as it
  * does, so only counting what comes out of the stream stops a gzip bomb.
  */
@@ -15,14 +15,19 @@ export interface Fetched {
   status: number;
   statusText: string;
   url: string;
-  redirects: number;
+  /** Each URL a redirect led to, in order (the last is `url`). */
+  redirects: string[];
   headers: IncomingHttpHeaders;
   body: Buffer;
   /** The body went on past the cap; `body` holds its first `maxBodyBytes` bytes. */
   truncated: boolean;
 }
 
-export function fetchCapped(url: URL, agent: GuardedAgent, limits: HttpOptions, signal: AbortSignal): Promise<Fetched> {
+/** Called before each redirect is followed, with its target and its number (from 1); throws to refuse it. */
+export type RedirectCheck = (target: URL, hop: number) => Promise<void>;
+
+export function fetchCapped(url: URL, agent: GuardedAgent, limits: HttpOptions, signal: AbortSignal, checkRedirect: RedirectCheck): Promise<Fetched> {
+  let hops = 0;
   const stream = got.stream(url, {
     agent: { https: agent },
     http2: false,
@@ -41,7 +46,14 @@ export function fetchCapped(url: URL, agent: GuardedAgent, limits: HttpOptions, 
       socket: limits.responseTimeoutMs,
       request: limits.totalTimeoutMs,
     },
-    hooks: { beforeRedirect: [(options) => assertAllowed(options.url as URL)] },
+    hooks: {
+      beforeRedirect: [
+        async (options) => {
+          assertAllowed(options.url as URL);
+          await checkRedirect(options.url as URL, ++hops);
+        },
+      ],
+    },
   });
 
   return new Promise<Fetched>((resolve, reject) => {
@@ -59,7 +71,7 @@ export function fetchCapped(url: URL, agent: GuardedAgent, limits: HttpOptions, 
         status: response.statusCode,
         statusText: response.statusMessage ?? '',
         url: response.url,
-        redirects: response.redirectUrls.length,
+        redirects: response.redirectUrls.map((u) => u.href),
         headers: response.headers,
         body: Buffer.concat(chunks),
         truncated,
@@ -92,7 +104,7 @@ export function fetchCapped(url: URL, agent: GuardedAgent, limits: HttpOptions, 
 }
 
 function describeError(error: Error & { code?: string; name: string }, limits: HttpOptions): Error {
-  if (error.code === 'blocked_address' || error.code === 'scheme_not_allowed' || error.code === 'credentials_in_url') {
+  if (error.code === 'blocked_address' || error.code === 'scheme_not_allowed' || error.code === 'credentials_in_url' || error.code === 'redirect_denied') {
     return new HttpToolError(error.code, (error.cause as Error | undefined)?.message.replace(/ \[\w+\]$/, '') ?? error.message);
   }
   if (error.name === 'MaxRedirectsError') return new HttpToolError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`);

@@ -15,7 +15,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { Agent, type AgentOptions, type RequestOptions } from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { judgeAddress } from './address-policy.ts';
+import { describeVerdict, judgeAddress, type AddressVerdict } from './address-policy.ts';
 import { HttpToolError } from './errors.ts';
 
 export interface GuardOptions {
@@ -40,21 +40,21 @@ export class GuardedAgent extends Agent {
     if (isIP(host)) {
       const verdict = judgeAddress(host, this.#allow);
       if (!verdict.allowed) {
-        callback?.(blocked(host, verdict.range), undefined as never);
+        callback?.(blocked(verdict), undefined as never);
         return undefined;
       }
     }
     const socket = super.createConnection({ ...options, lookup: this.#lookup }, callback) as Socket | undefined;
     socket?.once('connect', () => {
       const verdict = judgeAddress(socket.remoteAddress ?? '', this.#allow);
-      if (!verdict.allowed) socket.destroy(blocked(socket.remoteAddress ?? '?', verdict.range));
+      if (!verdict.allowed) socket.destroy(blocked(verdict));
     });
     return socket;
   }
 }
 
-function blocked(address: string, range: string): HttpToolError {
-  return new HttpToolError('blocked_address', `refusing to connect to ${address} (${range} address): http_get reaches public addresses only`);
+function blocked(verdict: AddressVerdict): HttpToolError {
+  return new HttpToolError('blocked_address', `refusing to connect to ${describeVerdict(verdict)}: http_get reaches public addresses only`);
 }
 
 /** Wraps a lookup so that it answers only when every address it returns is allowed. */
@@ -65,7 +65,7 @@ export function guardLookup(inner: LookupFunction, allowForTests: readonly strin
       const answers = Array.isArray(address) ? address : [{ address, family: family ?? 0 }];
       for (const answer of answers) {
         const verdict = judgeAddress(answer.address, allowForTests);
-        if (!verdict.allowed) return callback(new HttpToolError('blocked_address', `${hostname} resolves to ${answer.address} (${verdict.range} address): http_get reaches public addresses only`));
+        if (!verdict.allowed) return callback(new HttpToolError('blocked_address', `${hostname} resolves to ${describeVerdict(verdict)}: http_get reaches public addresses only`));
       }
       if (answers.length === 0) return callback(new HttpToolError('request_failed', `${hostname} has no address`));
       callback(null, address, family);

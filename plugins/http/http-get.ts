@@ -2,6 +2,7 @@
 import type { LookupFunction } from 'node:net';
 import Type from 'typebox';
 import { defineTool } from 'rousseau-host';
+import { HttpToolError } from './errors.ts';
 import type { Fetched } from './fetch.ts';
 import { limitsOf } from './options.ts';
 import { MAX_REDIRECTS, parseTarget } from './url.ts';
@@ -28,7 +29,7 @@ export function createHttpGetTool(deps: HttpGetDeps = {}) {
       'Input: url (absolute, https only; no user:password@).',
       'Output: "HTTP <status> <reason>", the final URL when redirected, a few headers (content-type, content-length, last-modified, location…), a blank line, then the body as text.',
       'A non-text body is described, not shown. HTTP error statuses are returned as responses, not failures.',
-      `Limits: at most ${MAX_REDIRECTS} redirects, each to https; the body is cut at 1 MiB after decompression, with a marker; timeouts of 10 s to connect, 15 s to first byte, 30 s in all.`,
+      `Limits: at most ${MAX_REDIRECTS} redirects, each to https and each allowed by the host's policy as a call with that URL would be; the body is cut at 1 MiB after decompression, with a marker; timeouts of 10 s to connect, 15 s to first byte, 30 s in all.`,
       'Only public addresses are reached: loopback, private, link-local, CGNAT, multicast, unspecified (0.0.0.0), cloud metadata and other special ranges are refused,',
       'checked on the address actually connected, for every DNS answer and every redirect hop.',
     ].join(' '),
@@ -37,14 +38,22 @@ export function createHttpGetTool(deps: HttpGetDeps = {}) {
       { additionalProperties: false },
     ),
     annotations: { title: 'Fetch a web page', readOnly: true, openWorld: true },
-    async execute({ url }, ctx) {
+    async execute(input, ctx) {
       const limits = limitsOf(ctx.options);
-      const target = parseTarget(url);
+      const target = parseTarget(input.url);
       const [{ fetchCapped }, { GuardedAgent }] = await loadNetwork();
       const agent = new GuardedAgent({ ...(deps.lookup ? { lookup: deps.lookup } : {}), allowForTests: limits.dangerouslyAllowForTests?.addresses ?? [] });
+      // A redirect is a call the model did not make: the policy judges it as one, with the hop's URL.
+      const checkRedirect = async (next: URL, hop: number) => {
+        const verdict = await ctx.authorize({ ...input, url: next.href });
+        if (!verdict.allowed) throw new HttpToolError('redirect_denied', `redirect ${hop} to ${next.href} was not followed: ${verdict.message}`);
+      };
       try {
-        const fetched = await fetchCapped(target, agent, limits, ctx.signal);
-        return { content: render(fetched, limits.maxBodyBytes), data: { status: fetched.status, url: fetched.url, bytes: fetched.body.length, truncated: fetched.truncated } };
+        const fetched = await fetchCapped(target, agent, limits, ctx.signal, checkRedirect);
+        return {
+          content: render(fetched, limits.maxBodyBytes),
+          data: { status: fetched.status, url: fetched.url, redirects: fetched.redirects, bytes: fetched.body.length, truncated: fetched.truncated },
+        };
       } finally {
         agent.destroy();
       }
@@ -54,7 +63,8 @@ export function createHttpGetTool(deps: HttpGetDeps = {}) {
 
 function render(f: Fetched, maxBodyBytes: number): string {
   const lines = [`HTTP ${f.status}${f.statusText ? ` ${f.statusText}` : ''}`];
-  if (f.redirects > 0) lines.push(`url: ${f.url} (after ${f.redirects} redirect${f.redirects === 1 ? '' : 's'})`);
+  const hops = f.redirects.length;
+  if (hops > 0) lines.push(`url: ${f.url} (after ${hops} redirect${hops === 1 ? '' : 's'})`);
   for (const name of SHOWN_HEADERS) {
     const value = f.headers[name];
     if (value !== undefined) lines.push(`${name}: ${Array.isArray(value) ? value.join(', ') : value}`);

@@ -42,6 +42,45 @@ describe('plugins/http address policy', () => {
     expect(judgeAddress('2606:4700:4700::1111').allowed).to.equal(true);
   });
 
+  // IPv4 carried in IPv6, however written: refused, even when the IPv4 is public (each is a way
+  // through a translator or a tunnel), except the mapped form, which the kernel connects as IPv4.
+  const carried: [spelling: string, range: string, embeddedIPv4: string | undefined][] = [
+    ['::127.0.0.1', 'ipv4Compatible', '127.0.0.1'],
+    ['::7f00:1', 'ipv4Compatible', '127.0.0.1'],
+    ['0:0:0:0:0:0:127.0.0.1', 'ipv4Compatible', '127.0.0.1'],
+    ['::169.254.169.254', 'ipv4Compatible', '169.254.169.254'],
+    ['::93.184.216.34', 'ipv4Compatible', '93.184.216.34'],
+    ['::ffff:0:127.0.0.1', 'rfc6145', '127.0.0.1'],
+    ['::ffff:0:5db8:d822', 'rfc6145', '93.184.216.34'],
+    ['64:ff9b::127.0.0.1', 'rfc6052', '127.0.0.1'],
+    ['64:ff9b::5db8:d822', 'rfc6052', '93.184.216.34'],
+    ['64:ff9b:1::a9fe:a9fe', 'rfc6052', undefined],
+    ['2002:7f00:1::1', '6to4', '127.0.0.1'],
+    ['2002:5db8:d822::1', '6to4', '93.184.216.34'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'teredo', '127.0.0.1'],
+    ['::1:7f00:1', 'reserved', undefined],
+    ['1::7f00:1', 'reserved', undefined],
+    ['4000::1', 'reserved', undefined],
+    ['100::7f00:1', 'discard', undefined],
+  ];
+  for (const [spelling, range, embeddedIPv4] of carried) {
+    it(`refuses ${spelling} (${range}${embeddedIPv4 ? `, carrying ${embeddedIPv4}` : ''}), as written and as a URL host`, () => {
+      for (const address of [spelling, new URL(`https://[${spelling}]/`).hostname]) {
+        const verdict = judgeAddress(address, ['127.0.0.1']);
+        expect(verdict.allowed, address).to.equal(false);
+        expect(verdict.range, address).to.equal(range);
+        expect(verdict.embeddedIPv4, address).to.equal(embeddedIPv4);
+      }
+    });
+  }
+
+  it('judges IPv4-mapped IPv6 as its IPv4, in every spelling', () => {
+    for (const spelling of ['::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:127.0.0.1', '0::FFFF:7F00:0001', '[::ffff:127.0.0.1]']) {
+      expect(judgeAddress(spelling), spelling).to.include({ allowed: false, address: '127.0.0.1', range: 'loopback' });
+    }
+    expect(judgeAddress('::ffff:93.184.216.34')).to.include({ allowed: true, address: '93.184.216.34' });
+  });
+
   it('judges the metadata address however the URL spells it (decimal, octal, hex, short, mapped)', () => {
     for (const spelling of ['2852039166', '0251.0376.0251.0376', '0xA9FEA9FE', '0xa9.0xfe.0xa9.0xfe', '169.254.43518', '[::ffff:169.254.169.254]', '[0:0:0:0:0:ffff:a9fe:a9fe]']) {
       const host = new URL(`https://${spelling}/`).hostname;

@@ -1,7 +1,13 @@
 import { expect } from 'chai';
 import type { LookupAddress } from 'node:dns';
+import { readFileSync } from 'node:fs';
 import type { LookupFunction } from 'node:net';
+import { join } from 'node:path';
+import type { PolicyConfig } from '../../../core/config-schema.ts';
+import type { ApproveFn } from '../../../core/dispatch.ts';
 import { createHost } from '../../../core/host.ts';
+import type { Isolation } from '../../../core/types.ts';
+import { tempDir } from '../../helpers.ts';
 import { loadPluginModule } from '../load.ts';
 import { textOf, toolContext } from '../tool-context.ts';
 import { makeCertificate, startHttpServer, startHttpsServer, type TestServer } from './tls-server.ts';
@@ -88,10 +94,13 @@ describe('plugins/http http_get', function () {
   it('refuses loopback and unspecified addresses in every spelling when no test address is allowed (cases 37, 38)', async () => {
     const noAllow = { dangerouslyAllowForTests: { addresses: [], ca: tls.cert } };
     const p = main.port;
-    const spellings = ['127.0.0.1', '[::1]', '0.0.0.0', '[::]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::ffff:127.0.0.1]', '１２７.0.0.1'];
+    const spellings = [
+      ...['127.0.0.1', '[::1]', '0.0.0.0', '[::]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::ffff:127.0.0.1]', '１２７.0.0.1'],
+      ...['[::127.0.0.1]', '[::7f00:1]', '[::ffff:0:127.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::1]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]'],
+    ];
     for (const host of spellings) {
       const error = await failure(get(`https://${host}:${p}/ok`, noAllow));
-      expect(error.code, host).to.equal('blocked_address');
+      expect(error.code, `${host}: ${error.message}`).to.equal('blocked_address');
     }
     const localhost = scriptedLookup(() => v4('127.0.0.1'));
     expect((await failure(get(`https://localhost:${p}/ok`, noAllow, localhost))).code).to.equal('blocked_address');
@@ -198,4 +207,92 @@ describe('plugins/http http_get', function () {
       await host.close();
     }
   });
+
+  // Two servers both past the SSRF guard (its test list allows both addresses), so only the host's
+  // policy stands between a redirect and 127.0.0.2.
+  const SECOND_HOST = 'https://127\\.0\\.0\\.2(:[0-9]+)?(/.*)?';
+  const withHost = async (isolation: Isolation, policy: PolicyConfig, approve?: ApproveFn) => {
+    const temp = tempDir('rh-http-audit-');
+    const audit = join(temp.dir, 'audit.jsonl');
+    const host = await createHost({
+      cwd: temp.dir,
+      config: {
+        builtins: [{ name: 'http', isolation, options: { dangerouslyAllowForTests: { addresses: ['127.0.0.1', '127.0.0.2'], ca: tls.cert } } }],
+        policy: { default: 'allow', builtinRules: false, ...policy },
+      },
+      audit,
+      logLevel: 'error',
+      ...(approve ? { approve } : {}),
+    });
+    return {
+      host,
+      /** The audit lines, once the host has closed (and flushed). */
+      async close() {
+        await host.close();
+        const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+        temp.cleanup();
+        return lines;
+      },
+    };
+  };
+  const hop = (to: string) => `https://127.0.0.1:${main.port}/redirect?to=${encodeURIComponent(to)}`;
+
+  for (const isolation of ['inline', 'worker', 'process'] as const) {
+    describe(`redirect hops under the host's policy (${isolation})`, function () {
+      this.timeout(30_000); // hosts with a worker or a process each, on a shared machine
+      it('a redirect from an allowed host to a denied one is refused, naming the hop and the rule, and never connects', async () => {
+        const { host, close } = await withHost(isolation, { deny: [{ tool: 'http_get', where: { url: SECOND_HOST }, reason: 'not that host' }] });
+        const denied = `https://127.0.0.2:${main.port}/ok`;
+        const result = await host.call('http_get', { url: hop(denied) });
+        const audit = await close();
+        expect(result).to.include({ isError: true, code: 'tool_error' });
+        expect(result.content).to.include(`redirect 1 to ${denied} was not followed`);
+        expect(result.content).to.include('not that host (policy rule policy.deny[0])');
+        expect(result.content).to.include('[redirect_denied]');
+        expect(main.requests).to.have.length(1);
+        expect(other.connections).to.have.length(0);
+        const decisions = audit.filter((line) => line.event === 'decision');
+        expect(decisions.map((d) => [d.input, d.decision, d.rule, d.source])).to.deep.equal([
+          [JSON.stringify({ url: hop(denied) }), 'allow', undefined, undefined],
+          [JSON.stringify({ url: denied }), 'deny', 'policy.deny[0]', 'authorize'],
+        ]);
+        expect(new Set(audit.map((line) => line.callId)).size).to.equal(1);
+      });
+
+      it('follows allowed hops, lists each in data and audits each', async () => {
+        const { host, close } = await withHost(isolation, { deny: [{ tool: 'http_get', where: { url: SECOND_HOST } }] });
+        const last = `https://127.0.0.1:${main.port}/ok`;
+        const first = hop(last);
+        const result = await host.call('http_get', { url: hop(first) });
+        const audit = await close();
+        expect(result.isError, result.content).to.equal(false);
+        expect(result.data).to.deep.include({ status: 200, url: last, redirects: [first, last] });
+        const hops = audit.filter((line) => line.source === 'authorize');
+        expect(hops.map((d) => [d.input, d.decision])).to.deep.equal([
+          [JSON.stringify({ url: first }), 'allow'],
+          [JSON.stringify({ url: last }), 'allow'],
+        ]);
+      });
+
+      it('an ask on a hop is a denial without an approver, and goes to the approver when there is one', async () => {
+        const denied = `https://127.0.0.2:${main.port}/ok`;
+        const policy: PolicyConfig = { ask: [{ tool: 'http_get', where: { url: SECOND_HOST } }] };
+        const alone = await withHost(isolation, policy);
+        const refused = await alone.host.call('http_get', { url: hop(denied) });
+        const audit = await alone.close();
+        expect(refused).to.include({ isError: true, code: 'tool_error' });
+        expect(refused.content).to.include(`redirect 1 to ${denied} was not followed`).and.include('needs approval (policy rule policy.ask[0])');
+        expect(audit.find((line) => line.source === 'authorize')).to.include({ decision: 'ask', answer: 'no_approver' });
+        expect(other.connections).to.have.length(0);
+
+        const asked: string[] = [];
+        const approver = await withHost(isolation, policy, ({ input }) => (asked.push(input), true));
+        const followed = await approver.host.call('http_get', { url: hop(denied) });
+        await approver.close();
+        expect(followed.isError, followed.content).to.equal(false);
+        expect(asked).to.deep.equal([JSON.stringify({ url: denied })]);
+        expect(other.requests).to.deep.equal(['/ok']);
+      });
+    });
+  }
 });
