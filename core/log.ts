@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import type Winston from 'winston';
 import type { PluginLogger } from './contract.ts';
+import { terminalSafe } from './terminal-text.ts';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
@@ -27,13 +28,14 @@ const require = createRequire(import.meta.url);
 let winstonModule: typeof Winston | undefined;
 export const loadWinston = (): typeof Winston => (winstonModule ??= require('winston') as typeof Winston);
 
-const SEVERITY: Record<string, number> = { error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 };
+// A Map: a level named by a plugin (`constructor`, `toString`) must find nothing.
+const SEVERITY = new Map(Object.entries({ error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 }));
 
 /** A stderr logger; winston is created when the first message passes the level. */
 export function createLogger({ level = 'info', json = !process.stderr.isTTY }: LoggerOptions = {}): Logger {
   let root: Winston.Logger | undefined;
   const sink = () => (root ??= createWinston(level, json));
-  return new LazyLogger(sink, SEVERITY[level] ?? SEVERITY.info!, {});
+  return new LazyLogger(sink, SEVERITY.get(level) ?? SEVERITY.get('info')!, {});
 }
 
 class LazyLogger implements Logger {
@@ -48,7 +50,7 @@ class LazyLogger implements Logger {
   }
 
   log(level: string, message: string, meta?: Record<string, unknown>): void {
-    if ((SEVERITY[level] ?? 0) > this.threshold) return;
+    if ((SEVERITY.get(level) ?? 0) > this.threshold) return;
     // One info object: with (level, message, meta) winston treats `%` in the message as a format token and drops meta.
     this.sink().log({ ...this.meta, ...meta, level, message });
   }
@@ -78,7 +80,9 @@ function createWinston(level: string, json: boolean): Winston.Logger {
     delete meta.plugin;
     delete meta.tool;
     const rest = Object.keys(meta).length ? ` ${JSON.stringify(meta)}` : '';
-    return `${lvl} ${scope ? `[${scope}] ` : ''}${String(message)}${rest}${stack && level === 'debug' ? `\n${String(stack)}` : ''}`;
+    // For a terminal: what plugins log must not move its cursor or reorder its text (terminal-text.ts).
+    const line = terminalSafe(`${scope ? `[${scope}] ` : ''}${String(message)}${rest}${stack && level === 'debug' ? `\n${String(stack)}` : ''}`);
+    return `${lvl} ${line}`;
   });
   return winston.createLogger({
     level,

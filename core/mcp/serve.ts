@@ -15,8 +15,6 @@ import type { Host } from '../host.ts';
 import { createMcpServer, watchPluginStatuses } from './server.ts';
 import { guardStdout } from './stdout-guard.ts';
 
-export { guardStdout } from './stdout-guard.ts';
-
 /** The path of the Streamable HTTP endpoint. */
 const MCP_HTTP_PATH = '/mcp';
 
