@@ -20,7 +20,7 @@ import { guardStdout } from './stdout-guard.ts';
 const MCP_HTTP_PATH = '/mcp';
 
 /** The longest message line read on stdio (the SDK's own buffer limit). */
-export const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
+const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
 
 /** Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal` aborts. */
 export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } = {}): Promise<void> {

@@ -9,7 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createHost, type Host } from '../../core/host.ts';
-import { MCP_STDIO_MAX_LINE_BYTES, serveMcpHttp } from '../../core/mcp/serve.ts';
+import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import tools from '../fixtures/mcp/tools.ts';
 import { BIN, FIXTURES, runCli, tempDir, until } from '../helpers.ts';
 
@@ -171,6 +171,7 @@ describe('rousseau-host start --mcp (stdio)', function () {
 
 describe('rousseau-host start --mcp: a line over the stdio limit', function () {
   this.timeout(30_000);
+  const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024; // the documented limit
 
   it('is dropped, logged on stderr and answered with a JSON-RPC error naming the limit; the lines after it are served', async () => {
     const tmp = tempDir('rh-mcp-');
