@@ -28,14 +28,13 @@ const require = createRequire(import.meta.url);
 let winstonModule: typeof Winston | undefined;
 export const loadWinston = (): typeof Winston => (winstonModule ??= require('winston') as typeof Winston);
 
-// A Map: a level named by a plugin (`constructor`, `toString`) must find nothing.
-const SEVERITY = new Map(Object.entries({ error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 }));
+const SEVERITY: Record<string, number> = { error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 };
 
 /** A stderr logger; winston is created when the first message passes the level. */
 export function createLogger({ level = 'info', json = !process.stderr.isTTY }: LoggerOptions = {}): Logger {
   let root: Winston.Logger | undefined;
   const sink = () => (root ??= createWinston(level, json));
-  return new LazyLogger(sink, SEVERITY.get(level) ?? SEVERITY.get('info')!, {});
+  return new LazyLogger(sink, SEVERITY[level] ?? SEVERITY.info!, {});
 }
 
 class LazyLogger implements Logger {
@@ -50,7 +49,7 @@ class LazyLogger implements Logger {
   }
 
   log(level: string, message: string, meta?: Record<string, unknown>): void {
-    if ((SEVERITY.get(level) ?? 0) > this.threshold) return;
+    if ((SEVERITY[level] ?? 0) > this.threshold) return;
     // One info object: with (level, message, meta) winston treats `%` in the message as a format token and drops meta.
     this.sink().log({ ...this.meta, ...meta, level, message });
   }
