@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import type Winston from 'winston';
 import type { PluginLogger } from './contract.ts';
+import { terminalSafe } from './terminal-text.ts';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
@@ -78,7 +79,9 @@ function createWinston(level: string, json: boolean): Winston.Logger {
     delete meta.plugin;
     delete meta.tool;
     const rest = Object.keys(meta).length ? ` ${JSON.stringify(meta)}` : '';
-    return `${lvl} ${scope ? `[${scope}] ` : ''}${String(message)}${rest}${stack && level === 'debug' ? `\n${String(stack)}` : ''}`;
+    // For a terminal: what plugins log must not move its cursor or reorder its text (terminal-text.ts).
+    const line = terminalSafe(`${scope ? `[${scope}] ` : ''}${String(message)}${rest}${stack && level === 'debug' ? `\n${String(stack)}` : ''}`);
+    return `${lvl} ${line}`;
   });
   return winston.createLogger({
     level,

@@ -5,10 +5,14 @@
  * never covers another input. Anything but a clear yes is a no.
  *
  * Without a terminal there is no approver: `ask` is then a denial unless `--yes`.
+ *
+ * Everything shown comes from a plugin or a model, and is escaped (terminal-text.ts): a bidi
+ * override or a cursor move must not make the prompt show one input while the tool gets another.
  */
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { ApproveFn } from '../dispatch.ts';
+import { terminalSafe } from '../terminal-text.ts';
 
 /** The prompt on this process's terminal, or `undefined` when stdin or stderr is not one. */
 export function terminalApprover(): ApproveFn | undefined {
@@ -32,11 +36,11 @@ export function promptApprover(input: Readable, output: Writable): ApproveFn {
   };
   return ({ tool, input: canonical, decision }) => {
     const rule = decision.rule ? `rule ${decision.rule.id}` : 'the default policy';
-    const question = [
+    const question = terminalSafe([
       `\n${tool.name} (plugin ${tool.plugin}) needs approval: ${rule}${decision.reason ? `, ${decision.reason}` : ''}.`,
       `  input: ${canonical}`,
       '[y]es / [n]o / [a]lways for this exact input in this session: ',
-    ].join('\n');
+    ].join('\n'));
     const answer = queue.then(() => ask(question));
     queue = answer.catch(() => undefined);
     return answer.then((text) => (text === 'a' || text === 'always' ? 'always' : text === 'y' || text === 'yes'));

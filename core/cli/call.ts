@@ -7,27 +7,22 @@ export const call: Command = {
   summary: 'Call one tool through the whole pipeline (validation, policy, isolation, timeout, output cap). Exit 0 on success, 1 when the result is an error.',
   usage: 'call TOOL [JSON | -] [--json] [--yes]',
   options: { yes: { type: 'boolean', short: 'y' } },
-  async run({ values, positionals }) {
+  async run({ values, positionals, stop }) {
     const [tool, inputArg, ...rest] = positionals;
     if (!tool || rest.length) throw new UsageError('call takes a TOOL name and at most one JSON input (or - to read it from stdin)');
-    const input = inputArg === '-' ? await readStdin() : (inputArg ?? '{}');
+    const input = inputArg === '-' ? await readStdin(stop.signal) : (inputArg ?? '{}');
     const approve = values.yes ? () => true : terminalApprover();
     const host = await hostFromFlags(values, approve ? { approve } : {});
-    const controller = new AbortController();
-    const onSigint = () => controller.abort();
-    process.once('SIGINT', onSigint);
     try {
-      const result = await host.call(tool, input, { signal: controller.signal, sessionId: 'cli' });
+      const result = await host.call(tool, input, { signal: stop.signal, sessionId: 'cli' });
       if (values.json) {
         printJson({ tool, ...result });
       } else {
         if (result.isError) printError(`error (${result.code ?? 'tool_error'}):`);
         print(result.content);
       }
-      if (controller.signal.aborted) return EXIT.interrupted;
       return result.isError ? EXIT.failure : EXIT.ok;
     } finally {
-      process.off('SIGINT', onSigint);
       await host.close();
     }
   },

@@ -5,6 +5,9 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { Host, HostOptions } from '../host.ts';
 import { HostError, messageOf } from '../errors.ts';
+import { writeStdout } from '../mcp/stdout-guard.ts';
+import { terminalSafe } from '../terminal-text.ts';
+import type { Stop } from './signals.ts';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -12,6 +15,8 @@ export type Values = Record<string, string | boolean | (string | boolean)[] | un
 export interface CommandArgs {
   values: Values;
   positionals: string[];
+  /** Ctrl-C, SIGTERM, SIGHUP: cancel what runs, close the host, return (signals.ts). */
+  stop: Stop;
 }
 
 export interface Command {
@@ -56,19 +61,27 @@ export async function hostFromFlags(values: Values, extra: Partial<HostOptions> 
   });
 }
 
+/**
+ * What the CLI prints carries text from models, plugins and servers. On a terminal it is escaped
+ * (terminal-text.ts); stdout piped elsewhere is data and goes out as is, stderr is for people only.
+ */
+export function write(text: string): void {
+  writeStdout(process.stdout.isTTY ? terminalSafe(text) : text);
+}
+
 /** Writes one JSON document on stdout. */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** Writes text on stdout, ending with a newline. */
 export function print(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
 /** Writes a message for people on stderr. */
 export function printError(text: string): void {
-  process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+  process.stderr.write(terminalSafe(text.endsWith('\n') ? text : `${text}\n`));
 }
 
 /** The error as `{ error: { code, message } }` for `--json`, and its exit code. */
@@ -82,8 +95,7 @@ export function reportError(error: unknown, json: boolean): number {
 }
 
 /** Reads all of stdin as text. */
-export async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+export async function readStdin(signal: AbortSignal): Promise<string> {
+  const chunks = (await process.stdin.toArray({ signal })) as Buffer[];
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -8,17 +8,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../paths.ts';
+import { guardStdout } from '../mcp/stdout-guard.ts';
 import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, UsageError, type Command } from './command.ts';
+import { signalExitCode, trapStopSignals } from './signals.ts';
 
-/** Each command in its own module, imported only when it runs. */
-const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+/** Each command in its own module, imported only when it runs. A Map: a name like `toString` is no command. */
+const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command> }>(Object.entries({
   start: { summary: 'run the agent with the loaded tools (REPL, or -p PROMPT), or serve them over MCP (--mcp)', load: async () => (await import('./start.ts')).start },
   tools: { summary: 'list every plugin with its status and its tools', load: async () => (await import('./tools.ts')).tools },
   check: { summary: 'load one plugin module and run the contract check (no config needed)', load: async () => (await import('./check.ts')).check },
   call: { summary: 'call one tool through the whole pipeline', load: async () => (await import('./call.ts')).call },
   policy: { summary: 'policy check TOOL JSON: the decision, the rule and the canonical input', load: async () => (await import('./policy.ts')).policy },
   init: { summary: 'write a commented rousseau.config.ts', load: async () => (await import('./init.ts')).init },
-};
+}));
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -38,14 +40,14 @@ function commandName(argv: string[]): { name: string | undefined; index: number 
 }
 
 function globalHelp(): string {
-  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  const width = Math.max(...[...COMMANDS.keys()].map((c) => c.length));
   return [
     'rousseau-host: load LLM tools as plugins, check them, call them, serve them to an agent or over MCP.',
     '',
     'Usage: rousseau-host <command> [flags]',
     '',
     'Commands:',
-    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    ...[...COMMANDS].map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     '',
     'Global flags:',
     '  -c, --config FILE     use this config instead of searching for rousseau.config.*',
@@ -55,7 +57,7 @@ function globalHelp(): string {
     '  -h, --help            help (rousseau-host <command> --help for a command)',
     '  -V, --version         print the version',
     '',
-    'Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted.',
+    'Exit codes: 0 ok, 1 failure, 2 usage error; stopped by a signal: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP.',
   ].join('\n');
 }
 
@@ -66,7 +68,8 @@ function commandHelp(command: Command): string {
 export async function main(argv: string[]): Promise<number> {
   const { name, index } = commandName(argv);
   const wantsJson = argv.includes('--json');
-  if (!name || !(name in COMMANDS)) {
+  const entry = name === undefined ? undefined : COMMANDS.get(name);
+  if (!entry) {
     if (argv.includes('--version') || argv.includes('-V')) return print(version()), EXIT.ok;
     if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return print(globalHelp()), EXIT.ok;
     const problem = name ? `unknown command "${name}"` : 'no command given';
@@ -74,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
     if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: problem } }));
     return EXIT.usage;
   }
-  const command = await COMMANDS[name]!.load();
+  const command = await entry.load();
   let parsed;
   try {
     parsed = parseArgs({
@@ -90,12 +93,21 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (parsed.values.help) return print(commandHelp(command)), EXIT.ok;
   if (parsed.values.version) return print(version()), EXIT.ok;
+  // From here until the command returns, stdout is the CLI's: what plugins print goes to stderr.
+  const guard = guardStdout();
+  const stop = trapStopSignals();
   try {
-    return await command.run({ values: parsed.values, positionals: parsed.positionals });
-  } catch (error) {
-    const code = reportError(error, parsed.values.json === true);
-    if (error instanceof UsageError) printError(`\n${commandHelp(command)}`);
-    return code;
+    const code = await command.run({ values: parsed.values, positionals: parsed.positionals, stop }).catch((error: unknown) => {
+      // Stopped while reading stdin: the signal is the news, not the AbortError it caused.
+      if (stop.received && (error as Error | undefined)?.name === 'AbortError') return EXIT.failure;
+      const code = reportError(error, parsed.values.json === true);
+      if (error instanceof UsageError) printError(`\n${commandHelp(command)}`);
+      return code;
+    });
+    return stop.received ? signalExitCode(stop.received) : code;
+  } finally {
+    stop.release();
+    guard.restore();
   }
 }
 

@@ -14,7 +14,8 @@ import { createProvider, PROVIDER_NAMES, providerFromEnv, type ProviderSettings 
 import { loadReplayScript, replayProvider } from '../agent/providers/replay.ts';
 import type { Host } from '../host.ts';
 import { terminalApprover } from './approve-prompt.ts';
-import { EXIT, hostFromFlags, print, printError, printJson, readStdin, UsageError, type Command, type Values } from './command.ts';
+import { EXIT, hostFromFlags, print, printError, printJson, readStdin, UsageError, write, type Command, type Values } from './command.ts';
+import type { Stop } from './signals.ts';
 
 const NO_PROVIDER_HELP = [
   'No model provider is configured. Set one of:',
@@ -32,7 +33,7 @@ const DEFAULT_SYSTEM =
 export const start: Command = {
   name: 'start',
   summary:
-    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP. Exit 0 answered, 1 failed, 130 interrupted.',
+    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP. Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
   usage: 'start [-p PROMPT] [--provider anthropic|openai|replay] [--model M] [--replay FILE] [--yes] [--json] | start --mcp | start --mcp-http PORT',
   options: {
     prompt: { type: 'string', short: 'p' },
@@ -43,9 +44,9 @@ export const start: Command = {
     mcp: { type: 'boolean' },
     'mcp-http': { type: 'string' },
   },
-  async run({ values, positionals }) {
+  async run({ values, positionals, stop }) {
     if (positionals.length) throw new UsageError(`start takes no positional arguments (got "${positionals.join(' ')}"); pass the prompt with -p`);
-    if (values.mcp || values['mcp-http'] !== undefined) return serveMcp(values);
+    if (values.mcp || values['mcp-http'] !== undefined) return serveMcp(values, stop.signal);
 
     const interactive = typeof values.prompt !== 'string' && !values.json && Boolean(process.stdin.isTTY && process.stdout.isTTY);
     const approve = values.yes ? () => true : terminalApprover();
@@ -81,16 +82,16 @@ export const start: Command = {
         ...(agentConfig.maxTurns ? { maxTurns: agentConfig.maxTurns } : {}),
         ...(agentConfig.maxRepeatedFailures ? { maxRepeatedFailures: agentConfig.maxRepeatedFailures } : {}),
       });
-      if (interactive && !scripted) return await repl(agent);
+      if (interactive && !scripted) return await repl(agent, stop);
 
       let prompt = typeof values.prompt === 'string' ? values.prompt : undefined;
-      if (prompt === undefined && !process.stdin.isTTY && !scripted) prompt = (await readStdin()).trim();
+      if (prompt === undefined && !process.stdin.isTTY && !scripted) prompt = (await readStdin(stop.signal)).trim();
       if (prompt === undefined && scripted) {
         prompt = scripted;
         printError(`you: ${prompt}`);
       }
       if (!prompt) throw new UsageError('no prompt: pass -p PROMPT, or pipe it on stdin');
-      return await once(agent, prompt, values.json === true);
+      return await once(agent, prompt, values.json === true, stop.signal);
     } finally {
       await host.close();
     }
@@ -116,28 +117,24 @@ function configDir(host: Host, values: Values): string {
 }
 
 /** One run: the transcript on stderr, the answer (or `--json`) on stdout. */
-async function once(agent: Agent, prompt: string, json: boolean): Promise<number> {
-  const controller = new AbortController();
-  const onSigint = () => controller.abort();
-  process.once('SIGINT', onSigint);
+async function once(agent: Agent, prompt: string, json: boolean, signal: AbortSignal): Promise<number> {
   const transcript = new Transcript({ streamText: false });
-  try {
-    const result = await agent.run(prompt, { signal: controller.signal, onEvent: (e) => transcript.show(e) });
-    if (json) printJson({ provider: agent.provider.name, model: agent.provider.model, ...result, messages: agent.messages });
-    else if (result.text) print(result.text);
-    transcript.summary(result);
-    return exitCode(result);
-  } finally {
-    process.off('SIGINT', onSigint);
-  }
+  const result = await agent.run(prompt, { signal, onEvent: (e) => transcript.show(e) });
+  if (json) printJson({ provider: agent.provider.name, model: agent.provider.model, ...result, messages: agent.messages });
+  else if (result.text) print(result.text);
+  transcript.summary(result);
+  return exitCode(result);
 }
 
-/** The REPL: each line is a run; Ctrl-C cancels the run in flight, twice at the prompt exits. */
-async function repl(agent: Agent): Promise<number> {
+/**
+ * The REPL: each line is a run; Ctrl-C cancels the run in flight, twice at the prompt exits.
+ * SIGTERM and SIGHUP end it wherever it is.
+ */
+async function repl(agent: Agent, stop: Stop): Promise<number> {
   printError(`rousseau-host: ${agent.provider.name} (${agent.provider.model}). Ctrl-C cancels a turn; Ctrl-C twice or Ctrl-D exits.`);
   const transcript = new Transcript({ streamText: true });
   let interruptedAt = 0;
-  for (;;) {
+  while (!stop.signal.aborted) {
     const rl = createInterface({ input: process.stdin, output: process.stderr });
     const line = await new Promise<string | undefined>((done) => {
       rl.on('SIGINT', () => {
@@ -147,24 +144,24 @@ async function repl(agent: Agent): Promise<number> {
         rl.prompt();
       });
       rl.on('close', () => done(undefined));
-      rl.question('\nyou> ').then(done, () => done(undefined));
+      rl.question('\nyou> ', { signal: stop.signal }).then(done, () => done(undefined));
     });
     rl.close();
     if (line === undefined) return EXIT.ok;
     if (!line.trim()) continue;
-    const controller = new AbortController();
-    const onSigint = () => {
+    const turn = new AbortController();
+    const release = stop.onInterrupt(() => {
       printError('\n(cancelling the turn)');
-      controller.abort();
-    };
-    process.on('SIGINT', onSigint);
+      turn.abort();
+    });
     try {
-      const result = await agent.run(line, { signal: controller.signal, onEvent: (e) => transcript.show(e) });
+      const result = await agent.run(line, { signal: AbortSignal.any([turn.signal, stop.signal]), onEvent: (e) => transcript.show(e) });
       transcript.summary(result);
     } finally {
-      process.off('SIGINT', onSigint);
+      release();
     }
   }
+  return EXIT.interrupted;
 }
 
 function exitCode(result: RunResult): number {
@@ -183,10 +180,10 @@ class Transcript {
   show(event: AgentEvent): void {
     switch (event.type) {
       case 'text_delta':
-        if (this.streamText) process.stdout.write(event.text);
+        if (this.streamText) write(event.text);
         break;
       case 'text':
-        if (this.streamText) process.stdout.write('\n');
+        if (this.streamText) write('\n');
         else this.pending = event.text;
         break;
       case 'tool_call':
@@ -224,36 +221,25 @@ function clip(text: string, max: number): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** `--mcp` / `--mcp-http PORT`: serve every loaded tool over MCP until the client leaves or Ctrl-C. */
-async function serveMcp(values: Values): Promise<number> {
+/** `--mcp` / `--mcp-http PORT`: serve every loaded tool over MCP until the client leaves or a stop signal. */
+async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
   const port = values['mcp-http'] === undefined ? undefined : Number(values['mcp-http']);
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError(`--mcp-http takes a port number; got "${String(values['mcp-http'])}"`);
   const approve = values.yes ? () => true : undefined; // stdin belongs to the MCP client: no prompts
-  const { guardStdout, serveMcpStdio, serveMcpHttp } = await import('../mcp/serve.ts');
-  // On stdio, stdout is the MCP channel from the first byte: a plugin that prints while loading must not reach it.
-  const guard = port === undefined ? guardStdout() : undefined;
-  const host = await hostFromFlags(values, approve ? { approve } : {}).catch((error: unknown) => {
-    guard?.restore();
-    throw error;
-  });
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const { serveMcpStdio, serveMcpHttp } = await import('../mcp/serve.ts');
+  // On stdio, stdout is the MCP channel from the first byte; main.ts guards it before plugins load.
+  const host = await hostFromFlags(values, approve ? { approve } : {});
   try {
     if (port === undefined) {
-      await serveMcpStdio(host, { signal: controller.signal });
+      await serveMcpStdio(host, { signal });
     } else {
-      const server = await serveMcpHttp(host, { port, signal: controller.signal });
+      const server = await serveMcpHttp(host, { port, signal });
       printError(`rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url} (Ctrl-C stops)`);
-      await new Promise<void>((done) => controller.signal.addEventListener('abort', () => done(), { once: true }));
+      await new Promise<void>((done) => (signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true })));
       await server.close();
     }
     return EXIT.ok;
   } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
     await host.close();
-    guard?.restore();
   }
 }

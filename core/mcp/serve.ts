@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Transform, type TransformCallback } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -15,10 +16,11 @@ import type { Host } from '../host.ts';
 import { createMcpServer, watchPluginStatuses } from './server.ts';
 import { guardStdout } from './stdout-guard.ts';
 
-export { guardStdout } from './stdout-guard.ts';
-
 /** The path of the Streamable HTTP endpoint. */
 const MCP_HTTP_PATH = '/mcp';
+
+/** The longest message line read on stdio (the SDK's own buffer limit). */
+const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
 
 /** Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal` aborts. */
 export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } = {}): Promise<void> {
@@ -30,22 +32,79 @@ export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } =
     host.log.info('tool list changed: a plugin was quarantined or came back');
     void server.sendToolListChanged().catch(() => {});
   });
+  const lines = new LineLimit(MCP_STDIO_MAX_LINE_BYTES, () => {
+    const message = `a message line over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes (10 MiB) was dropped`;
+    host.log.warn(`MCP stdio: ${message}`);
+    // No id: the line was never parsed, so it is unknown (JSON-RPC 2.0 §5).
+    guard.channel.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: ${message}` } })}\n`);
+  });
   process.stdin.once('end', end);
   process.stdin.once('close', end);
   process.stdout.on('error', end); // EPIPE: the client is gone
   opts.signal?.addEventListener('abort', end, { once: true });
   try {
     if (opts.signal?.aborted) return;
-    await server.connect(new StdioServerTransport(process.stdin, guard.channel));
+    process.stdin.pipe(lines);
+    await server.connect(new StdioServerTransport(lines, guard.channel, { maxBufferSize: MCP_STDIO_MAX_LINE_BYTES + 1 }));
     host.log.debug(`serving ${host.tools().length} tools over MCP on stdio`);
     await closed;
   } finally {
     stopWatching();
+    process.stdin.unpipe(lines);
+    process.stdin.pause();
     process.stdin.off('end', end);
     process.stdin.off('close', end);
     process.stdout.off('error', end);
     opts.signal?.removeEventListener('abort', end);
     guard.restore();
+  }
+}
+
+/**
+ * stdin cut into whole lines of at most `max` bytes, each its own chunk. Past its buffer limit the
+ * SDK's transport closes without a word, and the server with it; here a longer line is dropped and
+ * reported through `onOversize`, and the lines after it are read as usual.
+ */
+class LineLimit extends Transform {
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  /** Inside a line already reported: drop bytes until its newline. */
+  private skipping = false;
+  private readonly max: number;
+  private readonly onOversize: () => void;
+
+  constructor(max: number, onOversize: () => void) {
+    super();
+    this.max = max;
+    this.onOversize = onOversize;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    for (let start = 0; start < chunk.length; ) {
+      const newline = chunk.indexOf(0x0a, start);
+      const complete = newline !== -1;
+      const end = complete ? newline + 1 : chunk.length;
+      const piece = chunk.subarray(start, end);
+      start = end;
+      if (this.skipping) {
+        this.skipping = !complete;
+        continue;
+      }
+      if (this.heldBytes + piece.length - (complete ? 1 : 0) > this.max) {
+        this.held = [];
+        this.heldBytes = 0;
+        this.skipping = !complete;
+        this.onOversize();
+      } else if (complete) {
+        this.push(this.held.length ? Buffer.concat([...this.held, piece]) : piece);
+        this.held = [];
+        this.heldBytes = 0;
+      } else {
+        this.held.push(piece);
+        this.heldBytes += piece.length;
+      }
+    }
+    done();
   }
 }
 

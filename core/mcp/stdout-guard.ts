@@ -4,7 +4,9 @@
  * write to `process.stdout` goes to stderr instead (console.log, console.info, worker threads'
  * stdout, which Node pipes into it), and only the transport holds a writer to the real stdout.
  *
- * Guards nest: `start --mcp` takes one before plugins load (they may print while loading) and
+ * The CLI guards stdout the same way while any command runs (an inline plugin's `console.log` would
+ * otherwise land in the middle of `--json`), and writes its own output with `writeStdout`.
+ * Guards nest: the CLI takes one before plugins load (they may print while loading) and
  * `serveMcpStdio` takes its own; stdout comes back when the last one is released.
  *
  * What it cannot catch: writes straight to file descriptor 1 (`fs.writeSync(1, …)`) and child
@@ -19,7 +21,19 @@ export interface StdoutGuard {
   restore(): void;
 }
 
-let active: { channel: Writable; holders: number; release(): void } | undefined;
+interface Redirect {
+  channel: Writable;
+  holders: number;
+  write(chunk: string): boolean;
+  release(): void;
+}
+
+let active: Redirect | undefined;
+
+/** Writes to the real stdout, guarded or not: for the CLI's own output. */
+export function writeStdout(chunk: string): boolean {
+  return active ? active.write(chunk) : process.stdout.write(chunk);
+}
 
 export function guardStdout(): StdoutGuard {
   active ??= redirect();
@@ -39,7 +53,7 @@ export function guardStdout(): StdoutGuard {
   };
 }
 
-function redirect(): { channel: Writable; holders: number; release(): void } {
+function redirect(): Redirect {
   const stdout = process.stdout;
   const realWrite = stdout.write;
   const writeToStdout = realWrite.bind(stdout);
@@ -58,6 +72,7 @@ function redirect(): { channel: Writable; holders: number; release(): void } {
   return {
     channel,
     holders: 0,
+    write: writeToStdout,
     release() {
       if (stdout.write === toStderr) stdout.write = realWrite;
     },

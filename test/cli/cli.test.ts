@@ -40,6 +40,31 @@ describe('rousseau-host CLI', function () {
     expect(missing.stderr).to.contain('call takes a TOOL name');
   });
 
+  it('a command name that is a property of every object (toString, constructor, __proto__) is an unknown command', async () => {
+    for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      const r = await runCli([name, '--json'], { cwd: t.dir });
+      expect(r.code, r.stderr).to.equal(2);
+      expect(r.stderr).to.contain(`unknown command "${name}"`).and.not.contain('TypeError');
+      expect(JSON.parse(r.stdout)).to.deep.equal({ error: { code: 'RH_ERR_USAGE', message: `unknown command "${name}"` } });
+    }
+  });
+
+  it('what a plugin prints to stdout goes to stderr: --json stdout stays one JSON document (inline and worker)', async () => {
+    const noisy = join(FIXTURES, 'mcp', 'noisy.ts');
+    for (const isolation of ['inline', 'worker']) {
+      config({ builtins: false, plugins: [{ module: noisy, isolation }], policy: { default: 'allow' }, log: { audit: false } });
+      const called = await runCli(['call', 'noisy_add', '{"a":1,"b":2}', '--json'], { cwd: t.dir });
+      expect(called.code, called.stderr).to.equal(0);
+      expect(JSON.parse(called.stdout), isolation).to.include({ tool: 'noisy_add', isError: false, content: '3' });
+      if (isolation === 'inline') expect(called.stderr).to.contain('noisy: adding 1 and 2').and.contain('noisy: raw write');
+      const listed = await runCli(['tools', '--json'], { cwd: t.dir });
+      expect(JSON.parse(listed.stdout).plugins[0], isolation).to.include({ name: 'noisy', status: 'loaded' });
+      expect(listed.stderr).to.contain('noisy plugin: loading');
+      const plain = await runCli(['call', 'noisy_add', '{"a":2,"b":2}'], { cwd: t.dir });
+      expect(plain.stdout, isolation).to.equal('4\n');
+    }
+  });
+
   it('tools --json: one good plugin loaded, four broken ones failed, each with its own reason', async () => {
     config({
       builtins: false,

@@ -96,6 +96,29 @@ describe('rousseau-host start', function () {
     }
   });
 
+  it('escapes control and bidi characters from the model and tools in the transcript; the piped answer is left as is', async () => {
+    const tmp = tempDir();
+    try {
+      tmp.write('rousseau.config.json', JSON.stringify({ builtins: false, plugins: [join(ROOT, 'test', 'fixtures', 'plugins', 'echo.ts')], policy: { default: 'allow' }, log: { audit: false } }));
+      const nasty = 'ok\u001b[2J\u001b[1A\u202eevil\u2066\r\u0085';
+      const script = tmp.write('script.json', JSON.stringify({
+        turns: [
+          { text: `narration ${nasty}`, toolCalls: [{ name: 'echo', input: { text: nasty } }, { name: 'gone\u001b[2K', input: {} }] },
+          { text: `answer ${nasty}` },
+        ],
+      }));
+      const r = await runCli(['start', '--replay', script, '-p', 'go'], { cwd: tmp.dir, env: NO_KEYS });
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stderr).to.not.match(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+      expect(r.stderr).to.contain('narration ok\\u001b[2J\\u001b[1A\\u202eevil\\u2066\\u000d\\u0085');
+      expect(r.stderr).to.contain('✓ echo').and.contain('ok\\u001b[2J');
+      expect(r.stderr).to.contain('→ gone\\u001b[2K');
+      expect(r.stdout).to.equal(`answer ${nasty}\n`);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   it('serves the tools over MCP on stdio with --mcp', async () => {
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } };
     const r = await runCli(['start', '--mcp', '--cwd', join(ROOT, 'examples', 'demo')], { input: `${JSON.stringify(init)}\n`, env: NO_KEYS });

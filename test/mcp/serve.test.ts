@@ -11,7 +11,7 @@ import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelco
 import { createHost, type Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import tools from '../fixtures/mcp/tools.ts';
-import { BIN, FIXTURES, tempDir, until } from '../helpers.ts';
+import { BIN, FIXTURES, runCli, tempDir, until } from '../helpers.ts';
 
 const MCP = join(FIXTURES, 'mcp');
 
@@ -166,6 +166,34 @@ describe('rousseau-host start --mcp (stdio)', function () {
       },
       { timeoutMs: 8000, message: 'the server to exit' },
     );
+  });
+});
+
+describe('rousseau-host start --mcp: a line over the stdio limit', function () {
+  this.timeout(30_000);
+  const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024; // the documented limit
+
+  it('is dropped, logged on stderr and answered with a JSON-RPC error naming the limit; the lines after it are served', async () => {
+    const tmp = tempDir('rh-mcp-');
+    try {
+      tmp.write('rousseau.config.json', JSON.stringify({ builtins: false, log: { audit: false } }));
+      const line = (message: unknown) => `${JSON.stringify(message)}\n`;
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } };
+      const ping = (id: number, bytes = 0) => {
+        const text = JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
+        return `${text.slice(0, -1)}${' '.repeat(Math.max(0, bytes - text.length))}}\n`;
+      };
+      const input = line(init) + ping(2, MCP_STDIO_MAX_LINE_BYTES + 1) + ping(3, MCP_STDIO_MAX_LINE_BYTES) + ping(4);
+      const r = await runCli(['start', '--mcp'], { cwd: tmp.dir, input, timeoutMs: 25_000 });
+      expect(r.code, r.stderr).to.equal(0);
+      const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number | null; error?: { code: number; message: string } });
+      expect(answers.map((a) => a.id)).to.deep.equal([1, null, 3, 4]);
+      expect(answers[1]!.error!.code).to.equal(-32600);
+      expect(answers[1]!.error!.message).to.contain(`${MCP_STDIO_MAX_LINE_BYTES} bytes`);
+      expect(r.stderr).to.contain(`over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes`);
+    } finally {
+      tmp.cleanup();
+    }
   });
 });
 

@@ -1,0 +1,97 @@
+// Every CLI command stops on SIGTERM and SIGHUP as it does on Ctrl-C: the call in flight is
+// cancelled and the host closed, so the command a tool started is gone when the CLI has exited, and
+// the exit code is 128 + the signal's number. Node's default for these signals ends the process at
+// once and leaves the command running.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, tempDir, until } from '../helpers.ts';
+
+/** Running, as Linux sees it: a zombie has ended and waits only to be reaped. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
+
+describe('rousseau-host stop signals', function () {
+  this.timeout(40_000);
+  let t: ReturnType<typeof tempDir>;
+  let pidFile: string;
+  let command: string;
+  beforeEach(() => {
+    t = tempDir();
+    t.write('package.json', '{"name":"signals-test"}');
+    t.write('rousseau.config.json', JSON.stringify({ builtins: ['shell'], policy: { default: 'allow' }, log: { audit: false } }));
+    pidFile = join(t.dir, 'sleep.pid');
+    command = `sleep 300 & echo $! > ${JSON.stringify(pidFile)}; wait`;
+  });
+  afterEach(() => {
+    if (existsSync(pidFile)) {
+      try {
+        process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+      } catch {
+        // gone, as it should be
+      }
+    }
+    t.cleanup();
+  });
+
+  /** Runs the CLI until the tool's `sleep` has started, sends `signal`, and returns the exit code and the sleep's pid. */
+  async function stopWhileRunning(args: string[], signal: NodeJS.Signals, input?: string): Promise<{ code: number | null; killedBy: NodeJS.Signals | null; sleep: number; stderr: string }> {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: t.dir, env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.resume();
+    if (input !== undefined) child.stdin.write(input);
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, sig) => resolve([code, sig])));
+    try {
+      const sleep = await until(() => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0), { timeoutMs: 15_000, message: () => `the sleep to start; stderr: ${stderr}` });
+      expect(running(sleep)).to.equal(true);
+      child.kill(signal);
+      const [code, killedBy] = await exited;
+      return { code, killedBy, sleep, stderr };
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }
+
+  const expected = { SIGTERM: 143, SIGHUP: 129, SIGINT: 130 } as const;
+
+  for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) {
+    it(`call: ${signal} cancels the call, ends the command it started and exits ${expected[signal]}`, async () => {
+      const r = await stopWhileRunning(['call', 'bash', JSON.stringify({ command }), '--yes', '--json'], signal);
+      expect(r.killedBy, r.stderr).to.equal(null);
+      expect(r.code, r.stderr).to.equal(expected[signal]);
+      await until(() => !running(r.sleep), { timeoutMs: 5000, message: `sleep ${r.sleep} to end` });
+    });
+  }
+
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+    it(`start -p: ${signal} cancels the run, ends the command a tool started and exits ${expected[signal]}`, async () => {
+      const script = t.write('script.json', JSON.stringify({ turns: [{ toolCalls: [{ name: 'bash', input: { command } }] }, { text: 'never reached' }] }));
+      const r = await stopWhileRunning(['start', '--replay', script, '-p', 'go'], signal);
+      expect(r.killedBy, r.stderr).to.equal(null);
+      expect(r.code, r.stderr).to.equal(expected[signal]);
+      await until(() => !running(r.sleep), { timeoutMs: 5000, message: `sleep ${r.sleep} to end` });
+    });
+
+    it(`start --mcp: ${signal} cancels the call in flight, ends its command and exits ${expected[signal]}`, async () => {
+      const messages = [
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command } } },
+      ];
+      const r = await stopWhileRunning(['start', '--mcp'], signal, messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
+      expect(r.killedBy, r.stderr).to.equal(null);
+      expect(r.code, r.stderr).to.equal(expected[signal]);
+      await until(() => !running(r.sleep), { timeoutMs: 5000, message: `sleep ${r.sleep} to end` });
+    });
+  }
+});

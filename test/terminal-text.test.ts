@@ -1,0 +1,21 @@
+import { expect } from 'chai';
+import { terminalSafe } from '../core/terminal-text.ts';
+
+describe('terminalSafe', () => {
+  it('shows every control and bidi character as \\uXXXX, and keeps text, tabs and newlines', () => {
+    const unsafe = ['\u0000', '\u0007', '\b', '\r', '\u000b', '\u001b', '\u007f', '\u0085', '\u009b', '\u061c', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069'];
+    for (const c of unsafe) expect(terminalSafe(`a${c}b`)).to.equal(`a\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}b`);
+    expect(terminalSafe('rm -rf /tmp/x \u202e; gnp.txt')).to.equal('rm -rf /tmp/x \\u202e; gnp.txt');
+    expect(terminalSafe('\u001b[2J\u001b]0;title\u0007')).to.equal('\\u001b[2J\\u001b]0;title\\u0007');
+    const safe = 'line one\n\tindented — naïve café 日本語 עברית مرحبا 😀 \\ "quoted"';
+    expect(terminalSafe(safe)).to.equal(safe);
+  });
+
+  it('leaves JSON meaning the same: an escaped string parses to the original', () => {
+    const value = { command: 'echo \u202eevil\u2066 \u0085 \u007f' };
+    const json = JSON.stringify(value);
+    expect(json).to.match(/[\u202e\u2066\u0085\u007f]/); // JSON.stringify leaves these raw
+    expect(terminalSafe(json)).to.not.match(/[\u202e\u2066\u0085\u007f]/);
+    expect(JSON.parse(terminalSafe(json))).to.deep.equal(value);
+  });
+});
