@@ -4,7 +4,7 @@
  * has one place in each layout, named here. And how the host opens a file it writes in a workspace
  * (`openHostFile`), whose content it does not control.
  */
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +48,8 @@ export function hostAliases(): Record<string, string> {
 
 
 /**
- * Opens a file the host writes (its audit trail) for appending, creating it and its directories.
+ * Opens a file the host writes for appending (its audit trail) or to replace it (the config `init`
+ * writes), creating it and its directories.
  * A workspace is not the host's: a cloned repository can hold `.rousseau` or `.rousseau/audit.jsonl`
  * as a symlink, and following it would append to any file the user can write. So for a file in the
  * workspace, no directory between the workspace and the file may be a symlink, the file is opened
@@ -57,11 +58,11 @@ export function hostAliases(): Record<string, string> {
  * file outside the workspace is where the user's config put it, and is opened as named (a device
  * or a pipe to a collector included).
  */
-export function openHostFile(file: string, workspace: string): number {
+export function openHostFile(file: string, workspace: string, how: 'append' | 'replace' = 'append'): number {
   const below = relative(workspace, file);
   if (below === '' || below === '..' || below.startsWith(`..${sep}`) || isAbsolute(below)) {
     mkdirSync(dirname(file), { recursive: true });
-    return openSync(file, 'a');
+    return openSync(file, how === 'append' ? 'a' : 'w');
   }
   let dir = resolve(workspace);
   mkdirSync(dir, { recursive: true });
@@ -78,7 +79,8 @@ export function openHostFile(file: string, workspace: string): number {
   }
   let fd: number;
   try {
-    fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o666);
+    const append = how === 'append' ? constants.O_APPEND : 0;
+    fd = openSync(file, constants.O_WRONLY | append | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o666);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new Error(`${file} is a symlink; the host does not follow links to its own files in the workspace`);
@@ -91,6 +93,8 @@ export function openHostFile(file: string, workspace: string): number {
     if (opened.nlink !== 1) throw new Error(`${file} has ${opened.nlink} hard links; the host appends only to a file of its own`);
     const named = lstatSync(file);
     if (named.ino !== opened.ino || named.dev !== opened.dev) throw new Error(`${file} was replaced while it was being opened`);
+    // Truncated only now: O_TRUNC at open would have emptied a hard-linked file before the checks.
+    if (how === 'replace') ftruncateSync(fd, 0);
     return fd;
   } catch (error) {
     closeSync(fd);
