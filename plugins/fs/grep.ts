@@ -22,7 +22,8 @@ export const grepTool = defineTool({
     `Inputs: pattern (a JavaScript RegExp source, at most ${MAX_PATTERN_CHARS} characters, e.g. "function \\\\w+\\\\("); path (a file or directory, default the workspace root);`,
     'include (a glob on file names such as "*.ts", or on paths below path when it has a "/", such as "src/**/*.ts"); ignore_case (default false).',
     'Output: one row per matching line, "path:line: text", paths relative to the workspace root, lines cut at 500 characters; "no matches" when none.',
-    'Stops at 200 matches with a "[…]" marker. Does not enter .git, node_modules or .rousseau, does not follow symlinks, and skips binary files and files over 4 MiB (the output says how many).',
+    'Stops at 200 matches with a "[…]" marker. Does not enter .git, node_modules or .rousseau, does not follow symlinks, and skips binary files, files over 4 MiB',
+    'and files that cannot be opened (the output says how many). A name that is not UTF-8 or holds control characters is shown with those bytes as \\xNN and marked "[escaped]".',
     `A pattern that takes over ${MATCH_BUDGET_MS} ms on one file (catastrophic backtracking) stops the search with an error.`,
   ].join(' '),
   inputSchema: Type.Object(
