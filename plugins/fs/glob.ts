@@ -6,7 +6,7 @@ import { resolveInWorkspace } from './confine.ts';
 import { FsToolError } from './errors.ts';
 import { globToRegExp } from './glob-pattern.ts';
 import { limitsOf } from './options.ts';
-import { ESCAPED_MARK, ESCAPED_NOTE } from './text.ts';
+import { ESCAPED_DESCRIPTION, ESCAPED_MARK, ESCAPED_NOTE } from './text.ts';
 import { walk, type WalkState } from './walk.ts';
 
 export const globTool = defineTool({
@@ -17,7 +17,7 @@ export const globTool = defineTool({
     'e.g. "**/*.ts" or "src/*.{js,json}"; path (the directory to search, default the workspace root).',
     'Output: matching paths relative to the workspace root, one per line, sorted, directories ending in "/"; "no matches" when none.',
     'At most 1000 paths, then a "[…]" marker. Does not enter .git, node_modules or .rousseau and does not follow symlinks.',
-    'A name that is not UTF-8 or holds control characters is shown with those bytes as \\xNN and marked "[escaped]".',
+    ESCAPED_DESCRIPTION,
   ].join(' '),
   inputSchema: Type.Object(
     {

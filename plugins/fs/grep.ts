@@ -8,7 +8,7 @@ import { globToRegExp } from './glob-pattern.ts';
 import { limitsOf } from './options.ts';
 import { MATCH_BUDGET_MS, RegexWorker } from './regex-worker.ts';
 import { openRegularAt, readCapped, type OpenFile } from './open-file.ts';
-import { ESCAPED_MARK, ESCAPED_NOTE, plural } from './text.ts';
+import { ESCAPED_DESCRIPTION, ESCAPED_MARK, ESCAPED_NOTE, plural } from './text.ts';
 import { walk, type WalkState } from './walk.ts';
 
 export const MAX_PATTERN_CHARS = 1000;
@@ -23,7 +23,8 @@ export const grepTool = defineTool({
     'include (a glob on file names such as "*.ts", or on paths below path when it has a "/", such as "src/**/*.ts"); ignore_case (default false).',
     'Output: one row per matching line, "path:line: text", paths relative to the workspace root, lines cut at 500 characters; "no matches" when none.',
     'Stops at 200 matches with a "[…]" marker. Does not enter .git, node_modules or .rousseau, does not follow symlinks, and skips binary files, files over 4 MiB',
-    'and files that cannot be opened (the output says how many). A name that is not UTF-8 or holds control characters is shown with those bytes as \\xNN and marked "[escaped]".',
+    'and files that cannot be opened (the output says how many).',
+    ESCAPED_DESCRIPTION,
     `A pattern that takes over ${MATCH_BUDGET_MS} ms on one file (catastrophic backtracking) stops the search with an error.`,
   ].join(' '),
   inputSchema: Type.Object(

@@ -6,7 +6,7 @@ import { childPath, inDirectory, resolveInWorkspace } from './confine.ts';
 import { FsToolError } from './errors.ts';
 import { kindOf } from './kinds.ts';
 import { limitsOf } from './options.ts';
-import { ESCAPED_MARK, ESCAPED_NOTE, shownName } from './text.ts';
+import { ESCAPED_DESCRIPTION, ESCAPED_MARK, ESCAPED_NOTE, shownName } from './text.ts';
 
 export const lsTool = defineTool({
   name: 'ls',
@@ -15,7 +15,7 @@ export const lsTool = defineTool({
     'Input: path (default the workspace root).',
     'Output: one row per entry, sorted by name: "<type> <size in bytes> <name>", type one of file, dir, symlink, fifo, socket, device;',
     'directories end in "/", symlinks show "-> target", sizes of non-files are "-". Hidden entries are included. At most 1000 rows, then a "[…]" marker.',
-    'A name that is not UTF-8 or holds control characters is shown with those bytes as \\xNN and marked "[escaped]".',
+    ESCAPED_DESCRIPTION,
   ].join(' '),
   inputSchema: Type.Object(
     { path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Directory to list, relative to the workspace root. Default: the root.' })) },

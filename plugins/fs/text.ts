@@ -73,6 +73,7 @@ function utf8Length(bytes: Buffer, at: number): number {
   return length;
 }
 
-/** The note under a listing that shows an escaped name, marked in its row by `ESCAPED_MARK`. */
+/** How ls, glob and grep show such names: in their descriptions, on the row (`ESCAPED_MARK`), and in a note under the listing. */
+export const ESCAPED_DESCRIPTION = 'A name that is not UTF-8 or holds control characters is shown with those bytes as \\xNN and marked "[escaped]".';
 export const ESCAPED_MARK = ' [escaped]';
 export const ESCAPED_NOTE = '[escaped: a name holds bytes that are not UTF-8, or control characters; they are shown as \\xNN, so the name as shown does not open the file]';
