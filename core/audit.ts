@@ -165,7 +165,8 @@ function safeStringify(value: unknown): string {
  * Appends JSON lines to `file` through winston; `close()` resolves once they are written.
  *
  * The file is opened here, synchronously: a trail that cannot be written stops the host from
- * starting (a config error naming the file), rather than losing records in silence. winston's File
+ * starting (a config error naming the file), rather than losing records in silence. In the workspace
+ * it is opened without following links (`openHostFile`): a symlinked `.rousseau` is refused. winston's File
  * transport opens lazily and swallows stream errors, so we own the stream and hand it to a Stream
  * transport: every later write error reaches `onError`.
  *

@@ -4,7 +4,7 @@
  * has one place in each layout, named here. And how the host opens a file it writes in a workspace
  * (`openHostFile`), whose content it does not control.
  */
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +45,6 @@ export function hostAliases(): Record<string, string> {
   }
   return aliases;
 }
-
 
 /**
  * Opens a file the host writes for appending (its audit trail) or to replace it (the config `init`
@@ -91,8 +90,12 @@ export function openHostFile(file: string, workspace: string, how: 'append' | 'r
     const opened = fstatSync(fd);
     if (!opened.isFile()) throw new Error(`${file} is not a regular file`);
     if (opened.nlink !== 1) throw new Error(`${file} has ${opened.nlink} hard links; the host appends only to a file of its own`);
-    const named = lstatSync(file);
-    if (named.ino !== opened.ino || named.dev !== opened.dev) throw new Error(`${file} was replaced while it was being opened`);
+    // Where the descriptor really is (Linux): a directory on the way swapped for a symlink after its
+    // check would send the open elsewhere, and a second lstat would follow it there too.
+    const moved = existsSync('/proc/self/fd')
+      ? readlinkSync(`/proc/self/fd/${fd}`) !== join(realpathSync(workspace), below)
+      : lstatSync(file).ino !== opened.ino;
+    if (moved) throw new Error(`${file} was replaced, or a directory on its path swapped for a symlink, while it was being opened`);
     // Truncated only now: O_TRUNC at open would have emptied a hard-linked file before the checks.
     if (how === 'replace') ftruncateSync(fd, 0);
     return fd;
