@@ -4,12 +4,13 @@
  * silently: the hash covers all of it, the line keeps it up to a cap and says when it was cut.
  */
 import { hash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 import type Winston from 'winston';
 import { hostError, messageOf } from './errors.ts';
 import { loadWinston } from './log.ts';
+import { openHostFile } from './paths.ts';
 
 /**
  * One line of the audit trail (DESIGN §2). `decision`: the policy's verdict on a call, with its
@@ -60,6 +61,8 @@ export interface AuditSinkOptions {
   onError?: (error: Error) => void;
   /** How long `close()` waits for the flush before giving up (and reporting it). Default 5 s. */
   closeTimeoutMs?: number;
+  /** The workspace: no directory between it and the file may be a symlink (`openHostFile`). Default: the file's directory. */
+  workspace?: string;
 }
 
 const LINES = Symbol('audit lines');
@@ -162,7 +165,8 @@ function safeStringify(value: unknown): string {
  * Appends JSON lines to `file` through winston; `close()` resolves once they are written.
  *
  * The file is opened here, synchronously: a trail that cannot be written stops the host from
- * starting (a config error naming the file), rather than losing records in silence. winston's File
+ * starting (a config error naming the file), rather than losing records in silence. In the workspace
+ * it is opened without following links (`openHostFile`): a symlinked `.rousseau` is refused. winston's File
  * transport opens lazily and swallows stream errors, so we own the stream and hand it to a Stream
  * transport: every later write error reaches `onError`.
  *
@@ -172,11 +176,10 @@ function safeStringify(value: unknown): string {
  * round trip), and the JSON is built after the call has answered, not on its path. `close()` hands
  * over what is pending before it ends the stream, and so does the process exiting.
  */
-export function createAuditSink(file: string, { onError = () => {}, closeTimeoutMs = 5000 }: AuditSinkOptions = {}): AuditSink {
+export function createAuditSink(file: string, { onError = () => {}, closeTimeoutMs = 5000, workspace = dirname(file) }: AuditSinkOptions = {}): AuditSink {
   let fd: number;
   try {
-    mkdirSync(dirname(file), { recursive: true });
-    fd = openSync(file, 'a');
+    fd = openHostFile(file, workspace);
   } catch (error) {
     throw hostError('RH_ERR_CONFIG_INVALID', [`(log.audit: ${file})`, `  cannot open the audit file for appending: ${messageOf(error)}`], error);
   }

@@ -73,7 +73,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const policy = compilePolicy(config.policy, loaded.file ?? 'the config object');
 
   const auditSetting = options.audit ?? config.log?.audit ?? DEFAULT_AUDIT_FILE;
-  const audit: AuditSink = auditSetting === false ? NO_AUDIT : createAuditSink(resolve(workspace, auditSetting), { onError: (error) => log.error(`audit trail: ${error.message}`) });
+  const audit: AuditSink = auditSetting === false ? NO_AUDIT : createAuditSink(resolve(workspace, auditSetting), { workspace, onError: (error) => log.error(`audit trail: ${error.message}`) });
 
   const registry = new Registry();
   const closing = new AbortController();

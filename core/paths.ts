@@ -1,11 +1,12 @@
 /**
  * Where the host's own files are. The host runs either from source (tests, tsx) or bundled into
  * dist/ (the `rousseau-host` bin, the published package); each file it hands to jiti or to a worker
- * has one place in each layout, named here.
+ * has one place in each layout, named here. And how the host opens a file it writes in a workspace
+ * (`openHostFile`), whose content it does not control.
  */
-import { existsSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** True when this module runs from its TypeScript source rather than from dist/. */
@@ -45,3 +46,61 @@ export function hostAliases(): Record<string, string> {
   return aliases;
 }
 
+/**
+ * Opens a file the host writes for appending (its audit trail) or to replace it (the config `init`
+ * writes), creating it and its directories.
+ * A workspace is not the host's: a cloned repository can hold `.rousseau` or `.rousseau/audit.jsonl`
+ * as a symlink, and following it would append to any file the user can write. So for a file in the
+ * workspace, no directory between the workspace and the file may be a symlink, the file is opened
+ * with O_NOFOLLOW (and O_NONBLOCK: a FIFO there must not hang the host), and the descriptor must be
+ * a regular file with one name, still at `file`; anything else throws an error naming the path. A
+ * file outside the workspace is where the user's config put it, and is opened as named (a device
+ * or a pipe to a collector included).
+ */
+export function openHostFile(file: string, workspace: string, how: 'append' | 'replace' = 'append'): number {
+  const below = relative(workspace, file);
+  if (below === '' || below === '..' || below.startsWith(`..${sep}`) || isAbsolute(below)) {
+    mkdirSync(dirname(file), { recursive: true });
+    return openSync(file, how === 'append' ? 'a' : 'w');
+  }
+  let dir = resolve(workspace);
+  mkdirSync(dir, { recursive: true });
+  for (const part of dirname(below).split(sep).filter((p) => p !== '.')) {
+    dir = join(dir, part);
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const stat = lstatSync(dir);
+    if (stat.isSymbolicLink()) throw new Error(`${dir} is a symlink; the host does not follow links to its own files in the workspace`);
+    if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
+  }
+  let fd: number;
+  try {
+    const append = how === 'append' ? constants.O_APPEND : 0;
+    fd = openSync(file, constants.O_WRONLY | append | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o666);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw new Error(`${file} is a symlink; the host does not follow links to its own files in the workspace`);
+    if (code === 'ENXIO') throw new Error(`${file} is not a regular file (a FIFO or socket)`); // a FIFO with no reader
+    throw error;
+  }
+  try {
+    const opened = fstatSync(fd);
+    if (!opened.isFile()) throw new Error(`${file} is not a regular file`);
+    if (opened.nlink !== 1) throw new Error(`${file} has ${opened.nlink} hard links; the host appends only to a file of its own`);
+    // Where the descriptor really is (Linux): a directory on the way swapped for a symlink after its
+    // check would send the open elsewhere, and a second lstat would follow it there too.
+    const moved = existsSync('/proc/self/fd')
+      ? readlinkSync(`/proc/self/fd/${fd}`) !== join(realpathSync(workspace), below)
+      : lstatSync(file).ino !== opened.ino;
+    if (moved) throw new Error(`${file} was replaced, or a directory on its path swapped for a symlink, while it was being opened`);
+    // Truncated only now: O_TRUNC at open would have emptied a hard-linked file before the checks.
+    if (how === 'replace') ftruncateSync(fd, 0);
+    return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}

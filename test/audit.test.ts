@@ -2,7 +2,8 @@
 // through winston, flushed by host.close() whatever happened to the call.
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import winston from 'winston';
@@ -243,5 +244,76 @@ describe('audit trail', () => {
     await sink.close();
     expect(readLines(file).map((l) => l.callId)).to.deep.equal(['before']);
     expect(errors.join('\n')).to.include('after close dropped');
+  });
+});
+
+describe('audit trail: the file is never reached through a link in the workspace', () => {
+  let t: ReturnType<typeof tempDir>;
+  let workspace: string;
+  let outside: string;
+  beforeEach(() => {
+    t = tempDir();
+    workspace = join(t.dir, 'ws');
+    outside = join(t.dir, 'outside');
+    mkdirSync(workspace);
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'bashrc'), 'original\n');
+  });
+  afterEach(() => t.cleanup());
+
+  /** The error createHost fails with, on the default `.rousseau/audit.jsonl`. */
+  const refusal = () =>
+    createHost({ cwd: workspace, logLevel: 'error', config: { builtins: false, plugins: [] } }).then(
+      async (h) => {
+        await h.close();
+        return expect.fail('the host started');
+      },
+      (error: Error & { code?: string }) => error,
+    );
+
+  it('refuses .rousseau/audit.jsonl as a symlink, and appends nothing to its target', async () => {
+    mkdirSync(join(workspace, '.rousseau'));
+    symlinkSync(join(outside, 'bashrc'), join(workspace, '.rousseau', 'audit.jsonl'));
+    const error = await refusal();
+    expect(error.code).to.equal('RH_ERR_CONFIG_INVALID');
+    expect(error.message).to.include(join(workspace, '.rousseau', 'audit.jsonl')).and.include('is a symlink');
+    expect(readFileSync(join(outside, 'bashrc'), 'utf8')).to.equal('original\n');
+  });
+
+  it('refuses a dangling symlink without creating its target', async () => {
+    mkdirSync(join(workspace, '.rousseau'));
+    symlinkSync(join(outside, 'new-file'), join(workspace, '.rousseau', 'audit.jsonl'));
+    expect((await refusal()).message).to.include('is a symlink');
+    expect(readdirSync(outside)).to.deep.equal(['bashrc']);
+  });
+
+  it('refuses .rousseau itself as a symlink, and creates nothing where it points', async () => {
+    symlinkSync(outside, join(workspace, '.rousseau'));
+    const error = await refusal();
+    expect(error.message).to.include(`${join(workspace, '.rousseau')} is a symlink`);
+    expect(readdirSync(outside)).to.deep.equal(['bashrc']);
+  });
+
+  it('refuses a hard link, a directory and a FIFO in place of the file', async () => {
+    mkdirSync(join(workspace, '.rousseau'));
+    const file = join(workspace, '.rousseau', 'audit.jsonl');
+    linkSync(join(outside, 'bashrc'), file);
+    expect((await refusal()).message).to.include('has 2 hard links');
+    rmSync(file);
+    mkdirSync(file);
+    expect((await refusal()).message).to.include(file); // EISDIR, named
+    rmSync(file, { recursive: true });
+    execFileSync('mkfifo', [file]);
+    expect((await refusal()).message).to.include(`${file} is not a regular file`); // at once: no open blocks on it
+    expect(readFileSync(join(outside, 'bashrc'), 'utf8')).to.equal('original\n');
+  });
+
+  it('creates .rousseau and the file when they are missing, and appends to its own file', async () => {
+    for (let run = 0; run < 2; run++) {
+      const h = await createHost({ cwd: workspace, logLevel: 'error', config: { builtins: false, plugins: [{ module: KIT, isolation: 'inline' }] } });
+      await h.call('open_echo', '{"text":"hi"}', { callId: `run-${run}` });
+      await h.close();
+    }
+    expect(readLines(join(workspace, '.rousseau', 'audit.jsonl')).map((l) => l.callId)).to.deep.equal(['run-0', 'run-0', 'run-1', 'run-1']);
   });
 });

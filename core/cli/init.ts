@@ -1,8 +1,9 @@
 /** `rousseau-host init`: writes a commented rousseau.config.ts. */
-import { existsSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EXIT, print, printJson, type Command } from './command.ts';
-import { HostError } from '../errors.ts';
+import { HostError, messageOf } from '../errors.ts';
+import { openHostFile } from '../paths.ts';
 
 const CONFIG_TEMPLATE = `import { defineConfig } from 'rousseau-host';
 
@@ -48,7 +49,17 @@ export const init: Command = {
     if (existsSync(file) && !values.force) {
       throw new HostError('RH_ERR_USAGE', `${file} already exists; run with --force to overwrite it`);
     }
-    writeFileSync(file, CONFIG_TEMPLATE);
+    let fd: number;
+    try {
+      fd = openHostFile(file, dir, 'replace');
+    } catch (error) {
+      throw new HostError('RH_ERR_USAGE', `cannot write ${file}: ${messageOf(error)}`);
+    }
+    try {
+      writeFileSync(fd, CONFIG_TEMPLATE);
+    } finally {
+      closeSync(fd);
+    }
     if (values.json) printJson({ file });
     else print(`Wrote ${file}\nNext: add your plugins to it, then run: rousseau-host tools`);
     return EXIT.ok;

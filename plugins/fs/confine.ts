@@ -8,8 +8,8 @@
  * is the real path, which the tools then open with O_NOFOLLOW and check again after opening
  * (`openConfined`), which narrows the race with a concurrent writer to the rename of a directory.
  */
-import { constants, type Stats } from 'node:fs';
-import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { constants, existsSync, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readlink, realpath, unlink, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { errnoOf, FsToolError } from './errors.ts';
 
@@ -120,31 +120,90 @@ function lexicalRelative(workspace: string, root: string, input: string): string
   return undefined;
 }
 
-const OPEN_FLAGS = { read: constants.O_RDONLY | constants.O_NONBLOCK, write: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL };
+const OPEN_FLAGS = {
+  read: constants.O_RDONLY | constants.O_NONBLOCK,
+  write: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
+  dir: constants.O_RDONLY | constants.O_DIRECTORY,
+};
+
+/** Linux names every open descriptor under /proc/self/fd; without it (macOS) the walk's check stands alone. */
+const PROC_FD = existsSync('/proc/self/fd');
 
 /**
- * Opens a path returned by `resolveInWorkspace` without following a final symlink (O_NOFOLLOW) and
- * without blocking on a FIFO (O_NONBLOCK), then asks the kernel where the descriptor really points
- * (`/proc/self/fd`, Linux): if a directory was swapped for a symlink since the walk, it is refused.
+ * Opens a path returned by `resolveInWorkspace` (or found by walking a confined directory) without
+ * following a final symlink (O_NOFOLLOW) and without blocking on a FIFO (O_NONBLOCK), then asks the
+ * kernel where the descriptor really points (`/proc/self/fd`): if a directory was swapped for a
+ * symlink since the walk, it is refused, and a file this call created out there is removed. This is
+ * the one place the fs tools open anything. `path` may be bytes: a name need not be UTF-8.
  */
-export async function openConfined(path: string, root: string, mode: 'read' | 'write', fileMode = 0o666): Promise<FileHandle> {
+export async function openConfined(path: string | Buffer, root: string, mode: keyof typeof OPEN_FLAGS, fileMode = 0o666): Promise<FileHandle> {
+  const shown = relative(root, path.toString());
   let handle: FileHandle;
   try {
     handle = await open(path, OPEN_FLAGS[mode] | constants.O_NOFOLLOW, fileMode);
   } catch (error) {
-    if (errnoOf(error) === 'ELOOP') throw new FsToolError('symlink_escape', `"${relative(root, path)}" became a symlink while it was being opened`);
-    if (errnoOf(error) === 'ENOENT') throw new FsToolError('not_found', `"${relative(root, path)}" does not exist`);
+    const code = errnoOf(error);
+    if (code === 'ELOOP') throw new FsToolError('symlink_escape', `"${shown}" became a symlink while it was being opened`);
+    if (code === 'ENOENT') throw new FsToolError('not_found', `"${shown}" does not exist`);
+    if (code === 'ENOTDIR' && mode === 'dir') throw new FsToolError('not_a_directory', `"${shown}" is not a directory (or became a symlink while it was being opened)`);
     throw error;
   }
-  let opened: string | undefined;
+  if (!PROC_FD) return handle;
   try {
-    opened = await readlink(`/proc/self/fd/${handle.fd}`);
-  } catch {
-    opened = undefined; // no /proc (macOS): the walk's check stands alone
-  }
-  if (opened !== undefined && !isInside(root, opened)) {
+    const opened = await readlink(fdPath(handle));
+    if (isInside(root, opened)) return handle;
+    if (mode === 'write') await unlink(opened).catch(() => {});
+  } catch (error) {
     await handle.close();
-    throw new FsToolError('symlink_escape', `"${relative(root, path)}" resolved outside the workspace when opened (a directory was replaced by a symlink)`);
+    throw error;
   }
-  return handle;
+  await handle.close();
+  throw new FsToolError('symlink_escape', `"${shown}" resolved outside the workspace when opened (a directory was replaced by a symlink)`);
+}
+
+/**
+ * A path that names what `handle` has open, wherever it is now: `/proc/self/fd/N` on Linux, so that
+ * a later call by path (readdir, lstat of an entry) cannot be sent elsewhere by a swapped symlink.
+ */
+function fdPath(handle: FileHandle): string {
+  return `/proc/self/fd/${handle.fd}`;
+}
+
+/**
+ * Runs `use` with the directory at `path` open, confined as `openConfined` does; `use` gets a path
+ * to pass to readdir and lstat that stays on that directory (see `fdPath`).
+ */
+export async function inDirectory<T>(path: string | Buffer, root: string, use: (dir: string | Buffer) => Promise<T>): Promise<T> {
+  const handle = await openConfined(path, root, 'dir');
+  try {
+    return await use(PROC_FD ? fdPath(handle) : path);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `dir/name` in bytes, for a name read from a directory (which need not be UTF-8). */
+export function childPath(dir: string | Buffer, name: Buffer): Buffer {
+  return Buffer.concat([typeof dir === 'string' ? Buffer.from(dir) : dir, SEPARATOR, name]);
+}
+const SEPARATOR = Buffer.from(sep);
+
+/**
+ * Creates `dir` (a real path inside `root` returned by `resolveInWorkspace`) and its missing parents
+ * one at a time, refusing any component that is no longer a real directory: `mkdir -p` would follow
+ * a component swapped for a symlink since the walk and create directories outside.
+ */
+export async function mkdirConfined(dir: string, root: string): Promise<void> {
+  let current = root;
+  for (const part of relative(root, dir).split(sep).filter(Boolean)) {
+    current = join(current, part);
+    try {
+      await mkdir(current);
+    } catch (error) {
+      if (errnoOf(error) !== 'EEXIST') throw error;
+    }
+    const stat = await lstat(current);
+    if (stat.isSymbolicLink()) throw new FsToolError('symlink_escape', `"${relative(root, current)}" became a symlink while directories were being created`);
+    if (!stat.isDirectory()) throw new FsToolError('not_a_directory', `"${relative(root, current)}" is a file, not a directory`);
+  }
 }

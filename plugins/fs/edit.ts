@@ -4,7 +4,7 @@ import { defineTool } from 'rousseau-host';
 import { writeAtomic } from './atomic.ts';
 import { resolveInWorkspace } from './confine.ts';
 import { FsToolError } from './errors.ts';
-import { openRegularFile } from './open-file.ts';
+import { openRegularFile, readCapped } from './open-file.ts';
 import { limitsOf } from './options.ts';
 import { countLines, plural } from './text.ts';
 import { MAX_CONTENT_CHARS } from './write.ts';
@@ -33,32 +33,41 @@ export const editTool = defineTool({
     const { writeProtected, maxFileBytes } = limitsOf(ctx.options);
     if (oldText === newText) throw new FsToolError('invalid_edit', 'old_string and new_string are the same; nothing to change');
     const target = await resolveInWorkspace(ctx.workspace, path, 'write', writeProtected);
-    const { handle, size, mode, head } = await openRegularFile(target, 'edit');
-    let text: string;
+    const file = await openRegularFile(target, 'edit');
+    let bytes: Buffer | undefined;
     try {
-      if (size > maxFileBytes) throw new FsToolError('too_large', `${target.rel} is ${size} bytes, over edit's cap of ${maxFileBytes} bytes; use write or bash`);
-      if (head.binary) throw new FsToolError('binary_file', `${target.rel} is a binary file; edit changes text files only`);
-      text = await handle.readFile('utf8');
+      if (file.size <= maxFileBytes) {
+        if (file.head.binary) throw new FsToolError('binary_file', `${target.rel} is a binary file; edit changes text files only`);
+        bytes = await readCapped(file, maxFileBytes);
+      }
     } finally {
-      await handle.close();
+      await file.handle.close();
     }
+    if (!bytes) throw new FsToolError('too_large', `${target.rel} is over edit's cap of ${maxFileBytes} bytes; use write or bash`);
+    const text = bytes.toString('utf8');
 
     const first = text.indexOf(oldText);
     if (first === -1) {
       throw new FsToolError('no_match', `old_string was not found in ${target.rel}; read the file and copy the exact text, whitespace and indentation included`);
     }
-    const count = text.split(oldText).length - 1;
+    let count = 0;
+    for (let at = first; at !== -1; at = text.indexOf(oldText, at + oldText.length)) count++;
     if (count > 1 && !all) {
       throw new FsToolError('not_unique', `old_string occurs ${count} times in ${target.rel}; include more surrounding lines to make it unique, or set replace_all`);
     }
-    const updated = all ? text.split(oldText).join(newText) : text.slice(0, first) + newText + text.slice(first + oldText.length);
+    // Checked before the new text is built: replace_all can multiply a file far past anything write may write.
+    const length = text.length + count * (newText.length - oldText.length);
+    if (length > MAX_CONTENT_CHARS) {
+      throw new FsToolError('too_large', `the edit would make ${target.rel} ${length} characters long, over write's cap of ${MAX_CONTENT_CHARS} characters; the file is left as it was`);
+    }
+    const updated = all ? text.replaceAll(oldText, () => newText) : text.slice(0, first) + newText + text.slice(first + oldText.length);
     ctx.signal.throwIfAborted();
-    const bytes = await writeAtomic(target.real, target.root, updated, mode);
+    const written = await writeAtomic(target.real, target.root, updated, file.mode);
     const line = text.slice(0, first).split('\n').length;
     const shape = `${plural(countLines(oldText), 'line')} → ${plural(countLines(newText), 'line')}`;
     return {
-      content: `edited ${target.rel}: ${plural(count, 'replacement')}${count === 1 ? ` at line ${line}` : `, first at line ${line}`} (${shape}), now ${bytes} bytes`,
-      data: { path: target.rel, replacements: count, line, bytes },
+      content: `edited ${target.rel}: ${plural(count, 'replacement')}${count === 1 ? ` at line ${line}` : `, first at line ${line}`} (${shape}), now ${written} bytes`,
+      data: { path: target.rel, replacements: count, line, bytes: written },
     };
   },
 });

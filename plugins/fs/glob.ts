@@ -6,6 +6,7 @@ import { resolveInWorkspace } from './confine.ts';
 import { FsToolError } from './errors.ts';
 import { globToRegExp } from './glob-pattern.ts';
 import { limitsOf } from './options.ts';
+import { ESCAPED_DESCRIPTION, ESCAPED_MARK, ESCAPED_NOTE } from './text.ts';
 import { walk, type WalkState } from './walk.ts';
 
 export const globTool = defineTool({
@@ -16,6 +17,7 @@ export const globTool = defineTool({
     'e.g. "**/*.ts" or "src/*.{js,json}"; path (the directory to search, default the workspace root).',
     'Output: matching paths relative to the workspace root, one per line, sorted, directories ending in "/"; "no matches" when none.',
     'At most 1000 paths, then a "[…]" marker. Does not enter .git, node_modules or .rousseau and does not follow symlinks.',
+    ESCAPED_DESCRIPTION,
   ].join(' '),
   inputSchema: Type.Object(
     {
@@ -32,9 +34,11 @@ export const globTool = defineTool({
     if (!target.stat?.isDirectory()) throw new FsToolError('not_a_directory', `${target.rel} is not a directory`);
     const found: string[] = [];
     const walked: WalkState = { visited: 0, truncated: false };
-    for await (const entry of walk(target.real, ctx.signal, walked)) {
+    let escaped = false;
+    for await (const entry of walk(target.real, target.root, ctx.signal, walked)) {
       if (!matcher.test(entry.rel)) continue;
-      found.push(relative(target.root, join(target.real, entry.rel)) + (entry.dirent.isDirectory() ? '/' : ''));
+      escaped ||= entry.escaped;
+      found.push(relative(target.root, join(target.real, entry.rel)) + (entry.dirent.isDirectory() ? '/' : '') + (entry.escaped ? ESCAPED_MARK : ''));
       if (found.length > max) break;
     }
     if (found.length === 0) return `no matches for "${pattern}" in ${target.rel}${walked.truncated ? ` (stopped after ${walked.visited - 1} entries)` : ''}`;
@@ -42,6 +46,7 @@ export const globTool = defineTool({
     const rows = found.slice(0, max);
     if (found.length > max) rows.push(`[… more than ${max} matches; narrow the pattern or path]`);
     if (walked.truncated) rows.push(`[… stopped after ${walked.visited - 1} entries; search a smaller path]`);
+    if (escaped) rows.push(ESCAPED_NOTE);
     return rows.join('\n');
   },
 });

@@ -1,5 +1,4 @@
 /** `grep`: a JavaScript regular expression over the workspace's text files. */
-import { lstat, readFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import Type from 'typebox';
 import { defineTool } from 'rousseau-host';
@@ -8,7 +7,8 @@ import { FsToolError } from './errors.ts';
 import { globToRegExp } from './glob-pattern.ts';
 import { limitsOf } from './options.ts';
 import { MATCH_BUDGET_MS, RegexWorker } from './regex-worker.ts';
-import { looksBinary, plural } from './text.ts';
+import { openRegularAt, readCapped, type OpenFile } from './open-file.ts';
+import { ESCAPED_DESCRIPTION, ESCAPED_MARK, ESCAPED_NOTE, plural } from './text.ts';
 import { walk, type WalkState } from './walk.ts';
 
 export const MAX_PATTERN_CHARS = 1000;
@@ -22,7 +22,9 @@ export const grepTool = defineTool({
     `Inputs: pattern (a JavaScript RegExp source, at most ${MAX_PATTERN_CHARS} characters, e.g. "function \\\\w+\\\\("); path (a file or directory, default the workspace root);`,
     'include (a glob on file names such as "*.ts", or on paths below path when it has a "/", such as "src/**/*.ts"); ignore_case (default false).',
     'Output: one row per matching line, "path:line: text", paths relative to the workspace root, lines cut at 500 characters; "no matches" when none.',
-    'Stops at 200 matches with a "[…]" marker. Does not enter .git, node_modules or .rousseau, does not follow symlinks, and skips binary files and files over 4 MiB (the output says how many).',
+    'Stops at 200 matches with a "[…]" marker. Does not enter .git, node_modules or .rousseau, does not follow symlinks, and skips binary files, files over 4 MiB',
+    'and files that cannot be opened (the output says how many).',
+    ESCAPED_DESCRIPTION,
     `A pattern that takes over ${MATCH_BUDGET_MS} ms on one file (catastrophic backtracking) stops the search with an error.`,
   ].join(' '),
   inputSchema: Type.Object(
@@ -49,7 +51,8 @@ export const grepTool = defineTool({
     if (!target.stat) throw new FsToolError('not_found', `${target.rel} does not exist`);
 
     const rows: string[] = [];
-    const skipped = { binary: 0, large: 0 };
+    const skipped = { binary: 0, large: 0, unopened: 0 };
+    let escaped = false;
     const walked: WalkState = { visited: 0, truncated: false };
     let capped = false;
 
@@ -74,23 +77,37 @@ export const grepTool = defineTool({
         }
       });
     };
-    const searchFile = async (file: string) => {
-      const stat = await lstat(file);
-      if (stat.size > maxFileBytes) return void skipped.large++;
-      const bytes = await readFile(file);
-      if (looksBinary(bytes)) return void skipped.binary++;
+    /** Adds a file to the batch; `walked` files that cannot be opened as regular files are counted, not fatal. */
+    const searchFile = async (path: string | Buffer, shown: string, walked: boolean) => {
+      let file: OpenFile;
+      try {
+        file = await openRegularAt(path, target.root, shown, 'grep');
+      } catch (error) {
+        if (!walked) throw error;
+        return void skipped.unopened++;
+      }
+      let bytes: Buffer | undefined;
+      try {
+        if (file.size > maxFileBytes) return void skipped.large++;
+        if (file.head.binary) return void skipped.binary++;
+        bytes = await readCapped(file, maxFileBytes);
+      } finally {
+        await file.handle.close();
+      }
+      if (!bytes) return void skipped.large++;
       if (batchBytes + bytes.length > BATCH_BYTES) await flush();
-      batch.push({ shown: relative(target.root, file), text: bytes.toString('utf8') });
+      batch.push({ shown, text: bytes.toString('utf8') });
       batchBytes += bytes.length;
     };
 
     try {
       if (target.stat.isFile()) {
-        await searchFile(target.real);
+        await searchFile(target.real, target.rel, false);
       } else {
-        for await (const entry of walk(target.real, ctx.signal, walked)) {
+        for await (const entry of walk(target.real, target.root, ctx.signal, walked)) {
           if (!entry.dirent.isFile() || !matchesInclude(entry.rel)) continue;
-          await searchFile(join(target.real, entry.rel));
+          escaped ||= entry.escaped;
+          await searchFile(entry.path, relative(target.root, join(target.real, entry.rel)) + (entry.escaped ? ESCAPED_MARK : ''), true);
           if (capped) break;
         }
       }
@@ -105,6 +122,8 @@ export const grepTool = defineTool({
     if (skipped.binary || skipped.large) {
       notes.push(`(skipped ${plural(skipped.binary, 'binary file')} and ${plural(skipped.large, 'file')} over ${maxFileBytes} bytes)`);
     }
+    if (skipped.unopened) notes.push(`(skipped ${plural(skipped.unopened, 'file')} that could not be opened as a regular file in the workspace: unreadable, or changed during the search)`);
+    if (escaped) notes.push(ESCAPED_NOTE);
     if (rows.length === 0) return [`no matches for /${pattern}/${ignoreCase ? 'i' : ''} in ${target.rel}`, ...notes].join('\n');
     return [...rows, ...notes].join('\n');
   },

@@ -1,10 +1,9 @@
 /** `write`: create or replace a whole file, atomically, keeping an existing file's mode. */
-import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import Type from 'typebox';
 import { defineTool } from 'rousseau-host';
 import { writeAtomic } from './atomic.ts';
-import { resolveInWorkspace } from './confine.ts';
+import { mkdirConfined, resolveInWorkspace } from './confine.ts';
 import { FsToolError } from './errors.ts';
 import { kindOf } from './kinds.ts';
 import { limitsOf } from './options.ts';
@@ -39,7 +38,7 @@ export const writeTool = defineTool({
       throw new FsToolError('not_a_file', `${target.rel} is a ${kind === 'dir' ? 'directory' : kind}; write replaces regular files only`);
     }
     ctx.signal.throwIfAborted();
-    if (!before) await mkdir(dirname(target.real), { recursive: true });
+    if (!before) await mkdirConfined(dirname(target.real), target.root);
     const bytes = await writeAtomic(target.real, target.root, content, before ? before.mode & 0o7777 : undefined);
     const what = `${plural(bytes, 'byte')}, ${plural(countLines(content), 'line')}`;
     return {

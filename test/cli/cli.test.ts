@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, runCli, tempDir } from '../helpers.ts';
 
@@ -175,6 +175,18 @@ describe('rousseau-host CLI', function () {
     const again = await runCli(['init'], { cwd: t.dir });
     expect(again.code).to.equal(1);
     expect(again.stderr).to.contain('already exists');
+  });
+
+  it('init never writes through a symlink in the directory (a dangling one would have created its target)', async () => {
+    const target = join(t.dir, 'elsewhere', 'profile');
+    mkdirSync(join(t.dir, 'elsewhere'));
+    symlinkSync(target, join(t.dir, 'rousseau.config.ts'));
+    for (const args of [['init'], ['init', '--force']]) {
+      const r = await runCli(args, { cwd: t.dir });
+      expect(r.code, args.join(' ')).to.equal(1);
+      expect(r.stderr).to.contain(`${join(t.dir, 'rousseau.config.ts')} is a symlink`);
+    }
+    expect(existsSync(target)).to.equal(false);
   });
 
   it('logs are JSON lines on stderr when it is not a terminal, each carrying its plugin', async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { linkSync, lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openConfined, resolveInWorkspace } from '../../../plugins/fs/confine.ts';
+import { mkdirConfined, openConfined, resolveInWorkspace } from '../../../plugins/fs/confine.ts';
 import { loadPluginModule } from '../load.ts';
 import { textOf, toolContext } from '../tool-context.ts';
 import { makeWorkspace, type Layout } from './fixture.ts';
@@ -104,6 +104,27 @@ describe('plugins/fs confinement (cases 51–56)', () => {
       (e: Error & { code?: string }) => e,
     );
     expect(error?.code).to.equal('symlink_escape');
+  });
+
+  it('removes a file it created outside when a directory was swapped for a symlink before the open', async () => {
+    // afterEach: nothing was left in outside/ (the escape was refused only after O_EXCL had created the file).
+    const root = (await resolveInWorkspace(ws.root, '.', 'read')).root;
+    const error = await openConfined(join(root, 'dir-out', 'temp.tmp'), root, 'write').then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
+    expect(error?.code).to.equal('symlink_escape');
+  });
+
+  it('creates missing directories one at a time, refusing one that became a symlink since the walk', async () => {
+    const root = (await resolveInWorkspace(ws.root, '.', 'read')).root;
+    const error = await mkdirConfined(join(root, 'dir-out', 'made', 'deeper'), root).then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
+    expect(error?.code).to.equal('symlink_escape');
+    await mkdirConfined(join(root, 'sub', 'new', 'deeper'), root);
+    expect(lstatSync(join(root, 'sub', 'new', 'deeper')).isDirectory()).to.equal(true);
   });
 
   it('protects .git and the host state directory from writes but not from reads', async () => {

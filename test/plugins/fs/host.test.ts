@@ -52,4 +52,15 @@ describe('plugins/fs through the host', () => {
     expect((await host.call('grep', { pattern: 'x'.repeat(1001) })).code).to.equal('invalid_input');
     expect((await host.call('read', '{"path":"a.txt","offset":0}')).code).to.equal('invalid_input');
   });
+
+  it('refuses caps past what a string can hold: a tool would build a text V8 cannot (item 4)', async () => {
+    for (const options of [{ maxFileBytes: 1024 ** 3 }, { readMaxBytes: 1024 ** 3 }]) {
+      const capped = await createHost({ cwd: ws.root, config: { builtins: [{ name: 'fs', options }] }, audit: false, logLevel: 'error' });
+      const [fs] = capped.plugins();
+      await capped.close();
+      expect(fs, JSON.stringify(options)).to.include({ status: 'failed' });
+      expect(fs!.error).to.include({ code: 'RH_ERR_PLUGIN_OPTIONS' });
+      expect(fs!.error!.message).to.include(`options/${Object.keys(options)[0]}: must be <=`);
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadPluginModule } from '../load.ts';
 import { textOf, toolContext } from '../tool-context.ts';
@@ -40,7 +40,7 @@ describe('plugins/fs read (case 58)', () => {
 
   it('cuts very long lines', async () => {
     writeFileSync(join(ws.root, 'long.txt'), 'y'.repeat(5000));
-    expect(await read({ path: 'long.txt' })).to.match(/y… \[line cut at 2000 of 5000 characters\]$/);
+    expect(await read({ path: 'long.txt' })).to.match(/^     1\ty{2000}… \[line cut at 2000 characters of 5000 bytes\]$/);
   });
 
   it('refuses binary files: a NUL byte, or bytes that are not UTF-8', async () => {
@@ -76,5 +76,20 @@ describe('plugins/fs read (case 58)', () => {
     writeFileSync(join(ws.root, 'empty'), '');
     expect(await read({ path: 'empty' })).to.equal('(empty is empty)');
     expect((await failure(readTool.execute({ path: 'nope.txt' }, toolContext(ws.root)))).code).to.equal('not_found');
+  });
+
+  it('reads a 600 MB file of one line by bytes: the line is cut with a marker, never built as a string (item 4)', async function () {
+    this.timeout(60_000);
+    const file = join(ws.root, 'one-line.txt');
+    writeFileSync(file, 'a'.repeat(8192));
+    truncateSync(file, 600 * 1024 * 1024); // sparse: no disk, no newline; readline threw RangeError out of the host
+    expect(await read({ path: 'one-line.txt' })).to.equal(`     1\t${'a'.repeat(2000)}… [line cut at 2000 characters of ${600 * 1024 * 1024} bytes]`);
+  });
+
+  it('cuts a line by characters, never inside one, and ends a line at CRLF', async () => {
+    writeFileSync(join(ws.root, 'wide.txt'), `${'😀'.repeat(2500)}\r\nnext\r\n`);
+    const [first, second] = (await read({ path: 'wide.txt' })).split('\n');
+    expect(first).to.equal(`     1\t${'😀'.repeat(2000)}… [line cut at 2000 characters of 10000 bytes]`);
+    expect(second).to.equal('     2\tnext');
   });
 });

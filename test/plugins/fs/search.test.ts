@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadPluginModule } from '../load.ts';
 import { textOf, toolContext } from '../tool-context.ts';
-import { makeWorkspace, type Layout } from './fixture.ts';
+import { makeWorkspace, startSwapping, type Layout } from './fixture.ts';
 
 type FsTools = typeof import('../../../plugins/fs/grep.ts') & typeof import('../../../plugins/fs/glob.ts') & typeof import('../../../plugins/fs/ls.ts');
 
@@ -36,6 +36,8 @@ describe('plugins/fs grep, glob and ls', () => {
 
   const grep = async (input: Record<string, unknown>, options: Record<string, unknown> = {}) =>
     textOf(await tools.grepTool.execute(input as never, toolContext(ws.root, options)));
+  const glob = async (input: Record<string, unknown>, options: Record<string, unknown> = {}) =>
+    textOf(await tools.globTool.execute(input as never, toolContext(ws.root, options)));
   const failure = (p: unknown) => Promise.resolve(p).then(() => expect.fail('expected a failure'), (e: Error & { code?: string }) => e);
 
   describe('grep', () => {
@@ -98,9 +100,6 @@ describe('plugins/fs grep, glob and ls', () => {
   });
 
   describe('glob', () => {
-    const glob = async (input: Record<string, unknown>, options: Record<string, unknown> = {}) =>
-      textOf(await tools.globTool.execute(input as never, toolContext(ws.root, options)));
-
     it('lists matching paths, sorted, relative to the workspace root, without .git or node_modules', async () => {
       expect(await glob({ pattern: '**/*.ts' })).to.equal('src/main.ts\nsrc/util/helper.ts');
       expect(await glob({ pattern: '**/index.js' })).to.match(/^no matches/);
@@ -130,6 +129,54 @@ describe('plugins/fs grep, glob and ls', () => {
     it('refuses a file and a path outside', async () => {
       expect((await failure(tools.lsTool.execute({ path: 'a.txt' }, toolContext(ws.root)))).code).to.equal('not_a_directory');
       expect((await failure(tools.lsTool.execute({ path: '..' }, toolContext(ws.root)))).code).to.equal('outside_workspace');
+    });
+  });
+
+  describe('a workspace that changes under the tools (items 5 and low)', () => {
+    const outcome = (p: unknown) => Promise.resolve(p).then(textOf, (e: Error & { code?: string }) => `error ${e.code ?? e.message}`);
+
+    it('grep never reads a file swapped for a symlink out of the workspace during the call, and a vanished file does not end the search', async () => {
+      mkdirSync(join(ws.root, 'race'));
+      const swapper = startSwapping(join(ws.root, 'race'), join(ws.outside, 'secret.txt'), 'file');
+      try {
+        await swapper.ready;
+        for (let i = 0; i < 15; i++) {
+          const text = await outcome(tools.grepTool.execute({ pattern: 'secret|inside', path: 'race' }, toolContext(ws.root)));
+          expect(text, `call ${i}`).to.not.include('outside secret').and.not.match(/^error/);
+        }
+      } finally {
+        await swapper.stop();
+      }
+    });
+
+    it('ls and glob never list a directory swapped for a symlink out of the workspace during the call', async () => {
+      mkdirSync(join(ws.root, 'race'));
+      const swapper = startSwapping(join(ws.root, 'race'), ws.outside, 'dir');
+      try {
+        await swapper.ready;
+        for (let i = 0; i < 300; i++) {
+          const listed = await outcome(tools.lsTool.execute({ path: `race/f${i % 20}` }, toolContext(ws.root)));
+          expect(listed, `ls ${i}`).to.not.include('secret.txt');
+        }
+        for (let i = 0; i < 60; i++) {
+          const found = await outcome(tools.globTool.execute({ pattern: '**/*.txt', path: 'race' }, toolContext(ws.root)));
+          expect(found, `glob ${i}`).to.not.include('secret.txt');
+        }
+      } finally {
+        await swapper.stop();
+      }
+    });
+
+    it('lists names that are not UTF-8 (escaped and marked) in ls, glob and grep, and searches those files', async () => {
+      const name = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x74, 0x78, 0x74]); // "caf\xe9.txt" in Latin-1
+      writeFileSync(Buffer.concat([Buffer.from(`${ws.root}/sub/`), name]), 'needle in latin1 name\n');
+      writeFileSync(join(ws.root, 'sub', 'new\nline.txt'), 'needle\n');
+      const shown = 'caf\\xe9.txt [escaped]';
+      const ls = textOf(await tools.lsTool.execute({ path: 'sub' }, toolContext(ws.root)));
+      expect(ls).to.include(`file            22  ${shown}`).and.include('new\\x0aline.txt [escaped]').and.include('[escaped: a name holds bytes');
+      expect(await glob({ pattern: '**/*.txt', path: 'sub' })).to.include(`sub/${shown}`).and.include('sub/new\\x0aline.txt [escaped]');
+      const found = await grep({ pattern: 'needle', path: 'sub' });
+      expect(found.split('\n')).to.include.members([`sub/${shown}:1: needle in latin1 name`, 'sub/new\\x0aline.txt [escaped]:1: needle']);
     });
   });
 });

@@ -98,6 +98,14 @@ describe('plugins/fs write and edit (case 57)', () => {
       expect(notUnique.message).to.include('occurs 2 times');
     });
 
+    it("refuses an edit whose result would pass write's cap, naming it, and leaves the file as it was (replace_all wrote 100x the file)", async () => {
+      writeFileSync(file('grow.txt'), 'a'.repeat(200_000));
+      const error = await failure(edit({ path: 'grow.txt', old_string: 'a', new_string: 'b'.repeat(100), replace_all: true }));
+      expect(error.code).to.equal('too_large');
+      expect(error.message).to.include("over write's cap of 10000000 characters");
+      expect(readFileSync(file('grow.txt'), 'utf8')).to.equal('a'.repeat(200_000));
+    });
+
     it('refuses a file over the size cap', async () => {
       writeFileSync(file('big.txt'), 'z'.repeat(4096));
       const error = await failure(editTool.execute({ path: 'big.txt', old_string: 'zz', new_string: 'y', replace_all: true }, toolContext(ws.root, { maxFileBytes: 1024 })));
