@@ -1,0 +1,128 @@
+// Properties of the policy on real calls (host.call through the whole pipeline): for random inputs
+// spelled every way JSON allows, (a) what the policy decided on, the approval prompt and the audit
+// line show the input the tool received, in every isolation; (b) a deny rule written on a value
+// matches every spelling of that value, or the input is refused as invalid JSON.
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { canonicalJson } from '../../core/canonical-json.ts';
+import type { PolicyRuleConfig } from '../../core/config-schema.ts';
+import { createHost } from '../../core/host.ts';
+import { parseStrictJson } from '../../core/safe-json.ts';
+import type { Isolation } from '../../core/types.ts';
+import { tempDir } from '../helpers.ts';
+import { expectedInput, jsonObject, literal, RUNS, spell } from './json.ts';
+
+const RECORDER = fileURLToPath(new URL('recorder.ts', import.meta.url));
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+describe('property: the policy sees what the tool gets', () => {
+  let t: ReturnType<typeof tempDir>;
+  beforeEach(() => (t = tempDir()));
+  afterEach(() => t.cleanup());
+
+  const runs: Record<Isolation, number> = { inline: RUNS, worker: RUNS / 2, process: RUNS / 2 };
+  for (const isolation of ['inline', 'worker', 'process'] as const) {
+    it(`${isolation}: the approval prompt, host.decide and the audit line show the canonical form of exactly the input the tool received`, async () => {
+      const audit = join(t.dir, 'audit.jsonl');
+      const prompted = new Map<string, string>();
+      const host = await createHost({
+        cwd: t.dir,
+        audit,
+        logLevel: 'error',
+        approve: (request) => (prompted.set(request.callId, request.input), true),
+        config: { builtins: false, plugins: [{ module: RECORDER, isolation }], policy: { default: 'allow', ask: [{ tool: 'record' }] } },
+      });
+      const ran = new Map<string, string>();
+      let n = 0;
+      try {
+        await fc.assert(
+          fc.asyncProperty(jsonObject, fc.integer(), fc.boolean(), async (value, seed, asText) => {
+            const callId = `c${n++}`;
+            const raw = asText ? spell(value, seed).text : value;
+            const result = await host.call('record', raw, { callId });
+            const expected = expectedInput(value);
+            if (expected === undefined) {
+              expect(result.code, result.content).to.equal('invalid_json');
+              expect(prompted.has(callId)).to.equal(false);
+              return;
+            }
+            expect(result.isError, result.content).to.equal(false);
+            expect(result.data).to.deep.equal(expected); // -0 and 0 differ for deep.equal
+            const canonical = canonicalJson(result.data);
+            expect(prompted.get(callId)).to.equal(canonical);
+            expect(parseStrictJson(canonical)).to.deep.equal(result.data);
+            const check = host.decide('record', raw);
+            expect(check.ok && check.canonical).to.equal(canonical);
+            ran.set(callId, canonical);
+          }),
+          { numRuns: runs[isolation] },
+        );
+      } finally {
+        await host.close();
+      }
+      expect(ran.size).to.be.greaterThan(runs[isolation] / 2);
+      const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      for (const [callId, canonical] of ran) {
+        const [decision, call] = lines.filter((l) => l.callId === callId);
+        expect(decision).to.include({ event: 'decision', decision: 'ask', answer: 'approved', input: canonical, inputSha256: sha256(canonical) });
+        expect(call).to.include({ event: 'call', outcome: 'ok', inputSha256: sha256(canonical) });
+      }
+    });
+  }
+});
+
+describe('property: no spelling of a value gets past a deny rule on it', () => {
+  /** The value a rule is written on (in NFC, as the policy sees it), and the ways an input may hold it. */
+  const TARGETS: [string, string[]][] = [
+    ['rm -rf /', ['rm -rf /']],
+    ['caf\u00e9', ['caf\u00e9', 'cafe\u0301']],
+    ['\u00c5', ['\u00c5', 'A\u030a', '\u212b']],
+    ['K', ['K', '\u212a']],
+    ['a\tb', ['a\tb']],
+    ['x\u2028y', ['x\u2028y']],
+    ['\ud800', ['\ud800']],
+    ['say "hi" \\ bye /', ['say "hi" \\ bye /']],
+  ];
+  /** Per target: a `where` on a top-level field, a `match` on the canonical text, a `where` JSON pointer. */
+  const rules = (value: string): PolicyRuleConfig[] => [
+    { tool: 'record', where: { command: literal(value) } },
+    { tool: 'record', match: `"cmd":${literal(canonicalJson(value))}` },
+    { tool: 'record', where: { '/deep/0/x': literal(value) } },
+  ];
+  const PLACES = ['command', 'cmd', 'deep'] as const;
+
+  it('each value, wherever the rule reads it, spelled any way, in input of any shape: denied, or refused as invalid JSON', async () => {
+    const host = await createHost({
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: RECORDER, isolation: 'inline' }], policy: { default: 'allow', deny: TARGETS.flatMap(([value]) => rules(value)) } },
+    });
+    const target = fc.constantFrom(...TARGETS).chain(([, spellings]) => fc.constantFrom(...spellings));
+    try {
+      await fc.assert(
+        fc.asyncProperty(target, fc.constantFrom(...PLACES), jsonObject, jsonObject, fc.integer(), fc.boolean(), fc.boolean(), async (held, place, rest, inner, seed, duplicate, asText) => {
+          const define = (obj: object, k: string, v: unknown) => Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
+          if (place === 'deep') define(rest, 'deep', [define(inner, 'x', held)]);
+          else define(rest, place, held);
+          const { text, duplicated } = spell(rest, seed, duplicate);
+          const raw = asText ? text : rest;
+          const result = await host.call('record', raw);
+          if ((asText && duplicated) || expectedInput(rest) === undefined) {
+            expect(result.code, text).to.equal('invalid_json');
+            return;
+          }
+          expect(result.code, `${text}\n${result.content}`).to.equal('denied');
+          const check = host.decide('record', raw);
+          expect(check.ok && check.decision).to.equal('deny');
+        }),
+        { numRuns: RUNS * 2 },
+      );
+    } finally {
+      await host.close();
+    }
+  });
+});
