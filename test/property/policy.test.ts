@@ -75,6 +75,36 @@ describe('property: the policy sees what the tool gets', () => {
   }
 });
 
+describe('property: schema defaults reach the policy and the tool alike', () => {
+  it('a default filled in (at the top, in array items) is in the canonical input the policy decides on, in NFC, -0 as 0', async () => {
+    const prompted = new Map<string, string>();
+    const host = await createHost({
+      audit: false,
+      logLevel: 'error',
+      approve: (request) => (prompted.set(request.callId, request.input), true),
+      config: { builtins: false, plugins: [{ module: RECORDER, isolation: 'inline' }], policy: { default: 'ask' } },
+    });
+    const item = fc.record({ flag: fc.boolean() }, { requiredKeys: [] });
+    const fields = fc.record({ mode: fc.string(), n: fc.double({ noNaN: true, noDefaultInfinity: true }), list: fc.array(item, { maxLength: 3 }) }, { requiredKeys: [] });
+    let n = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(fields, fc.integer(), async (input, seed) => {
+          const callId = `d${n++}`;
+          const result = await host.call('record_defaults', spell(input, seed).text, { callId });
+          expect(result.isError, result.content).to.equal(false);
+          const filled = { mode: 'café', n: 0, ...input, ...(input.list ? { list: input.list.map((i) => ({ flag: true, ...i })) } : {}) };
+          expect(result.data).to.deep.equal(expectedInput(filled));
+          expect(prompted.get(callId)).to.equal(canonicalJson(result.data));
+        }),
+        { numRuns: RUNS / 2 },
+      );
+    } finally {
+      await host.close();
+    }
+  });
+});
+
 describe('property: no spelling of a value gets past a deny rule on it', () => {
   /** The value a rule is written on (in NFC, as the policy sees it), and the ways an input may hold it. */
   const TARGETS: [string, string[]][] = [
