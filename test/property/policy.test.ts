@@ -8,9 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { canonicalJson } from '../../core/canonical-json.ts';
+import { canonicalJson, normalizeValue } from '../../core/canonical-json.ts';
 import type { PolicyRuleConfig } from '../../core/config-schema.ts';
 import { createHost } from '../../core/host.ts';
+import { compilePolicy, type Policy } from '../../core/policy.ts';
 import { parseStrictJson } from '../../core/safe-json.ts';
 import type { Isolation } from '../../core/types.ts';
 import { tempDir } from '../helpers.ts';
@@ -120,7 +121,7 @@ describe('property: no spelling of a value gets past a deny rule on it', () => {
   /** Per target: a `where` on a top-level field, a `match` on the canonical text, a `where` JSON pointer. */
   const rules = (value: string): PolicyRuleConfig[] => [
     { tool: 'record', where: { command: literal(value) } },
-    { tool: 'record', match: `"cmd":${literal(canonicalJson(value))}` },
+    { tool: 'record', match: `"cmd":${literal(JSON.stringify(value))}` },
     { tool: 'record', where: { '/deep/0/x': literal(value) } },
   ];
   const PLACES = ['command', 'cmd', 'deep'] as const;
@@ -154,5 +155,23 @@ describe('property: no spelling of a value gets past a deny rule on it', () => {
     } finally {
       await host.close();
     }
+  });
+
+  it('a rule written in any Unicode spelling of its value is refused at load, or denies every spelling of the input', () => {
+    const spellings = fc.constantFrom(...TARGETS).chain(([, held]) => fc.tuple(fc.constantFrom(...held), fc.constantFrom(...held)));
+    fc.assert(
+      fc.property(spellings, fc.nat({ max: PLACES.length - 1 }), ([written, held], place) => {
+        let policy: Policy;
+        try {
+          policy = compilePolicy({ default: 'allow', deny: [rules(written)[place]!] });
+        } catch (error) {
+          expect(error).to.have.property('code', 'RH_ERR_CONFIG_INVALID');
+          return;
+        }
+        const input = normalizeValue(PLACES[place] === 'deep' ? { deep: [{ x: held }] } : { [PLACES[place]!]: held });
+        expect(policy.decide({ name: 'record' }, () => canonicalJson(input), input).decision, `rule on ${JSON.stringify(written)}, input ${JSON.stringify(held)}`).to.equal('deny');
+      }),
+      { numRuns: RUNS / 2 },
+    );
   });
 });
