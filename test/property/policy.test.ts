@@ -107,8 +107,12 @@ describe('property: schema defaults reach the policy and the tool alike', () => 
 });
 
 describe('property: no spelling of a value gets past a deny rule on it', () => {
-  /** The value a rule is written on (in NFC, as the policy sees it), and the ways an input may hold it. */
-  const TARGETS: [string, string[]][] = [
+  /**
+   * The value a rule is written on (as its author would: strings in NFC, other values as JSON), and
+   * the values an input may hold that the policy must take for it (NFC twins, `-0`, `100` and `1e2`
+   * are one number; spell() writes each of them many ways).
+   */
+  const TARGETS: [unknown, unknown[]][] = [
     ['rm -rf /', ['rm -rf /']],
     ['caf\u00e9', ['caf\u00e9', 'cafe\u0301']],
     ['\u00c5', ['\u00c5', 'A\u030a', '\u212b']],
@@ -117,13 +121,22 @@ describe('property: no spelling of a value gets past a deny rule on it', () => {
     ['x\u2028y', ['x\u2028y']],
     ['\ud800', ['\ud800']],
     ['say "hi" \\ bye /', ['say "hi" \\ bye /']],
+    [100, [100]],
+    [0, [0, -0]],
+    [1e21, [1e21]],
+    [0.1, [0.1]],
+    [{ a: [1, 'caf\u00e9'], b: null }, [{ b: null, a: [1, 'cafe\u0301'] }]],
   ];
   /** Per target: a `where` on a top-level field, a `match` on the canonical text, a `where` JSON pointer. */
-  const rules = (value: string): PolicyRuleConfig[] => [
-    { tool: 'record', where: { command: literal(value) } },
-    { tool: 'record', match: `"cmd":${literal(JSON.stringify(value))}` },
-    { tool: 'record', where: { '/deep/0/x': literal(value) } },
-  ];
+  const rules = (value: unknown): PolicyRuleConfig[] => {
+    const json = JSON.stringify(value);
+    const text = typeof value === 'string' ? value : json;
+    return [
+      { tool: 'record', where: { command: literal(text) } },
+      { tool: 'record', match: `"cmd":${literal(json)}` },
+      { tool: 'record', where: { '/deep/0/x': literal(text) } },
+    ];
+  };
   const PLACES = ['command', 'cmd', 'deep'] as const;
 
   it('each value, wherever the rule reads it, spelled any way, in input of any shape: denied, or refused as invalid JSON', async () => {
