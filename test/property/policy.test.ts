@@ -12,10 +12,10 @@ import { canonicalJson, normalizeValue } from '../../core/canonical-json.ts';
 import type { PolicyRuleConfig } from '../../core/config-schema.ts';
 import { createHost } from '../../core/host.ts';
 import { compilePolicy, type Policy } from '../../core/policy.ts';
-import { parseStrictJson } from '../../core/safe-json.ts';
+import { MAX_DEPTH, parseStrictJson } from '../../core/safe-json.ts';
 import type { Isolation } from '../../core/types.ts';
 import { tempDir } from '../helpers.ts';
-import { expectedInput, jsonObject, literal, RUNS, spell } from './json.ts';
+import { expectedInput, jsonObject, key, literal, RUNS, spell } from './json.ts';
 
 const RECORDER = fileURLToPath(new URL('recorder.ts', import.meta.url));
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -74,6 +74,72 @@ describe('property: the policy sees what the tool gets', () => {
       }
     });
   }
+});
+
+describe('property: nesting around the depth limit, through a real call', () => {
+  it('up to MAX_DEPTH levels reach the tool and the policy alike, as text or as a value; deeper is invalid_json, never a crash', async () => {
+    const host = await createHost({
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: RECORDER, isolation: 'worker' }], policy: { default: 'allow' } },
+    });
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: MAX_DEPTH - 2, max: MAX_DEPTH + 2 }), key, fc.boolean(), async (levels, k, asText) => {
+          let value: unknown = {};
+          for (let i = 1; i < levels; i++) value = i % 2 ? [value] : Object.defineProperty({}, k, { value, enumerable: true });
+          const input = levels % 2 ? value : { [k]: value }; // the outermost is an object either way
+          const depth = levels % 2 ? levels : levels + 1;
+          const result = await host.call('record', asText ? spell(input, levels).text : input);
+          const expected = expectedInput(input);
+          if (depth > MAX_DEPTH || expected === undefined) {
+            expect(result.code, result.content).to.equal('invalid_json');
+            return;
+          }
+          expect(result.isError, result.content).to.equal(false);
+          expect(result.data).to.deep.equal(expected);
+          const check = host.decide('record', input);
+          expect(check.ok && check.canonical).to.equal(canonicalJson(expected));
+        }),
+        { numRuns: 40 },
+      );
+    } finally {
+      await host.close();
+    }
+  });
+});
+
+describe('property: an "always" answer covers one canonical input', () => {
+  it('every other spelling of the approved input runs without asking; any other input is asked again', async () => {
+    const prompted: string[] = [];
+    const host = await createHost({
+      audit: false,
+      logLevel: 'error',
+      approve: (request) => (prompted.push(request.input), 'always'),
+      config: { builtins: false, plugins: [{ module: RECORDER, isolation: 'inline' }], policy: { default: 'ask' } },
+    });
+    let session = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(jsonObject, jsonObject, fc.integer(), fc.integer(), async (value, other, seed1, seed2) => {
+          const expected = expectedInput(value);
+          const otherExpected = expectedInput(other);
+          if (expected === undefined || otherExpected === undefined) return;
+          const sessionId = `s${session++}`;
+          prompted.length = 0;
+          expect((await host.call('record', spell(value, seed1).text, { sessionId })).isError).to.equal(false);
+          expect(prompted).to.deep.equal([canonicalJson(expected)]);
+          expect((await host.call('record', spell(value, seed2).text, { sessionId })).isError).to.equal(false);
+          expect(prompted, 'another spelling of the approved input was asked again').to.have.length(1);
+          await host.call('record', spell(other, seed2).text, { sessionId });
+          expect(prompted.length, 'another input rode on the approval').to.equal(canonicalJson(otherExpected) === canonicalJson(expected) ? 1 : 2);
+        }),
+        { numRuns: RUNS / 2 },
+      );
+    } finally {
+      await host.close();
+    }
+  });
 });
 
 describe('property: schema defaults reach the policy and the tool alike', () => {
