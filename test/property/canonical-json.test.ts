@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { canonicalJson, normalizeValue } from '../../core/canonical-json.ts';
 import { JsonInputError, parseStrictJson } from '../../core/safe-json.ts';
-import { expectedInput, hasForbiddenKey, jsonObject, jsonValue, key, RUNS, spell } from './json.ts';
+import { expectedInput, hasForbiddenKey, jsonObject, jsonValue, key, RUNS, setOwn, spell } from './json.ts';
 
 /**
  * RFC 8785's shape, written independently of the host: keys sorted by UTF-16 code units, no
@@ -69,7 +69,7 @@ describe('property: the canonical form', () => {
         if (twins) {
           const [[a, b], path] = twins;
           let at: Record<string, unknown> = value;
-          for (const k of path) Object.defineProperty(at, k, { value: (at = {}), enumerable: true, writable: true, configurable: true });
+          for (const k of path) setOwn(at, k, (at = {}));
           at[a] = 1;
           at[b] = 2;
         }

@@ -30,10 +30,14 @@ const number = fc.oneof(
   fc.constantFrom(-0, 0, 1, 0.1, 1e21, 1e-7, 5e-324, Number.MAX_VALUE, -Number.MAX_VALUE, 2 ** 53, 2 ** 53 + 2),
 );
 
-/** An object built key by key, so that `__proto__` is an own key as in parsed JSON, never a prototype. */
+/** Sets an own key as parsed JSON has it: `__proto__` becomes a key, never the prototype. Returns `obj`. */
+export function setOwn<T extends object>(obj: T, k: string, v: unknown): T {
+  return Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
+}
+
 function objectOf(entries: [string, unknown][]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  for (const [k, v] of entries) setOwn(out, k, v);
   return out;
 }
 

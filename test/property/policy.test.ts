@@ -15,7 +15,7 @@ import { compilePolicy, type Policy } from '../../core/policy.ts';
 import { MAX_DEPTH, parseStrictJson } from '../../core/safe-json.ts';
 import type { Isolation } from '../../core/types.ts';
 import { tempDir } from '../helpers.ts';
-import { expectedInput, jsonObject, key, literal, RUNS, spell } from './json.ts';
+import { expectedInput, jsonObject, key, literal, RUNS, setOwn, spell } from './json.ts';
 
 const RECORDER = fileURLToPath(new URL('recorder.ts', import.meta.url));
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -87,8 +87,8 @@ describe('property: nesting around the depth limit, through a real call', () => 
       await fc.assert(
         fc.asyncProperty(fc.integer({ min: MAX_DEPTH - 2, max: MAX_DEPTH + 2 }), key, fc.boolean(), async (levels, k, asText) => {
           let value: unknown = {};
-          for (let i = 1; i < levels; i++) value = i % 2 ? [value] : Object.defineProperty({}, k, { value, enumerable: true });
-          const input = levels % 2 ? value : { [k]: value }; // the outermost is an object either way
+          for (let i = 1; i < levels; i++) value = i % 2 ? [value] : setOwn({}, k, value);
+          const input = levels % 2 ? value : setOwn({}, k, value); // the outermost is an object either way
           const depth = levels % 2 ? levels : levels + 1;
           const result = await host.call('record', asText ? spell(input, levels).text : input);
           const expected = expectedInput(input);
@@ -215,9 +215,8 @@ describe('property: no spelling of a value gets past a deny rule on it', () => {
     try {
       await fc.assert(
         fc.asyncProperty(target, fc.constantFrom(...PLACES), jsonObject, jsonObject, fc.integer(), fc.boolean(), fc.boolean(), async (held, place, rest, inner, seed, duplicate, asText) => {
-          const define = (obj: object, k: string, v: unknown) => Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
-          if (place === 'deep') define(rest, 'deep', [define(inner, 'x', held)]);
-          else define(rest, place, held);
+          if (place === 'deep') setOwn(rest, 'deep', [setOwn(inner, 'x', held)]);
+          else setOwn(rest, place, held);
           const { text, duplicated } = spell(rest, seed, duplicate);
           const raw = asText ? text : rest;
           const result = await host.call('record', raw);
