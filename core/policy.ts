@@ -144,9 +144,20 @@ function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin:
   // A `.` spans lines in deny and ask rules (a newline cannot split a command away from them) but
   // not in allow rules (an allowed first line cannot carry a second one): both fail closed.
   const flags = list === 'allow' ? '' : 's';
+  // Rules read input in NFC (canonical-json.ts): text NFC would change (a decomposed é as a macOS
+  // file name holds it, the Kelvin sign) can never be matched, and a deny rule would silently miss.
+  const nfc = (text: string, at: string, what: string) => {
+    if (text !== text.normalize('NFC')) {
+      throw hostError('RH_ERR_CONFIG_INVALID', [
+        origin,
+        `  ${at}: the ${what} is not in Unicode NFC, and input is normalised to NFC before rules read it, so it could never match as written; write it in NFC: ${escapeNonAscii(text.normalize('NFC'))}`,
+      ]);
+    }
+  };
   const compile = (pattern: string, key: string, anchored: boolean) => {
     const source = anchored ? `^(?:${pattern})$` : pattern;
     const at = `${id}.${key}`;
+    nfc(pattern, at, 'pattern');
     let re: RegExp;
     try {
       re = new RegExp(source, flags);
@@ -172,8 +183,18 @@ function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin:
     ...(rule.match === undefined ? {} : { match: compile(rule.match, 'match', false) }),
     ...(rule.where === undefined
       ? {}
-      : { where: Object.entries(rule.where).map(([field, pattern]): [string[], RegExp] => [fieldPath(field), compile(pattern, `where.${field}`, true)]) }),
+      : {
+          where: Object.entries(rule.where).map(([field, pattern]): [string[], RegExp] => {
+            nfc(field, `${id}.where.${field}`, 'field name');
+            return [fieldPath(field), compile(pattern, `where.${field}`, true)];
+          }),
+        }),
   };
+}
+
+/** `"caf\u00e9"`: shows which code points NFC chose, where printing them would look unchanged. */
+function escapeNonAscii(text: string): string {
+  return JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** A `where` key: a top-level field name, or (starting with `/`) a JSON pointer into the input. */

@@ -1,5 +1,7 @@
 // The policy on its own: rule compilation, precedence, defaults, the shipped rule, session rules.
 import { expect } from 'chai';
+import { canonicalJson } from '../core/canonical-json.ts';
+import type { PolicyConfig } from '../core/config-schema.ts';
 import { compilePolicy, type Policy } from '../core/policy.ts';
 import { HostError } from '../core/errors.ts';
 
@@ -8,6 +10,16 @@ const tool = (name: string, readOnly = false) => ({ name, ...(readOnly ? { annot
 /** Decides on a plain object input, computing its canonical JSON the way the dispatcher does. */
 function decide(policy: Policy, name: string, input: Record<string, unknown>, sessionId?: string, readOnly = false) {
   return policy.decide(tool(name, readOnly), () => JSON.stringify(input), input, sessionId);
+}
+
+/** The error compiling `config` throws, or undefined when it compiles. */
+function configError(config: PolicyConfig, origin = 'rousseau.config.ts'): HostError | undefined {
+  try {
+    compilePolicy(config, origin);
+  } catch (e) {
+    return e as HostError;
+  }
+  return undefined;
 }
 
 describe('policy', () => {
@@ -63,17 +75,41 @@ describe('policy', () => {
   });
 
   it('a bad rule is a config error naming the file and the rule', () => {
-    const error = (() => {
-      try {
-        compilePolicy({ deny: [{ tool: 'x', match: '[' }] }, '/project/rousseau.config.ts');
-      } catch (e) {
-        return e;
-      }
-      return undefined;
-    })();
+    const error = configError({ deny: [{ tool: 'x', match: '[' }] }, '/project/rousseau.config.ts');
     expect(error).to.be.instanceOf(HostError);
     expect((error as HostError).code).to.equal('RH_ERR_CONFIG_INVALID');
     expect((error as HostError).message).to.include('/project/rousseau.config.ts').and.include('policy.deny[0].match: invalid regular expression');
+  });
+
+  it('a pattern or a where field NFC would change is a config error: input is NFC, so the rule could never match it', () => {
+    // A decomposed é, as a macOS file name holds it: this deny rule matched nothing before.
+    const pattern = configError({ deny: [{ tool: 't', where: { path: 'secrets/cafe\u0301\\.txt' } }] });
+    expect(pattern?.code).to.equal('RH_ERR_CONFIG_INVALID');
+    expect(pattern?.message).to.include('policy.deny[0].where.path: the pattern is not in Unicode NFC').and.include('"secrets/caf\\u00e9\\\\.txt"');
+    expect(configError({ ask: [{ tool: 't', match: '\u212a' }] })?.message).to.include('policy.ask[0].match: the pattern is not in Unicode NFC');
+    expect(configError({ deny: [{ tool: 't', where: { 'cafe\u0301': '.*' } }] })?.message).to.include('the field name is not in Unicode NFC');
+    expect(configError({ deny: [{ tool: 't', where: { path: 'secrets/caf\u00e9\\.txt' }, match: '[\u0300-\u036f]' }] })).to.equal(undefined);
+  });
+
+  describe('regexes read decoded strings in where, escaped JSON text in match', () => {
+    // The canonical text of {"command":"a<TAB>b"} holds a backslash and a t, not a tab.
+    const input = { command: 'a\tb' };
+    const canonical = () => canonicalJson(input);
+
+    it('a match rule with \\s misses a tab: it reads the escaped canonical JSON', () => {
+      const p = compilePolicy({ default: 'allow', deny: [{ tool: 't', match: 'a\\s+b' }] });
+      expect(canonical()).to.equal('{"command":"a\\tb"}');
+      expect(p.decide(tool('t'), canonical, input).decision).to.equal('allow');
+      const escaped = compilePolicy({ default: 'allow', deny: [{ tool: 't', match: 'a(\\s|\\\\[tnr])+b' }] });
+      expect(escaped.decide(tool('t'), canonical, input).decision).to.equal('deny');
+    });
+
+    it('a where rule with \\s matches the tab: a string field is tested decoded, nested ones through a JSON pointer', () => {
+      const p = compilePolicy({ default: 'allow', deny: [{ tool: 't', where: { command: 'a\\s+b' } }, { tool: 'u', where: { '/env/0': '.*\\s.*' } }] });
+      expect(p.decide(tool('t'), canonical, input).decision).to.equal('deny');
+      const nested = { env: ['X=1\tY=2'] };
+      expect(p.decide(tool('u'), () => canonicalJson(nested), nested).decision).to.equal('deny');
+    });
   });
 
   describe('the shipped rule for http_get', () => {
