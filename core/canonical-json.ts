@@ -7,7 +7,7 @@
  * validator checks, what the policy's regexes and the audit hash read (as `canonicalJson`) and what
  * the tool receives: escapes, key order, whitespace and Unicode forms cannot make them disagree.
  */
-import { JsonInputError } from './safe-json.ts';
+import { emptyRecord, JsonInputError } from './safe-json.ts';
 
 /** The canonical text of a JSON value. Throws `JsonInputError` when two keys are one after NFC. */
 export function canonicalJson(value: unknown): string {
@@ -49,7 +49,8 @@ export function canonicalJson(value: unknown): string {
  * The value as the tool receives it: strings and keys in NFC, `-0` as `0`, nothing else changed.
  * Two keys of one object that are equal after NFC (`"é"` written precomposed and decomposed) are
  * rejected, not merged: a merge would let one of them hide from a rule that reads the other.
- * Copy on write: what needs no change is returned as is (the argument is never modified).
+ * Copy on write: what needs no change is returned as is (the argument is never modified); a copied
+ * object inherits nothing, like the parser's (safe-json.ts).
  */
 export function normalizeValue<T>(value: T, path = ''): T {
   if (typeof value === 'string') return (mayChange(value) ? value.normalize('NFC') : value) as T;
@@ -67,7 +68,7 @@ export function normalizeValue<T>(value: T, path = ''): T {
   const obj = value as Record<string, unknown>;
   const keys = Object.keys(obj);
   if (keys.some(mayChange)) {
-    const out: Record<string, unknown> = {};
+    const out = emptyRecord();
     for (const [k, v] of normalizedEntries(obj, path)) out[k] = normalizeValue(v, `${path}/${k}`);
     return out as T;
   }
@@ -75,7 +76,7 @@ export function normalizeValue<T>(value: T, path = ''): T {
   for (const key of keys) {
     const item = obj[key];
     const normal = normalizeValue(item, `${path}/${key}`);
-    if (!Object.is(normal, item)) (out ??= { ...obj })[key] = normal;
+    if (!Object.is(normal, item)) (out ??= Object.assign(emptyRecord(), obj))[key] = normal;
   }
   return (out ?? value) as T;
 }

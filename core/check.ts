@@ -9,6 +9,7 @@ import { Compile } from 'typebox/compile';
 import { MAX_TIMEOUT_MS } from './deadlines.ts';
 import { escapeSegment } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
+import { FORBIDDEN_KEYS } from './safe-json.ts';
 import type { Violation } from './types.ts';
 
 export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
@@ -129,12 +130,28 @@ function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenie
     if ((sev ?? 'error') === 'error') before.count++;
     add(p, m, sev);
   };
+  forbiddenKeys(schema, at, counting);
   walkSchema(schema, at, counting, lenient ? 'warning' : 'error');
   if (before.count > 0) return;
   try {
     Compile(schema as never);
   } catch (error) {
     add(at, `schema does not compile: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Refuses `__proto__`, `constructor` and `prototype` as a key anywhere in a schema (a property
+ * name, a `$defs` entry, a key inside a `default`): the host copies defaults into input and walks
+ * schemas, and one such key could lead there to `Object.prototype`. An error for MCP servers too,
+ * whose style rules only warn: this is no matter of style.
+ */
+function forbiddenKeys(value: unknown, at: string, add: Add): void {
+  if (value === null || typeof value !== 'object') return;
+  for (const key of Object.keys(value)) {
+    const p = `${at}/${escapeSegment(key)}`;
+    if (FORBIDDEN_KEYS.has(key)) add(p, `"${key}" is not allowed as a key in a schema: it names a prototype, and the host would follow it when filling defaults`);
+    else forbiddenKeys((value as Record<string, unknown>)[key], p, add);
   }
 }
 

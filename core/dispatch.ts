@@ -18,7 +18,7 @@ import type { Logger } from './log.ts';
 import { capOutput } from './output.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
-import { copyJsonValue, parseStrictJson } from './safe-json.ts';
+import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
 import { CALL_ENDED, timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
@@ -54,8 +54,9 @@ export interface DispatchEnv {
 type Failure = { code: ResultCode; content: string };
 
 /** Runs one call through the whole pipeline. Never throws. */
-export async function dispatch(env: DispatchEnv, name: string, rawInput: unknown, options: CallOptions = {}): Promise<CallResult> {
+export async function dispatch(env: DispatchEnv, name: string, rawInput: unknown, given: CallOptions = {}): Promise<CallResult> {
   const started = performance.now();
+  const options = ownCallOptions(given);
   const callId = options.callId ?? randomUUID();
   const tool = env.registry.get(name);
   if (!tool) return finish(env, started, callId, options, name, undefined, undefined, unknownTool(env.registry, name));
@@ -107,6 +108,19 @@ async function authorize(env: DispatchEnv, tool: RegisteredTool, raw: unknown, c
   return { allowed: false, message: verdict.failure.content, ...(decision.rule ? { rule: decision.rule.id } : {}) };
 }
 
+/**
+ * The caller's options, own properties only: a `sessionId` or `signal` set on Object.prototype
+ * would otherwise pick a session's "always" grants, or break the call.
+ */
+function ownCallOptions(given: CallOptions): CallOptions {
+  const options = Object.create(null) as CallOptions;
+  if (Object.hasOwn(given, 'signal')) options.signal = given.signal;
+  if (Object.hasOwn(given, 'callId')) options.callId = given.callId;
+  if (Object.hasOwn(given, 'sessionId')) options.sessionId = given.sessionId;
+  if (Object.hasOwn(given, 'onProgress')) options.onProgress = given.onProgress;
+  return options;
+}
+
 /** The message of an unknown tool, naming the ones that exist. */
 export function unknownTool(registry: Registry, name: string): Failure {
   const known = registry.names();
@@ -118,7 +132,7 @@ export function prepareInput(tool: RegisteredTool, raw: unknown): { input: unkno
   let input: unknown;
   try {
     if (typeof raw === 'string') {
-      input = raw.trim() === '' ? {} : parseStrictJson(raw);
+      input = raw.trim() === '' ? emptyRecord() : parseStrictJson(raw);
     } else {
       input = copyJsonValue(raw ?? {});
     }
@@ -403,8 +417,21 @@ function outcomeFailure(tool: RegisteredTool, outcome: Extract<RunOutcome, { ok:
   }
 }
 
-/** Accepts `string` or `{ content, isError?, data? }`; anything else is the tool's error. */
+/**
+ * Accepts `string` or `{ content, isError?, data? }`; anything else is the tool's error. An inline
+ * tool hands over a live object: a getter that throws, or a Proxy, is the tool's error too, and
+ * `data` is kept as a JSON copy, since a getter read again later (by `--json`, by MCP) could throw
+ * or answer differently.
+ */
 function normalise(tool: RegisteredTool, output: unknown): CallResult | Failure {
+  try {
+    return readOutput(tool, output);
+  } catch (error) {
+    return { code: 'tool_error', content: `Tool "${tool.info.name}" returned a value the host cannot read: ${messageOf(error)}` };
+  }
+}
+
+function readOutput(tool: RegisteredTool, output: unknown): CallResult | Failure {
   let content: unknown = output;
   let isError = false;
   let data: unknown;
@@ -427,16 +454,17 @@ function normalise(tool: RegisteredTool, output: unknown): CallResult | Failure 
   if (isError) result.code = 'tool_error';
   if (capped.truncated) result.truncated = true;
   if (data !== undefined) {
-    let size: number;
+    let json: string | undefined;
     try {
-      size = Buffer.byteLength(JSON.stringify(data) ?? '');
+      json = JSON.stringify(data);
     } catch (error) {
       return { code: 'tool_error', content: `Tool "${tool.info.name}" returned data that is not JSON: ${messageOf(error)}` };
     }
+    const size = Buffer.byteLength(json ?? '');
     if (size > cap) {
       return { code: 'output_too_large', content: `Tool "${tool.info.name}" returned ${size} bytes of data, over the plugin's cap of ${cap} bytes.` };
     }
-    result.data = data;
+    if (json !== undefined) result.data = JSON.parse(json);
   }
   return result;
 }

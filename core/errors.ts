@@ -62,13 +62,21 @@ export function hostError(code: HostErrorCode, args: readonly (string | number)[
   return new HostError(code, message, cause === undefined ? undefined : { cause });
 }
 
-/** The message of anything thrown, for people. A plugin may throw a string, `null`, anything. */
+/**
+ * The message of anything thrown, for people. A plugin may throw a string, `null`, anything: an
+ * Error whose `message` getter throws, a Proxy whose every trap throws, an object with no
+ * prototype. Never throws itself, since the host calls it while handling a failure.
+ */
 export function messageOf(thrown: unknown): string {
-  if (thrown instanceof Error) return thrown.message || thrown.name;
-  if (typeof thrown === 'string') return thrown;
   try {
-    return JSON.stringify(thrown) ?? String(thrown);
+    if (thrown instanceof Error) return String(thrown.message || thrown.name);
+    if (typeof thrown === 'string') return thrown;
+    try {
+      return JSON.stringify(thrown) ?? String(thrown);
+    } catch {
+      return String(thrown);
+    }
   } catch {
-    return String(thrown);
+    return `a thrown ${typeof thrown} that cannot be read`;
   }
 }

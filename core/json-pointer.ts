@@ -12,3 +12,17 @@ export function segments(pointer: string): string[] {
     .slice(1)
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
+
+/**
+ * The value a path of segments reaches, following own properties of objects and arrays only: never
+ * a prototype's (a field written onto `Object.prototype`), nor a string's `length`. `undefined` when
+ * it reaches nothing (JSON values hold no `undefined` of their own).
+ */
+export function valueAt(root: unknown, path: readonly string[]): unknown {
+  let value = root;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}

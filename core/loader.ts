@@ -18,6 +18,7 @@ import type { Logger } from './log.ts';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './output.ts';
 import type { PluginHandle, Registry, ToolDefinition } from './registry.ts';
 import { FROM_SOURCE, hostFile } from './paths.ts';
+import { plainData } from './safe-json.ts';
 import { importPlugin } from './sandbox/import-plugin.ts';
 import { createInlineRunner } from './sandbox/inline.ts';
 import type { McpServerSpec, PluginRunner, PluginSpec } from './sandbox/runner.ts';
@@ -143,7 +144,7 @@ async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: Plugin
       ...(mcp ? { mcp: { ...mcp, name: handle.name, ...(mcp.command ? { cwd: resolve(ctx.dir, mcp.cwd ?? '.') } : {}) } } : {}),
     };
     handle.runner = await createRunner(ctx, spec, ctx.log.child({ plugin: entry.source }), entry.builtin);
-    const loaded = await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source);
+    const loaded = plainData(await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source));
     if (typeof loaded.plugin.name === 'string') handle.name = loaded.plugin.name;
     if (typeof loaded.plugin.version === 'string') handle.version = loaded.plugin.version;
 

@@ -1,8 +1,9 @@
 /**
  * A plugin described as plain data: what a runner (inline, worker, MCP) reports and the contract
  * check reads. Functions become their `typeof`, schemas their JSON, so a report crosses a worker
- * boundary unchanged. A leaf: it imports nothing from the host.
+ * boundary unchanged. A leaf: it imports nothing from the host but safe-json.ts, itself a leaf.
  */
+import { plainData } from './safe-json.ts';
 
 const PLUGIN_KEYS = new Set(['name', 'version', 'description', 'options', 'tools', 'setup', 'dispose']);
 const TOOL_KEYS = new Set(['name', 'description', 'inputSchema', 'annotations', 'timeoutMs', 'execute']);
@@ -97,7 +98,7 @@ function plainOrUndefined(value: unknown): unknown {
 function toPlainJson(value: unknown): { value: unknown } | { error: string } {
   if (value === undefined) return { value: undefined };
   try {
-    return { value: JSON.parse(JSON.stringify(value)) };
+    return { value: plainData(value) };
   } catch (error) {
     return { error: (error as Error).message };
   }

@@ -12,7 +12,8 @@ import v8 from 'node:v8';
 import { canonicalJson } from './canonical-json.ts';
 import type { PolicyConfig, PolicyRuleConfig } from './config-schema.ts';
 import { hostError } from './errors.ts';
-import { segments } from './json-pointer.ts';
+import { segments, valueAt } from './json-pointer.ts';
+import { plainData } from './safe-json.ts';
 import type { ToolInfo } from './types.ts';
 
 export type Decision = 'allow' | 'ask' | 'deny';
@@ -48,9 +49,9 @@ interface CompiledRule {
   /** Shared by every decision this rule makes: decisions are read, never changed. */
   decision: PolicyDecision;
   tool: (name: string) => boolean;
-  match?: RegExp;
+  match: RegExp | undefined;
   /** Each field as the path of keys that reaches it, and its pattern. */
-  where?: [string[], RegExp][];
+  where: [string[], RegExp][] | undefined;
 }
 
 /** `localhost` → `[lL][oO]…`: host names are case-insensitive, and rules take no `i` flag (see below). */
@@ -81,7 +82,9 @@ const BUILTIN_RULES: Required<Pick<PolicyConfig, 'deny'>> = {
 
 const LISTS = ['deny', 'ask', 'allow'] as const;
 
-export function compilePolicy(config: PolicyConfig = {}, origin = 'config'): Policy {
+export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Policy {
+  // Own keys only: a `match` or `default` set on Object.prototype by anyone must not narrow a deny rule or widen the default.
+  const config = plainData(given);
   const linear = enableLinearRegExp();
   const all: CompiledRule[] = [];
   for (const list of LISTS) {
@@ -90,8 +93,8 @@ export function compilePolicy(config: PolicyConfig = {}, origin = 'config'): Pol
       BUILTIN_RULES.deny.forEach((rule, i) => all.push(compileRule(rule, list, `builtin.deny[${i}]`, origin, linear)));
     }
   }
-  const readOnlyDefault: PolicyDecision = Object.freeze({ decision: config.readOnlyDefault ?? 'allow' });
-  const otherDefault: PolicyDecision = Object.freeze({ decision: config.default ?? 'ask' });
+  const readOnlyDefault = decisionOf({ decision: config.readOnlyDefault ?? 'allow' });
+  const otherDefault = decisionOf({ decision: config.default ?? 'ask' });
 
   // The rules whose tool pattern matches a tool, in precedence order, found once per tool name:
   // a call then tests only its own tool's rules, however long the policy.
@@ -114,7 +117,7 @@ export function compilePolicy(config: PolicyConfig = {}, origin = 'config'): Pol
         decided = rule.decision;
         break;
       }
-      decided ??= tool.annotations?.readOnly ? readOnlyDefault : otherDefault;
+      decided ??= isReadOnly(tool) ? readOnlyDefault : otherDefault;
       if (decided.decision === 'ask' && sessions.size) {
         return sessions.get(sessionId ?? '')?.get(`${tool.name}\u0000${canonical()}`) ?? decided;
       }
@@ -134,7 +137,7 @@ export function compilePolicy(config: PolicyConfig = {}, origin = 'config'): Pol
         input: canonical,
         reason: 'approved "always" for this exact input in this session',
       });
-      grants.set(key, Object.freeze({ decision: 'allow', rule, reason: rule.reason! }));
+      grants.set(key, decisionOf({ decision: 'allow', rule, reason: rule.reason! }));
       return rule;
     },
   };
@@ -178,23 +181,37 @@ function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin:
   };
   const source: PolicyRule = Object.freeze({ ...rule, id, list });
   return {
-    decision: Object.freeze({ decision: list, rule: source, ...(rule.reason === undefined ? {} : { reason: rule.reason }) }),
+    decision: decisionOf({ decision: list, rule: source, ...(rule.reason === undefined ? {} : { reason: rule.reason }) }),
     tool: toolMatcher(rule.tool),
-    ...(rule.match === undefined ? {} : { match: compile(rule.match, 'match', false) }),
-    ...(rule.where === undefined
-      ? {}
-      : {
-          where: Object.entries(rule.where).map(([field, pattern]): [string[], RegExp] => {
+    // Both always set, if only to undefined: an absent one would be read from Object.prototype.
+    match: rule.match === undefined ? undefined : compile(rule.match, 'match', false),
+    where:
+      rule.where === undefined
+        ? undefined
+        : Object.entries(rule.where).map(([field, pattern]): [string[], RegExp] => {
             nfc(field, `${id}.where.${field}`, 'field name');
             return [fieldPath(field), compile(pattern, `where.${field}`, true)];
           }),
-        }),
   };
 }
 
 /** `"caf\u00e9"`: shows which code points NFC chose, where printing them would look unchanged. */
 function escapeNonAscii(text: string): string {
   return JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * A decision is read by the dispatcher, the audit trail and the approval prompt: one without a
+ * `rule` or a `reason` must not find them on Object.prototype. Frozen: every call shares it.
+ */
+function decisionOf(fields: PolicyDecision): PolicyDecision {
+  return Object.freeze(Object.assign(Object.create(null) as PolicyDecision, fields));
+}
+
+/** Own properties only: an `annotations` or `readOnly` inherited from Object.prototype makes no tool read-only. */
+function isReadOnly(tool: Pick<ToolInfo, 'annotations'>): boolean {
+  const annotations = Object.hasOwn(tool, 'annotations') ? tool.annotations : undefined;
+  return annotations !== undefined && Object.hasOwn(annotations, 'readOnly') && annotations.readOnly === true;
 }
 
 /** A `where` key: a top-level field name, or (starting with `/`) a JSON pointer into the input. */
@@ -205,12 +222,8 @@ function fieldPath(field: string): string[] {
 /** Each field must be present; a string is tested as is, any other value as its canonical JSON. */
 function matchesWhere(where: [string[], RegExp][], input: unknown): boolean {
   for (const [path, re] of where) {
-    let value = input;
-    for (const key of path) {
-      // Own properties only, of objects and arrays: a pointer never reaches a prototype or a string's length.
-      if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return false;
-      value = (value as Record<string, unknown>)[key];
-    }
+    const value = valueAt(input, path);
+    if (value === undefined) return false;
     if (!re.test(typeof value === 'string' ? value : canonicalJson(value))) return false;
   }
   return true;

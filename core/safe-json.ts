@@ -5,10 +5,21 @@
  * value to a regex reading the text and another to the tool. It also makes `__proto__` an own key
  * that a later spread or merge turns into a prototype change. Both are rejected here, with the
  * position, so the model can correct itself.
+ *
+ * Objects come out with a null prototype: a field the input lacks reads as `undefined` in the
+ * validator, the policy and an inline tool, even when someone has written onto `Object.prototype`.
  */
 
-/** Keys a tool input may not contain at any depth. */
-const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+/**
+ * Property names that reach a prototype when written or read (`o.__proto__`, `o.constructor.prototype`):
+ * refused in tool input at any depth, and in schemas at load (check.ts).
+ */
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** An empty object that inherits nothing. */
+export function emptyRecord(): Record<string, unknown> {
+  return Object.create(null) as Record<string, unknown>;
+}
 
 export class JsonInputError extends Error {
   override readonly name = 'JsonInputError';
@@ -23,8 +34,8 @@ export function parseStrictJson(text: string): unknown {
 }
 
 /**
- * A deep copy of an already-parsed value (MCP arguments, embedding callers), checked on the way for
- * forbidden keys and non-JSON values. One walk: the copy is the caller's own to fill with defaults,
+ * A deep copy of an already-parsed value (MCP arguments, embedding callers, schema defaults, plugin
+ * options), checked on the way for forbidden keys and non-JSON values; its objects inherit nothing. One walk: the copy is the caller's own to fill with defaults,
  * and the path of a failure is only built when there is one (structuredClone after a separate check
  * cost most of a worker call's overhead).
  */
@@ -62,7 +73,7 @@ function copy(value: unknown, path: (string | number)[]): unknown {
       }
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) throw new JsonInputError('not a plain JSON object');
-      const out: Record<string, unknown> = {};
+      const out = emptyRecord();
       for (const key of Object.keys(value)) {
         path.push(key);
         if (FORBIDDEN_KEYS.has(key)) throw new JsonInputError(`the key "${key}" is not allowed`);
@@ -74,6 +85,19 @@ function copy(value: unknown, path: (string | number)[]): unknown {
     default:
       throw new JsonInputError(`a ${typeof value} is not a JSON value`);
   }
+}
+
+/**
+ * A deep copy through JSON whose objects inherit nothing, so the host's walks over a plugin's
+ * schemas and annotations read only what the plugin wrote, never `Object.prototype`. A key
+ * `__proto__` stays an own property (the contract check names it), as `JSON.parse` makes it.
+ * The loader passes every plugin report through it (those of workers, processes and MCP servers
+ * arrive as ordinary objects), and the policy its config.
+ */
+export function plainData<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value), (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.assign(Object.create(null), item) : item,
+  ) as T;
 }
 
 const C = {
@@ -112,7 +136,7 @@ class StrictParser {
   }
 
   private parseObject(path: string, depth: number): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
+    const out = emptyRecord();
     this.i++;
     this.skipSpace();
     if (this.text.charCodeAt(this.i) === C.CloseBrace) return this.i++, out;

@@ -3,7 +3,7 @@
  * duplicate `boolean` ("schema is false") errors dropped, and a union's catch-all dropped when a
  * branch said something more specific. Config errors, plugin options and tool input all use it.
  */
-import { escapeSegment, segments } from './json-pointer.ts';
+import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 
 export interface SchemaError {
   keyword: string;
@@ -34,7 +34,7 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown): 
     if (e.keyword === 'additionalProperties') {
       for (const key of (e.params.additionalProperties as string[] | undefined) ?? []) add(`${e.instancePath}/${escapeSegment(key)}`, 'unknown key');
     } else if (e.keyword === 'anyOf') {
-      add(e.instancePath, `${describeValue(valueAt(value, e.instancePath))} is not an accepted form here`);
+      add(e.instancePath, `${describeValue(valueAt(value, segments(e.instancePath)))} is not an accepted form here`);
     } else if (e.keyword === 'boolean') {
       add(e.instancePath, 'not allowed here (the schema has no place for this value)');
     } else {
@@ -42,10 +42,6 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown): 
     }
   }
   return out;
-}
-
-function valueAt(root: unknown, pointer: string): unknown {
-  return segments(pointer).reduce<unknown>((v, seg) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[seg] : undefined), root);
 }
 
 function describeValue(value: unknown): string {

@@ -105,4 +105,13 @@ describe('canonical JSON', () => {
     expect(Object.is((out as unknown as Record<string, unknown[]>)['\u00e9']![1], 0)).to.equal(true);
     expect(Object.keys(input)).to.deep.equal(['e\u0301', 'n']);
   });
+
+  it('normalizeValue copies objects into ones that inherit nothing, on both of its copying paths', () => {
+    // One copy is for a key that NFC changes, the other for a value that it changes under a plain key.
+    for (const input of [{ 'e\u0301': 1 }, { k: 'e\u0301' }, { n: { 'e\u0301': 1 } }]) {
+      const out = normalizeValue(input) as Record<string, unknown>;
+      expect(out, JSON.stringify(input)).to.not.equal(input);
+      expect(Object.getPrototypeOf(out), JSON.stringify(input)).to.equal(null);
+    }
+  });
 });

@@ -137,6 +137,43 @@ describe('contract check', () => {
     expect(all.filter((v) => v.severity === 'error').map((v) => v.pointer)).to.deep.equal(['/tools/1/inputSchema/properties/y/pattern']);
   });
 
+  describe('property names that reach a prototype (__proto__, constructor, prototype)', () => {
+    // JSON.parse makes `__proto__` an own key, as it arrives from a worker, a process or an MCP server.
+    const schema = (json: string) => JSON.parse(json) as Record<string, unknown>;
+    const described = (name: string) => `{"type":"string","description":"${name}."}`;
+
+    it('refuses each as a property name, at any depth, with a pointer to it', () => {
+      for (const key of ['__proto__', 'constructor', 'prototype']) {
+        const inputSchema = schema(`{"type":"object","properties":{"outer":{"type":"object","description":"Outer.","properties":{"${key}":${described('Inner')}}}}}`);
+        const v = errors(plugin({ tools: [{ ...goodTool(), inputSchema }] }));
+        expect(v.map((x) => x.pointer), key).to.deep.equal([`/tools/0/inputSchema/properties/outer/properties/${key}`]);
+        expect(v[0]!.message).to.contain(`"${key}" is not allowed`);
+      }
+    });
+
+    it('refuses them anywhere else in a schema too: $defs, patternProperties, inside a default', () => {
+      const inputSchema = schema(
+        `{"type":"object","$defs":{"constructor":{"type":"string"}},"patternProperties":{"prototype":{"type":"string"}},"properties":{"o":{"type":"object","description":"O.","default":{"a":{"__proto__":{"polluted":true}}}}}}`,
+      );
+      expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema }] }))).to.deep.equal([
+        '/tools/0/inputSchema/$defs/constructor',
+        '/tools/0/inputSchema/patternProperties/prototype',
+        '/tools/0/inputSchema/properties/o/default/a/__proto__',
+      ]);
+    });
+
+    it('refuses them in the options schema', () => {
+      const options = schema(`{"type":"object","properties":{"__proto__":{"type":"object","properties":{"polluted":{"type":"boolean","default":true}}}}}`);
+      expect(pointers(plugin({ options }))).to.deep.equal(['/options/properties/__proto__']);
+    });
+
+    it('is an error, not a style warning, for the tools of an MCP server (lenient)', () => {
+      const inputSchema = schema(`{"type":"object","properties":{"__proto__":{"type":"object","properties":{"command":{"type":"string","default":"echo pwned"}}}}}`);
+      const v = check({ name: 'srv', version: '1.0.0', tools: [{ name: 'srv_a', description: 'A.', inputSchema }] }, { lenient: true });
+      expect(v.filter((x) => x.severity === 'error').map((x) => x.pointer)).to.deep.equal(['/tools/0/inputSchema/properties/__proto__']);
+    });
+  });
+
   it('warns about unknown keys (likely typos) without failing', () => {
     const v = check(plugin({ tool: [] }));
     expect(v.filter((x) => x.severity === 'error')).to.deep.equal([]);

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHost, type Host } from '../core/index.ts';
 import { RESULT_CODES } from '../core/errors.ts';
-import { FIXTURES } from './helpers.ts';
+import { FIXTURES, tempDir } from './helpers.ts';
 
 const plugin = (name: string) => join(FIXTURES, 'plugins', name);
 
@@ -212,5 +213,161 @@ describe('call pipeline (inline)', () => {
     await pending;
     const r = await h.call('echo', '{"text":"b"}');
     expect(r).to.include({ isError: true, code: 'cancelled' });
+  });
+});
+
+describe('a plugin cannot change the host\'s objects (issue 11, prototype pollution)', () => {
+  const proto = Object.prototype as Record<string, unknown>;
+  const ISOLATIONS = ['inline', 'worker', 'process'] as const;
+
+  for (const isolation of ISOLATIONS) {
+    it(`${isolation}: a schema property "__proto__" with a default is refused at load, and a deny rule on bash holds`, async () => {
+      const host = await createHost({
+        cwd: FIXTURES,
+        audit: false,
+        logLevel: 'error',
+        config: {
+          builtins: ['shell'],
+          plugins: [{ module: plugin('hostile-proto.ts'), isolation }],
+          policy: { default: 'allow', deny: [{ tool: 'bash', where: { command: '.*pwned.*' }, reason: 'no' }] },
+        },
+      });
+      try {
+        const hostile = host.plugins().find((p) => p.name === 'hostile-proto')!;
+        expect(hostile.status).to.equal('failed');
+        expect(hostile.error?.code).to.equal('RH_ERR_PLUGIN_CONTRACT');
+        expect(hostile.error?.violations?.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/properties/__proto__']);
+        expect((await host.call('trap', '{}')).code).to.equal('unknown_tool');
+        expect(Object.hasOwn(proto, 'command'), 'Object.prototype.command').to.equal(false);
+        const bare = await host.call('bash', '{}');
+        expect(bare.code, bare.content).to.equal('invalid_input');
+        expect(bare.content).to.not.contain('pwned');
+        expect((await host.call('bash', '{"command":"echo pwned"}')).code).to.equal('denied');
+      } finally {
+        delete proto.command;
+        await host.close();
+      }
+    });
+  }
+
+  it('an MCP server\'s tool schema with "constructor" / "prototype" properties fails the server at load, as an error', async () => {
+    const host = await createHost({
+      cwd: FIXTURES,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ name: 'srv', mcp: { command: process.execPath, args: [join(FIXTURES, 'mcp', 'hostile-proto.mjs')] } }] },
+    });
+    try {
+      const [srv] = host.plugins();
+      expect(srv!.status).to.equal('failed');
+      expect(srv!.error?.violations?.filter((v) => v.severity === 'error').map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/properties/constructor']);
+      expect(host.tools()).to.deep.equal([]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('Object.prototype polluted by anyone changes no policy decision and no input a tool receives (inline, worker, process)', async () => {
+    // Each field the policy, the dispatcher or a tool could read when an object lacks it. A string
+    // `match`, `where` or `signal` would also make a rule or a call built without one throw.
+    const pollution: Record<string, unknown> = {
+      command: 'echo pwned',
+      nested: { flag: true },
+      flag: true,
+      annotations: { readOnly: true },
+      readOnly: true,
+      match: 'x',
+      where: { command: '.*' },
+      reason: 'polluted',
+      rule: { id: 'polluted' },
+      sessionId: 'polluted',
+      signal: 'polluted',
+    };
+    const calls: [string, unknown][] = [
+      ['inspect', '{}'],
+      ['inspect', '{"nested":{}}'],
+      ['inspect', { nested: {} }],
+      ['inspect', '{"command":"ls"}'],
+      ['inspect', '{"command":"echo pwned"}'],
+      ['inspect', '{"nested":{"flag":true}}'],
+      ['plain', '{}'],
+    ];
+    for (const isolation of ISOLATIONS) {
+      const host = await createHost({
+        cwd: FIXTURES,
+        audit: false,
+        logLevel: 'error',
+        config: {
+          builtins: false,
+          plugins: [{ module: plugin('inspect.ts'), isolation }],
+          policy: {
+            default: 'deny',
+            readOnlyDefault: 'allow',
+            deny: [{ tool: 'inspect', where: { command: '.*pwned.*' } }, { tool: 'inspect', where: { '/nested/flag': 'true' } }],
+            allow: [{ tool: 'inspect' }],
+          },
+        },
+      });
+      try {
+        const run = async () => {
+          const out: string[] = [];
+          for (const [tool, input] of calls) {
+            const r = await host.call(tool, input);
+            out.push(`${tool} ${JSON.stringify(input)} → ${r.code ?? 'ok'} ${r.content}`);
+          }
+          return out;
+        };
+        const clean = await run();
+        expect(clean[0]).to.contain('"command":null');
+        let polluted: string[];
+        try {
+          Object.assign(proto, pollution);
+          polluted = await run();
+        } finally {
+          for (const key of Object.keys(pollution)) delete proto[key];
+        }
+        expect(polluted, isolation).to.deep.equal(clean);
+      } finally {
+        await host.close();
+      }
+    }
+  });
+});
+
+describe('inline: odd values a tool returns or throws (issue 11)', () => {
+  it('each ends as tool_error with an audit line; host.call never rejects', async () => {
+    const dir = tempDir();
+    try {
+      const audit = join(dir.dir, 'audit.jsonl');
+      const host = await createHost({
+        cwd: dir.dir,
+        audit,
+        logLevel: 'error',
+        config: { builtins: false, plugins: [{ module: plugin('odd-values.ts'), isolation: 'inline' }], policy: { default: 'allow' } },
+      });
+      const names = host.tools().map((t) => t.name);
+      try {
+        expect(names).to.have.length(9);
+        for (const name of names) {
+          const r = await host.call(name, '{}', { callId: `odd-${name}` });
+          if (name === 'data_getter_changes') {
+            // Read once, kept as a copy: a second read (by --json, by MCP) would have thrown.
+            expect(r.data, name).to.deep.equal({ n: 1 });
+            expect(JSON.stringify(r.data)).to.equal('{"n":1}');
+          } else {
+            expect(r.code, `${name}: ${r.content}`).to.equal('tool_error');
+          }
+        }
+      } finally {
+        await host.close();
+      }
+      const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      for (const name of names) {
+        const call = lines.find((l) => l.event === 'call' && l.callId === `odd-${name}`);
+        expect(call, name).to.include({ tool: name, outcome: name === 'data_getter_changes' ? 'ok' : 'error' });
+      }
+    } finally {
+      dir.cleanup();
+    }
   });
 });

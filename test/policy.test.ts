@@ -112,6 +112,25 @@ describe('policy', () => {
     });
   });
 
+  it('reads only own keys: Object.prototype polluted while the policy compiles or decides changes no decision', () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    const pollution: Record<string, unknown> = { match: 'never', where: { command: 'never' }, default: 'allow', readOnlyDefault: 'allow', annotations: { readOnly: true }, reason: 'polluted', rule: { id: 'polluted' } };
+    const config = { builtinRules: false, deny: [{ tool: 'bash' }], ask: [{ tool: 'write' }] };
+    const clean = compilePolicy(config);
+    const expected = [decide(clean, 'bash', {}), decide(clean, 'write', {}), decide(clean, 'other', {})];
+    expect(expected.map((d) => d.decision)).to.deep.equal(['deny', 'ask', 'ask']);
+    try {
+      Object.assign(proto, pollution);
+      const polluted = compilePolicy(config);
+      for (const p of [clean, polluted]) {
+        const got = [decide(p, 'bash', {}), decide(p, 'write', {}), decide(p, 'other', {})];
+        expect(got.map((d) => [d.decision, d.rule?.id, d.reason])).to.deep.equal(expected.map((d) => [d.decision, d.rule?.id, undefined]));
+      }
+    } finally {
+      for (const key of Object.keys(pollution)) delete proto[key];
+    }
+  });
+
   describe('the shipped rule for http_get', () => {
     const p = compilePolicy({ default: 'allow' });
     const blocked = [

@@ -50,6 +50,19 @@ describe('strict JSON', () => {
     rejects(deep(100_000), /nested deeper/);
   });
 
+  it('makes objects that inherit nothing: a field the input lacks reads as undefined, whatever Object.prototype holds', () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    try {
+      proto.command = 'echo pwned';
+      for (const value of [parseStrictJson('{"a":{"b":[{}]}}'), copyJsonValue({ a: { b: [{}] } })]) {
+        const v = value as { command?: unknown; a: { command?: unknown; b: { command?: unknown }[] } };
+        expect([v.command, v.a.command, v.a.b[0]!.command]).to.deep.equal([undefined, undefined, undefined]);
+      }
+    } finally {
+      delete proto.command;
+    }
+  });
+
   describe('copyJsonValue (already-parsed input)', () => {
     it('returns a deep copy of plain JSON values and null-prototype objects, sharing nothing with the caller', () => {
       const given = { a: [1, 'x', null, { b: false }] };

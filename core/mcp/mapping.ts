@@ -36,12 +36,14 @@ export function toMcpAnnotations(a: ToolAnnotations | undefined): McpAnnotations
  * a server's hints for that; allow a server's tools explicitly with a rule (`{ tool: 'name_*' }`).
  */
 export function fromMcpAnnotations(hints: unknown, title?: unknown): ToolAnnotations | undefined {
-  const h = (hints !== null && typeof hints === 'object' ? hints : {}) as Record<string, unknown>;
+  // Own hints only: one inherited from Object.prototype is not the server's.
+  const hint = (key: string): unknown => (hints !== null && typeof hints === 'object' && Object.hasOwn(hints, key) ? (hints as Record<string, unknown>)[key] : undefined);
   const out: ToolAnnotations = {};
-  const t = typeof title === 'string' ? title : h.title;
+  const t = typeof title === 'string' ? title : hint('title');
   if (typeof t === 'string') out.title = t;
   for (const [ours, theirs] of TO_MCP) {
-    if (ours !== 'readOnly' && typeof h[theirs] === 'boolean') out[ours] = h[theirs] as boolean;
+    const value = hint(theirs);
+    if (ours !== 'readOnly' && typeof value === 'boolean') out[ours] = value;
   }
   return Object.keys(out).length ? out : undefined;
 }

@@ -5,6 +5,7 @@
 import { describePlugin, describeTool, kindOf } from '../plugin-report.ts';
 import type { Plugin, PluginLogger, Tool } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
+import { copyJsonValue, emptyRecord } from '../safe-json.ts';
 import { applyDefaults } from '../schema-defaults.ts';
 import { schemaProblems } from '../schema-errors.ts';
 import type { LoadedPlugin } from './runner.ts';
@@ -32,7 +33,7 @@ export interface PluginInstance extends LoadedPlugin {
  */
 export async function instantiatePlugin(exported: unknown, ctx: InstanceContext): Promise<PluginInstance> {
   const plugin = describePlugin(exported);
-  const instance: PluginInstance = { plugin, tools: null, live: new Map(), options: ctx.options ?? {} };
+  const instance: PluginInstance = { plugin, tools: null, live: new Map(), options: ctx.options ?? emptyRecord() };
   if (plugin.exportType !== 'object') return instance;
   const p = exported as Plugin;
   const label = typeof p.name === 'string' ? p.name : ctx.source;
@@ -71,7 +72,13 @@ async function validateOptions(label: string, schema: unknown, given: unknown): 
   } catch {
     return given; // the check reports a schema that does not compile
   }
-  const value = applyDefaults(schema, structuredClone(given ?? {}));
+  let value: unknown;
+  try {
+    // A copy whose objects inherit nothing: what `ctx.options` lacks reads as undefined in the tool.
+    value = applyDefaults(schema, copyJsonValue(given ?? {}));
+  } catch (error) {
+    throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, `  options${messageOf(error)}`]);
+  }
   if (validator.Check(value)) return value;
   const lines = schemaProblems(validator.Errors(value), value).map((p) => `  options${p.pointer}: ${p.message}`);
   throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, lines.join('\n')]);
