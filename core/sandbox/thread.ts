@@ -2,8 +2,9 @@
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { messageOf } from '../errors.ts';
 import { FROM_SOURCE } from '../paths.ts';
+import { watchReported } from './child-processes.ts';
 import { ENTRY_FILE, entryFromSource, type IsolateFault, type StartIsolate } from './isolate.ts';
-import { UNHANDLED_REJECTION } from './worker-protocol.ts';
+import { UNHANDLED_REJECTION, type FromWorker } from './worker-protocol.ts';
 
 export const startThread: StartIsolate = (workerData, spec, events) => {
   const worker = newWorker({
@@ -17,7 +18,10 @@ export const startThread: StartIsolate = (workerData, spec, events) => {
   });
   worker.stdout.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   worker.unref();
-  worker.on('message', events.message);
+  worker.on('message', (message: FromWorker) => {
+    watchReported(message);
+    events.message(message);
+  });
   worker.on('error', (error: unknown) => events.fault(faultOf(error)));
   worker.on('exit', (code: number) => events.exit(code, null));
   return {
