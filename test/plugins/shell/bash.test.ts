@@ -4,7 +4,7 @@ import { createHost } from '../../../core/host.ts';
 import { tempDir, until } from '../../helpers.ts';
 import { loadPluginModule } from '../load.ts';
 import { toolContext } from '../tool-context.ts';
-import { processesMatching } from './procs.ts';
+import { processesMatching, processesRunning } from './procs.ts';
 
 interface BashResult {
   content: string;
@@ -48,7 +48,7 @@ describe('plugins/shell bash (cases 59–63)', function () {
     const result = await run(`${sleeper(0)} & echo started`);
     expect(result.content).to.equal(`started\n[exit code 0]\n[background processes still run in process group ${result.data.backgroundGroup}; their output is not collected; they end when the host closes]`);
     expect(result.isError).to.equal(false);
-    expect(processesMatching(mark)).to.have.length(1);
+    expect(processesRunning(sleeper(0))).to.have.length(1);
     lifetime.abort();
     await noneLeft();
   });
@@ -138,7 +138,7 @@ describe('plugins/shell bash (cases 59–63)', function () {
     const result = await host.call('bash', { command: `${sleeper(8)} & echo started` });
     expect(result.isError).to.equal(false);
     expect(result.content).to.match(/^started\n\[exit code 0\]/);
-    expect(processesMatching(mark)).to.have.length(1);
+    expect(processesRunning(sleeper(8))).to.have.length(1);
     await host.close();
     await noneLeft();
   });
