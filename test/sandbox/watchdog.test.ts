@@ -63,3 +63,59 @@ describe('watchdog: nothing a plugin started outlives the host', function () {
     });
   }
 });
+
+describe('no zombie children: every process the host started and ended is reaped', function () {
+  this.timeout(120_000);
+
+  it('after many killed, cancelled and lingering commands and plugin-process restarts, the host has 0 zombie children', async () => {
+    const tmp = tempDir();
+    const mark = `${process.pid}${Date.now() % 100000}z`;
+    // The host counts its own zombie children (state Z, parent its pid) once the calls are done.
+    const script = `
+      const { readdirSync, readFileSync } = await import('node:fs');
+      const { createHost } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)});
+      const host = await createHost({ cwd: ${JSON.stringify(tmp.dir)}, audit: false, logLevel: 'error', approve: () => true,
+        config: { builtins: [{ name: 'shell', options: { killGraceMs: 100 } }], isolation: { quarantine: { failures: 1000 } },
+          plugins: [{ module: ${JSON.stringify(join(FIXTURES, 'faults', 'faulty.ts'))}, isolation: 'process', loadTimeoutMs: 60000 }] } });
+      const calls = [];
+      for (let i = 0; i < 10; i++) {
+        calls.push(host.call('bash', { command: 'sleep 31.${mark} & sleep 32.${mark}', timeout_ms: 100 }));
+        calls.push(host.call('bash', { command: 'trap "" TERM; sleep 33.${mark}', timeout_ms: 100 }));
+        calls.push(host.call('bash', { command: 'kill -USR1 $$' }));
+        calls.push(host.call('bash', { command: 'sleep 0.2 & echo lingers' }));
+      }
+      const cancel = new AbortController();
+      calls.push(host.call('bash', { command: 'sleep 34.${mark}' }, { signal: cancel.signal }));
+      setTimeout(() => cancel.abort(), 200);
+      await Promise.all(calls);
+      for (let i = 0; i < 3; i++) {
+        await host.call('spin', {});
+        await host.call('exit', { code: 3 });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // the lingering jobs end; every exit is seen
+      const zombies = [];
+      for (const entry of readdirSync('/proc')) {
+        if (!/^\\d+$/.test(entry)) continue;
+        try {
+          const stat = readFileSync('/proc/' + entry + '/stat', 'utf8');
+          const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          if (state === 'Z' && Number(ppid) === process.pid) zombies.push(stat.slice(0, stat.lastIndexOf(')') + 1));
+        } catch {}
+      }
+      process.stdout.write(JSON.stringify(zombies) + '\\n');
+      await host.close();`;
+    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    host.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    host.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    try {
+      const zombies = await until(() => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as string[]) : undefined), { timeoutMs: 100_000, message: () => `the host's count (stderr: ${err})` });
+      expect(zombies).to.deep.equal([]);
+      await until(() => processesMatching(mark).filter((pid) => pid !== host.pid).length === 0, { timeoutMs: 10_000, message: 'every command to end' });
+    } finally {
+      host.kill('SIGKILL');
+      tmp.cleanup();
+    }
+  });
+});
