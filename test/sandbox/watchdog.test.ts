@@ -67,7 +67,7 @@ describe('watchdog: nothing a plugin started outlives the host', function () {
 describe('no zombie children: every process the host started and ended is reaped', function () {
   this.timeout(120_000);
 
-  it('after many killed, cancelled and lingering commands and plugin-process restarts, the host has 0 zombie children', async () => {
+  it('after many killed, cancelled and lingering commands, plugin-process restarts and worker stops, the host has 0 zombie children', async () => {
     const tmp = tempDir();
     const mark = `${process.pid}${Date.now() % 100000}z`;
     // The host counts its own zombie children (state Z, parent its pid) once the calls are done.
@@ -92,6 +92,11 @@ describe('no zombie children: every process the host started and ended is reaped
         await host.call('spin', {});
         await host.call('exit', { code: 3 });
       }
+      // A worker stopped for a call that hangs (a promise, not a loop) while its children run.
+      const workers = await createHost({ cwd: ${JSON.stringify(tmp.dir)}, audit: false, logLevel: 'error', approve: () => true,
+        config: { builtins: false, isolation: { quarantine: { failures: 1000 } },
+          plugins: [{ module: ${JSON.stringify(join(FIXTURES, 'faults', 'faulty.ts'))}, timeoutMs: 1000, loadTimeoutMs: 60000 }] } });
+      for (let i = 0; i < 3; i++) await workers.call('spawn', {});
       await new Promise((resolve) => setTimeout(resolve, 1500)); // the lingering jobs end; every exit is seen
       const zombies = [];
       for (const entry of readdirSync('/proc')) {
@@ -103,7 +108,7 @@ describe('no zombie children: every process the host started and ended is reaped
         } catch {}
       }
       process.stdout.write(JSON.stringify(zombies) + '\\n');
-      await host.close();`;
+      await Promise.all([host.close(), workers.close()]);`;
     const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
