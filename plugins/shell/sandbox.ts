@@ -66,11 +66,12 @@ function isolation(kind: SandboxKind, { workspace, writable, network }: Boundary
     return [
       'bwrap',
       '--ro-bind', '/', '/',
-      '--dev', '/dev',
-      '--proc', '/proc',
       '--bind', tmpdir(), tmpdir(),
       '--bind', workspace, workspace,
       ...writable.flatMap((path) => ['--bind-try', path, path]),
+      // After the binds, so that none (not even writable: ['/']) can cover the fresh /proc.
+      '--dev', '/dev',
+      '--proc', '/proc',
       '--unshare-pid',
       ...(network ? [] : ['--unshare-net']),
       '--die-with-parent',
@@ -88,8 +89,17 @@ function isolation(kind: SandboxKind, { workspace, writable, network }: Boundary
   ];
 }
 
+/** Trials already run in this process, by argv: a host made again (tests, an embedder) does not pay twice. */
+const trials = new Map<string, string | undefined>();
+
 /** Why running `true` in the sandbox failed, or undefined when it worked. */
 function trial(kind: SandboxKind, prefix: string[], workspace: string): string | undefined {
+  const key = JSON.stringify(prefix);
+  if (!trials.has(key)) trials.set(key, runTrial(kind, prefix, workspace));
+  return trials.get(key);
+}
+
+function runTrial(kind: SandboxKind, prefix: string[], workspace: string): string | undefined {
   const [file, ...args] = sandboxed({ kind, prefix }, ['/bin/true']);
   const result = spawnSync(file!, args, { cwd: workspace, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 10_000 });
   const stderr = (result.stderr ?? '').trim().replace(/^sh: \d+: exec: /, '');
@@ -104,8 +114,9 @@ function trial(kind: SandboxKind, prefix: string[], workspace: string): string |
  */
 export function chooseSandbox(options: Pick<ShellOptions, 'sandbox' | 'network' | 'writable'>, workspace: string): Sandbox {
   if (options.sandbox === 'none') return { kind: 'none', prefix: [] };
-  const kinds: SandboxKind[] = options.sandbox === 'auto' ? ['bwrap', 'unshare'] : [options.sandbox];
-  const failures: string[] = [];
+  const linux = process.platform === 'linux';
+  const kinds: SandboxKind[] = !linux ? [] : options.sandbox === 'auto' ? ['bwrap', 'unshare'] : [options.sandbox];
+  const failures = linux ? [] : [`namespaces are Linux only (this is ${process.platform})`];
   for (const kind of kinds) {
     const prefix = prefixOf(kind, { workspace, writable: options.writable, network: options.network });
     const failure = trial(kind, prefix, workspace);

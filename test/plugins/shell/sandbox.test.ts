@@ -3,9 +3,9 @@
 // CLI under a shell that holds the secret too; the probe reads every /proc/*/environ it can see.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, runCli, tempDir } from '../../helpers.ts';
+import { BIN, ROOT, runCli, tempDir } from '../../helpers.ts';
 
 const SECRET = `sk-test-${process.pid}-${Date.now()}`;
 // Everything a command could try: its parent's environment, and that of every pid it can see.
@@ -76,12 +76,19 @@ describe('plugins/shell sandbox: no ancestor\'s environment is readable', functi
     expect(tools.stderr).to.contain('bash runs commands without a sandbox');
   });
 
-  it('bwrap: the workspace and the temp directory are writable, the rest read-only; network: false leaves loopback only', async () => {
+  it('bwrap: the workspace, the temp directory and `writable` are writable, the rest read-only; network: false leaves loopback only', async () => {
     mkdirSync(join(tmp.dir, 'sub'));
-    configure({ sandbox: 'bwrap', network: false });
-    const command = 'echo hi > sub/f && cat sub/f; touch /etc/rh-sandbox-probe 2>&1 | grep -o "Read-only file system"; (exec 3<>/dev/tcp/192.0.2.1/80) 2>&1 | grep -o -m1 "Network is unreachable"';
-    const r = await callUnderShell(tmp.dir, { command });
-    expect(JSON.parse(r.stdout).content, r.stderr).to.equal('hi\nRead-only file system\nNetwork is unreachable\n[exit code 0]');
+    // Outside the temp directory, which is writable anyway: a directory of the checkout's, removed after.
+    const extra = join(ROOT, `.rh-sandbox-${process.pid}`);
+    mkdirSync(extra);
+    try {
+      configure({ sandbox: 'bwrap', network: false, writable: [extra] });
+      const command = `echo hi > sub/f && cat sub/f; echo there > ${extra}/f && cat ${extra}/f; touch /etc/rh-sandbox-probe ${ROOT}/rh-sandbox-probe 2>&1 | grep -o "Read-only file system"; (exec 3<>/dev/tcp/192.0.2.1/80) 2>&1 | grep -o -m1 "Network is unreachable"`;
+      const r = await callUnderShell(tmp.dir, { command });
+      expect(JSON.parse(r.stdout).content, r.stderr).to.equal('hi\nthere\nRead-only file system\nRead-only file system\nNetwork is unreachable\n[exit code 0]');
+    } finally {
+      rmSync(extra, { recursive: true, force: true });
+    }
   });
 
   it('a sandbox named explicitly that cannot start fails the plugin with a clear error', async () => {
