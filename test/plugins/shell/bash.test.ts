@@ -12,16 +12,17 @@ interface BashResult {
   data: { exitCode: number | null; signal: string | null; killedFor?: string; truncated: boolean; outputBytes: number; backgroundGroup?: number };
 }
 
-describe('plugins/shell bash (cases 59–63)', function () {
+// Every case in each sandbox (bubblewrap, unshare, none): a command behaves the same in all three.
+for (const [n, sandbox] of (['bwrap', 'unshare', 'none'] as const).entries()) describe(`plugins/shell bash (cases 59–63), sandbox ${sandbox}`, function () {
   this.timeout(20_000);
   let plugin: Plugin;
   let tmp: ReturnType<typeof tempDir>;
   let workspace: string;
   let lifetime: AbortController;
   let bash: Tool;
-  const options = { killGraceMs: 300 };
+  const options = { killGraceMs: 300, sandbox };
   // A marker unique to this run, in every long-lived command, to find leftovers in /proc.
-  const mark = `${process.pid}${Date.now() % 100000}`;
+  const mark = `${process.pid}${Date.now() % 100000}${n}`;
   const sleeper = (n: number) => `sleep 3${n}.${mark}`;
   const noneLeft = () =>
     until(() => processesMatching(mark).length === 0, { intervalMs: 50, message: () => `the processes of this test to end (left: ${processesMatching(mark).join(', ')})` });
