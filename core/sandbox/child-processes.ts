@@ -7,6 +7,8 @@
  * worker instead; they are not tracked (see docs/isolation.md).
  */
 import { ChildProcess } from 'node:child_process';
+import { unwatch, watch } from './watchdog.ts';
+import type { FromWorker } from './worker-protocol.ts';
 
 type SpawnFn = (this: ChildProcess, options: { detached?: boolean }) => unknown;
 
@@ -47,8 +49,16 @@ export function trackChildProcesses(report: (pid: number, exited: boolean) => vo
   };
 }
 
+/** Host side: the watchdog covers what a sandbox reports having started until it is reported gone. */
+export function watchReported(message: FromWorker): void {
+  if (message.type !== 'child') return;
+  if (message.exited) unwatch(message.pid);
+  else watch(message.pid);
+}
+
 /** SIGKILLs the process group led by `pid`, or the process alone when it leads none. Never throws. */
 export function killProcessGroup(pid: number): void {
+  unwatch(pid);
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {

@@ -8,9 +8,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { serialize } from 'node:v8';
 import { messageOf } from '../errors.ts';
-import { killProcessGroup } from './child-processes.ts';
+import { killProcessGroup, watchReported } from './child-processes.ts';
 import { entryCommand, type StartIsolate } from './isolate.ts';
-import type { ToWorker } from './worker-protocol.ts';
+import { unwatch, watch } from './watchdog.ts';
+import type { FromWorker, ToWorker } from './worker-protocol.ts';
 
 /** What V8 prints when a heap reaches `--max-old-space-size`, just before it aborts the process. */
 const OUT_OF_MEMORY = /JavaScript heap out of memory|Reached heap limit/;
@@ -32,7 +33,9 @@ export const startProcess: StartIsolate = (data, spec, events) => {
     detached: true,
     env: withoutNodeOptions(process.env),
   });
-  const watchdog = child.pid === undefined ? undefined : startWatchdog(child.pid);
+  // Should the host die without killing it (SIGKILL, a crash, an exit that skips `close()`) while the
+  // plugin is too busy to notice its channel closing, the host's watchdog kills its group.
+  if (child.pid !== undefined) watch(child.pid);
   let exited = false;
   let stderrTail = '';
   // What the plugin prints goes to the host's stderr: stdout carries --json output and MCP messages.
@@ -41,7 +44,10 @@ export const startProcess: StartIsolate = (data, spec, events) => {
     process.stderr.write(chunk);
     stderrTail = (stderrTail + chunk.toString()).slice(-STDERR_TAIL);
   });
-  child.on('message', events.message);
+  child.on('message', (message: FromWorker) => {
+    watchReported(message);
+    events.message(message);
+  });
   child.on('error', (error) => {
     // Only a process that never started has nothing to kill, and no 'exit' follows then.
     if (child.pid !== undefined || exited) return;
@@ -51,13 +57,13 @@ export const startProcess: StartIsolate = (data, spec, events) => {
   });
   child.on('exit', (code, signal) => {
     exited = true;
-    watchdog?.stdin?.end('done\n');
     // What it started in its own group outlives a process that exits or crashes by itself: not here.
     try {
       process.kill(-child.pid!, 'SIGKILL');
     } catch {
       // the group is empty
     }
+    unwatch(child.pid!);
     // 'exit' can come before the last IPC messages (a fault, a child report) and the last of stderr.
     void drained(child).then(() => {
       if (signal === 'SIGABRT' && OUT_OF_MEMORY.test(stderrTail)) events.fault({ kind: 'memory' });
@@ -90,20 +96,6 @@ function drained(child: ChildProcess): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS)));
   return Promise.race([Promise.all(waits), cap]).then(() => clearTimeout(timer));
-}
-
-/**
- * Kills the plugin's process group if the host dies without doing it (SIGKILL, a crash, an exit
- * that skips `close()`) while the plugin is too busy to notice its channel closing. Its stdin is a
- * pipe only the host holds: a line means the plugin ended cleanly, end of file means the host is gone.
- */
-function startWatchdog(pgid: number): ChildProcess {
-  const watchdog = spawn('/bin/sh', ['-c', 'read _ || kill -9 -"$0" 2>/dev/null', String(pgid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
-  watchdog.on('error', () => {}); // no /bin/sh: the channel's 'disconnect' is then the only guard
-  watchdog.stdin?.on('error', () => {});
-  watchdog.unref();
-  (watchdog.stdin as unknown as { unref?(): void } | null)?.unref?.();
-  return watchdog;
 }
 
 /** `NODE_OPTIONS` (--inspect, --import, …) is the host's business, as its execArgv is: a worker gets neither. */

@@ -2,8 +2,16 @@
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { messageOf } from '../errors.ts';
 import { FROM_SOURCE } from '../paths.ts';
+import { watchReported } from './child-processes.ts';
 import { ENTRY_FILE, entryFromSource, type IsolateFault, type StartIsolate } from './isolate.ts';
-import { UNHANDLED_REJECTION } from './worker-protocol.ts';
+import { UNHANDLED_REJECTION, type FromWorker } from './worker-protocol.ts';
+
+/**
+ * How long a stopped worker may still run so that its event loop reaps the children the host has
+ * just killed. Node waits for a child only in the event loop that spawned it, so one that dies after
+ * its worker ended stays a zombie of the host until the host exits.
+ */
+const REAP_MS = 250;
 
 export const startThread: StartIsolate = (workerData, spec, events) => {
   const worker = newWorker({
@@ -17,13 +25,33 @@ export const startThread: StartIsolate = (workerData, spec, events) => {
   });
   worker.stdout.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   worker.unref();
-  worker.on('message', events.message);
+  const children = new Set<number>();
+  let terminate: (() => void) | undefined;
+  worker.on('message', (message: FromWorker) => {
+    watchReported(message);
+    if (message.type === 'child') {
+      if (message.exited) children.delete(message.pid);
+      else children.add(message.pid);
+      if (children.size === 0) terminate?.();
+    }
+    events.message(message);
+  });
   worker.on('error', (error: unknown) => events.fault(faultOf(error)));
   worker.on('exit', (code: number) => events.exit(code, null));
   return {
     noun: 'worker',
     send: (message) => worker.postMessage(message),
-    kill: () => void worker.terminate(),
+    // The host has killed the worker's children by now: a worker whose event loop still turns (a call
+    // that hangs on a promise, not a loop) reaps them and reports each, and ends when the last is reaped.
+    kill: () => {
+      if (terminate) return;
+      const timer = setTimeout(() => terminate!(), REAP_MS);
+      terminate = () => {
+        clearTimeout(timer);
+        void worker.terminate();
+      };
+      if (children.size === 0) terminate();
+    },
     ref: () => worker.ref(),
   };
 };

@@ -11,6 +11,7 @@ import { HostError, hostError, messageOf } from '../errors.ts';
 import { trackChildProcesses } from './child-processes.ts';
 import { importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
+import { delegateWatching } from './watchdog.ts';
 import { unsendable } from './wire.ts';
 import { UNHANDLED_REJECTION, type FromWorker, type LogLevel, type ToWorker, type WorkerData } from './worker-protocol.ts';
 
@@ -74,7 +75,7 @@ if (!parentPort) {
     setTimeout(() => process.exit(1), 1000).unref();
   });
   // The host is gone (it crashed or was killed): nothing is left to answer to, and nothing may outlive
-  // it. (A plugin too busy to get here is killed with its group by the host's watchdog, process.ts.)
+  // it. (A plugin too busy to get here is killed with its group by the host's watchdog, watchdog.ts.)
   process.on('disconnect', () => void children.killAll(CHILD_GRACE_MS).finally(() => process.kill(-process.pid, 'SIGKILL')));
 }
 
@@ -82,6 +83,8 @@ const post = (message: FromWorker) => channel.post(message);
 // In a process of its own, what the plugin starts stays in the plugin's process group (the host and
 // its watchdog kill that group); in a thread, each child leads a group the host can kill.
 const children = trackChildProcesses((pid, exited) => post({ type: 'child', pid, exited }), { ownGroups: Boolean(parentPort) });
+// Those reports are how the host's watchdog learns of them: a plugin (the shell tool) starts none of its own.
+delegateWatching();
 
 channel.onMessage((message: ToWorker) => {
   switch (message.type) {

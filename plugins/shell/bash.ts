@@ -1,14 +1,15 @@
 /** `bash`: one shell command in the workspace, with a timeout, a scrubbed environment and capped output. */
 import Type from 'typebox';
 import { defineTool } from 'rousseau-host';
-import { BASE_ENV, limitsOf } from './options.ts';
+import { BASE_ENV, limitsOf, type ShellOptions } from './options.ts';
 import { scrubEnv } from './env.ts';
 import type { ProcessGroups } from './process-groups.ts';
 import { runCommand, type RunResult } from './run.ts';
+import type { Sandbox } from './sandbox.ts';
 
 export const MAX_TIMEOUT_MS = 600_000;
 
-export function createBashTool(groups: ProcessGroups) {
+export function createBashTool(groups: ProcessGroups, sandbox: Sandbox, boundary: Pick<ShellOptions, 'network' | 'writable'>) {
   return defineTool({
     name: 'bash',
     description: [
@@ -21,6 +22,7 @@ export function createBashTool(groups: ProcessGroups) {
       'stdin is closed (/dev/null), so interactive commands fail instead of waiting; the environment holds only PATH, HOME, locale and a configured allow-list.',
       'The call returns when the shell exits: a background job ("server &") keeps running without its output being collected, and is killed when the host closes;',
       'redirect its output to a file to keep it.',
+      sandboxLine(sandbox, boundary),
     ].join(' '),
     inputSchema: Type.Object(
       {
@@ -45,6 +47,7 @@ export function createBashTool(groups: ProcessGroups) {
         killAfterOutputBytes: limits.killAfterOutputBytes,
         killGraceMs: limits.killGraceMs,
         groups,
+        sandbox,
       });
       const failed = result.exitCode !== 0 || result.killedFor !== undefined;
       return {
@@ -72,4 +75,14 @@ function statusLine(r: RunResult, timeoutMs: number, killAfter: number): string 
   else lines.push(`[exit code ${r.exitCode}]`);
   if (r.lingering) lines.push(`[background processes still run in process group ${r.pgid}; their output is not collected; they end when the host closes]`);
   return lines.join('\n');
+}
+
+/** What the model (and `tools` output) is told of the sandbox: what a command can and cannot reach. */
+function sandboxLine(sandbox: Sandbox, { network, writable }: Pick<ShellOptions, 'network' | 'writable'>): string {
+  const net = network ? '' : ' There is no network but loopback.';
+  if (sandbox.kind === 'bwrap') {
+    return `Sandbox (bubblewrap): the command sees only its own processes; the filesystem is read-only except the workspace, the temp directory${writable.map((p) => `, ${p}`).join('')}.${net}`;
+  }
+  if (sandbox.kind === 'unshare') return `Sandbox (unshare): the command sees only its own processes; the filesystem is not restricted.${net}`;
+  return `No sandbox${sandbox.unavailable ? ` (none works here: ${sandbox.unavailable})` : ''}: the command can read the host's files and the environment of the host's processes, API keys included.`;
 }

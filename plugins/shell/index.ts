@@ -1,18 +1,23 @@
 /**
- * The built-in shell tool, `bash`. Written exactly as a third-party plugin is. `setup` gives each
- * host its own set of process groups, ended when that host closes (or the process exits).
+ * The built-in shell tool, `bash`. Written exactly as a third-party plugin is. `setup` finds the
+ * sandbox commands run in (sandbox.ts) and gives each host its own set of process groups, ended when
+ * that host closes (or the process exits).
  */
 import { definePlugin } from 'rousseau-host';
 import { createBashTool } from './bash.ts';
 import { limitsOf, ShellOptions } from './options.ts';
 import { ProcessGroups } from './process-groups.ts';
+import { chooseSandbox } from './sandbox.ts';
 
 export default definePlugin({
   name: 'shell',
   version: '1.0.0',
   description: 'Run shell commands in the workspace, each in its own process group.',
   options: ShellOptions,
-  setup({ options, signal }) {
+  setup({ options, signal, workspace, log }) {
+    const limits = limitsOf(options);
+    const sandbox = chooseSandbox(limits, workspace);
+    if (sandbox.unavailable) log.warn(`bash runs commands without a sandbox, so they can read the environment of the host's processes (API keys): ${sandbox.unavailable}`);
     const groups = new ProcessGroups();
     const killOnExit = () => groups.killAll();
     process.once('exit', killOnExit);
@@ -20,10 +25,10 @@ export default definePlugin({
       'abort',
       () => {
         process.off('exit', killOnExit);
-        groups.terminateAll(limitsOf(options).killGraceMs);
+        groups.terminateAll(limits.killGraceMs);
       },
       { once: true },
     );
-    return [createBashTool(groups)];
+    return [createBashTool(groups, sandbox, limits)];
   },
 });

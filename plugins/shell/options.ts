@@ -15,6 +15,16 @@ export const ShellOptions = Type.Object(
     maxOutputBytes: Type.Integer({ minimum: 1024, default: 32_000, description: 'Output kept in the result: half from the start, half from the end.' }),
     killAfterOutputBytes: Type.Integer({ minimum: 1024, default: 8 * 1024 * 1024, description: 'Output past which a command is deemed runaway and killed.' }),
     killGraceMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000, description: 'Time between SIGTERM and SIGKILL to the process group.' }),
+    sandbox: Type.Union([Type.Literal('auto'), Type.Literal('bwrap'), Type.Literal('unshare'), Type.Literal('none')], {
+      default: 'auto',
+      description:
+        'Where commands run: "bwrap" (bubblewrap: own PID namespace and /proc, filesystem read-only but the workspace, the temp directory and `writable`), "unshare" (own PID namespace and /proc only), "none", or "auto": the first of bwrap and unshare that works here, else none, with a warning.',
+    }),
+    network: Type.Boolean({ default: true, description: 'false: commands get no network but loopback (needs a sandbox).' }),
+    writable: Type.Array(Type.String({ pattern: '^/' }), {
+      default: [],
+      description: 'Absolute paths commands may write besides the workspace and the temp directory, under bwrap (e.g. "/home/me/.npm").',
+    }),
   },
   { additionalProperties: false },
 );

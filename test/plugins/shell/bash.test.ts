@@ -4,7 +4,7 @@ import { createHost } from '../../../core/host.ts';
 import { tempDir, until } from '../../helpers.ts';
 import { loadPluginModule } from '../load.ts';
 import { toolContext } from '../tool-context.ts';
-import { processesMatching } from './procs.ts';
+import { processesMatching, processesRunning } from './procs.ts';
 
 interface BashResult {
   content: string;
@@ -12,16 +12,17 @@ interface BashResult {
   data: { exitCode: number | null; signal: string | null; killedFor?: string; truncated: boolean; outputBytes: number; backgroundGroup?: number };
 }
 
-describe('plugins/shell bash (cases 59–63)', function () {
+// Every case in each sandbox (bubblewrap, unshare, none): a command behaves the same in all three.
+for (const [n, sandbox] of (['bwrap', 'unshare', 'none'] as const).entries()) describe(`plugins/shell bash (cases 59–63), sandbox ${sandbox}`, function () {
   this.timeout(20_000);
   let plugin: Plugin;
   let tmp: ReturnType<typeof tempDir>;
   let workspace: string;
   let lifetime: AbortController;
   let bash: Tool;
-  const options = { killGraceMs: 300 };
+  const options = { killGraceMs: 300, sandbox };
   // A marker unique to this run, in every long-lived command, to find leftovers in /proc.
-  const mark = `${process.pid}${Date.now() % 100000}`;
+  const mark = `${process.pid}${Date.now() % 100000}${n}`;
   const sleeper = (n: number) => `sleep 3${n}.${mark}`;
   const noneLeft = () =>
     until(() => processesMatching(mark).length === 0, { intervalMs: 50, message: () => `the processes of this test to end (left: ${processesMatching(mark).join(', ')})` });
@@ -48,7 +49,7 @@ describe('plugins/shell bash (cases 59–63)', function () {
     const result = await run(`${sleeper(0)} & echo started`);
     expect(result.content).to.equal(`started\n[exit code 0]\n[background processes still run in process group ${result.data.backgroundGroup}; their output is not collected; they end when the host closes]`);
     expect(result.isError).to.equal(false);
-    expect(processesMatching(mark)).to.have.length(1);
+    expect(processesRunning(sleeper(0))).to.have.length(1);
     lifetime.abort();
     await noneLeft();
   });
@@ -138,7 +139,7 @@ describe('plugins/shell bash (cases 59–63)', function () {
     const result = await host.call('bash', { command: `${sleeper(8)} & echo started` });
     expect(result.isError).to.equal(false);
     expect(result.content).to.match(/^started\n\[exit code 0\]/);
-    expect(processesMatching(mark)).to.have.length(1);
+    expect(processesRunning(sleeper(8))).to.have.length(1);
     await host.close();
     await noneLeft();
   });

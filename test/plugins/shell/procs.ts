@@ -3,12 +3,21 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 /** Pids of live (non-zombie) processes whose command line contains `needle`. */
 export function processesMatching(needle: string): number[] {
+  return livePids((cmdline) => cmdline.includes(needle));
+}
+
+/** Pids of live processes whose command line starts with `command`: the command itself, not a sandbox or shell that runs it. */
+export function processesRunning(command: string): number[] {
+  return livePids((cmdline) => cmdline.startsWith(command));
+}
+
+function livePids(test: (cmdline: string) => boolean): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (!cmdline.includes(needle)) continue;
+      if (!test(cmdline)) continue;
       const state = readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
       if (state !== 'Z') found.push(Number(entry));
     } catch {

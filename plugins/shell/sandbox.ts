@@ -1,0 +1,129 @@
+/**
+ * The sandbox a command runs in. Scrubbing the environment a command gets is not enough: every
+ * process can read `/proc/<pid>/environ` of its ancestors (the host, the user's shell) where API
+ * keys live. A command therefore runs in a PID namespace of its own with a fresh /proc, where no
+ * process of the host is visible, and with no capabilities (so it cannot unmount that /proc):
+ *
+ * - bubblewrap (`bwrap`): also a mount view where everything is read-only but the workspace, the
+ *   temp directory and the `writable` paths; and, with `network: false`, no network but loopback.
+ * - `unshare` + `setpriv` (util-linux), where bubblewrap is missing: the PID namespace and /proc,
+ *   and the network boundary; the filesystem stays as it is.
+ *
+ * Which one works is found at load, by running `true` in it once.
+ */
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import type { ShellOptions } from './options.ts';
+
+export type SandboxKind = 'bwrap' | 'unshare';
+
+export interface Sandbox {
+  kind: SandboxKind | 'none';
+  /** The argv that runs a program in the sandbox (through the wrapper): append the program and its arguments. */
+  prefix: string[];
+  /** Why there is none, when `kind` is 'none' under 'auto'. */
+  unavailable?: string;
+}
+
+/**
+ * Inside the sandbox: runs the command with fd 3 closed (and bash's own "Terminated" notices sent
+ * nowhere), then writes its status on fd 3, with " bg" when processes it left are still running,
+ * and stays while any of them does: a background job lives on as it would outside, since the
+ * namespace ends when this shell does. `kill -0 -- -1` finds any process of the namespace but init
+ * and this shell.
+ */
+const WRAPPER = `exec 4>&2 2>/dev/null
+"$@" 2>&4 3>&- 4>&-; s=$?
+if kill -0 -- -1 2>/dev/null; then echo "$s bg" >&3; else echo "$s" >&3; fi
+exec 3>&-
+while kill -0 -- -1 2>/dev/null; do sleep 0.5; done
+exit $s`;
+
+/** The argv that runs `args` in the sandbox; `args` unchanged with none. */
+export function sandboxed(sandbox: Sandbox, args: string[]): string[] {
+  return [...sandbox.prefix, ...args];
+}
+
+interface Boundary {
+  workspace: string;
+  writable: readonly string[];
+  network: boolean;
+}
+
+/**
+ * The host ends a command with SIGTERM to its process group, then SIGKILL. The sandbox's own
+ * processes share that group, and bwrap or unshare dying of the SIGTERM would take the command down
+ * at once, with no time for its own cleanup: so they are started with SIGTERM ignored (the shell
+ * before `exec`), the wrapper keeps ignoring it, and `env --default-signal` gives it back to the command.
+ */
+function prefixOf(kind: SandboxKind, boundary: Boundary): string[] {
+  return ['/bin/sh', '-c', 'trap "" TERM; exec "$@"', 'sh', ...isolation(kind, boundary), '/bin/bash', '-c', WRAPPER, 'sandbox', 'env', '--default-signal=TERM'];
+}
+
+function isolation(kind: SandboxKind, { workspace, writable, network }: Boundary): string[] {
+  const root = process.getuid?.() === 0;
+  if (kind === 'bwrap') {
+    return [
+      'bwrap',
+      '--ro-bind', '/', '/',
+      '--bind', tmpdir(), tmpdir(),
+      '--bind', workspace, workspace,
+      ...writable.flatMap((path) => ['--bind-try', path, path]),
+      // After the binds, so that none (not even writable: ['/']) can cover the fresh /proc.
+      '--dev', '/dev',
+      '--proc', '/proc',
+      '--unshare-pid',
+      ...(network ? [] : ['--unshare-net']),
+      '--die-with-parent',
+      // Run as root, bwrap would leave the command every capability (and remount / read-write).
+      ...(root ? ['--cap-drop', 'ALL'] : []),
+      '--',
+    ];
+  }
+  return [
+    'unshare', '--pid', '--fork', '--mount-proc', '--kill-child',
+    ...(network ? [] : ['--net']),
+    ...(root ? [] : ['--user', '--map-root-user']),
+    // Without the bounding set, root in the namespace could unmount the fresh /proc and see the host's.
+    'setpriv', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--',
+  ];
+}
+
+/** Trials already run in this process, by argv: a host made again (tests, an embedder) does not pay twice. */
+const trials = new Map<string, string | undefined>();
+
+/** Why running `true` in the sandbox failed, or undefined when it worked. */
+function trial(kind: SandboxKind, prefix: string[], workspace: string): string | undefined {
+  const key = JSON.stringify(prefix);
+  if (!trials.has(key)) trials.set(key, runTrial(kind, prefix, workspace));
+  return trials.get(key);
+}
+
+function runTrial(kind: SandboxKind, prefix: string[], workspace: string): string | undefined {
+  const [file, ...args] = sandboxed({ kind, prefix }, ['/bin/true']);
+  const result = spawnSync(file!, args, { cwd: workspace, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 10_000 });
+  const stderr = (result.stderr ?? '').trim().replace(/^sh: \d+: exec: /, '');
+  // bwrap, unshare and setpriv name themselves in their messages; sh says "exec: bwrap: not found".
+  if (result.status !== 0) return stderr || `${kind}: exit ${result.status ?? result.signal}`;
+  return undefined;
+}
+
+/**
+ * The sandbox the options ask for, tried once. 'auto' takes the first that works, or none (saying
+ * why); a sandbox named explicitly that does not work is an error.
+ */
+export function chooseSandbox(options: Pick<ShellOptions, 'sandbox' | 'network' | 'writable'>, workspace: string): Sandbox {
+  if (options.sandbox === 'none') return { kind: 'none', prefix: [] };
+  const linux = process.platform === 'linux';
+  const kinds: SandboxKind[] = !linux ? [] : options.sandbox === 'auto' ? ['bwrap', 'unshare'] : [options.sandbox];
+  const failures = linux ? [] : [`namespaces are Linux only (this is ${process.platform})`];
+  for (const kind of kinds) {
+    const prefix = prefixOf(kind, { workspace, writable: options.writable, network: options.network });
+    const failure = trial(kind, prefix, workspace);
+    if (failure === undefined) return { kind, prefix };
+    failures.push(failure);
+  }
+  if (options.sandbox !== 'auto') throw new Error(`sandbox "${options.sandbox}" does not work here: ${failures.join('; ')}`);
+  if (!options.network) throw new Error(`network: false needs a sandbox, and none works here: ${failures.join('; ')}`);
+  return { kind: 'none', prefix: [], unavailable: failures.join('; ') };
+}

@@ -1,0 +1,109 @@
+// The sandbox commands run in (plugins/shell/sandbox.ts). A command must not read a secret from the
+// environment of any ancestor: the host, nor the shell that started it. The host runs as the real
+// CLI under a shell that holds the secret too; the probe reads every /proc/*/environ it can see.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, ROOT, runCli, tempDir } from '../../helpers.ts';
+
+const SECRET = `sk-test-${process.pid}-${Date.now()}`;
+// Everything a command could try: its parent's environment, and that of every pid it can see.
+const PROBE = 'for f in /proc/$PPID/environ /proc/[0-9]*/environ; do cat "$f" 2>/dev/null; done | tr "\\0" "\\n"; echo probed';
+
+interface Called {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `rousseau-host call bash` under `/bin/sh`, both with the secret in their environment. */
+function callUnderShell(cwd: string, input: Record<string, unknown>): Promise<Called> {
+  return new Promise((resolve, reject) => {
+    // `; exit $?` keeps the shell alive as the host's parent, as a user's shell is.
+    const child = spawn('/bin/sh', ['-c', '"$@"; exit $?', 'sh', process.execPath, BIN, 'call', 'bash', JSON.stringify(input), '--json'], {
+      cwd,
+      env: { ...process.env, ROUSSEAU_TEST_API_KEY: SECRET, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('plugins/shell sandbox: no ancestor\'s environment is readable', function () {
+  this.timeout(60_000);
+  let tmp: ReturnType<typeof tempDir>;
+  const configure = (options: Record<string, unknown>) =>
+    writeFileSync(join(tmp.dir, 'rousseau.config.mjs'), `export default ${JSON.stringify({ builtins: [{ name: 'shell', options }], policy: { default: 'allow' }, log: { audit: false } })};\n`);
+
+  beforeEach(() => (tmp = tempDir('rh-sandbox-')));
+  afterEach(() => tmp.cleanup());
+
+  for (const sandbox of ['auto', 'bwrap', 'unshare'] as const) {
+    it(`sandbox "${sandbox}"${sandbox === 'auto' ? ' (the default)' : ''}: a command reads no secret from /proc/*/environ`, async () => {
+      configure(sandbox === 'auto' ? {} : { sandbox });
+      const r = await callUnderShell(tmp.dir, { command: PROBE });
+      expect(r.code, r.stderr).to.equal(0);
+      const result = JSON.parse(r.stdout) as { content: string };
+      expect(result.content).to.contain('probed');
+      expect(result.content).to.contain('PATH='); // the probe did read environments: its own
+      expect(result.content).not.to.contain(SECRET);
+    });
+  }
+
+  it('sandbox "none": the same probe finds the secret', async () => {
+    configure({ sandbox: 'none' });
+    const r = await callUnderShell(tmp.dir, { command: PROBE });
+    expect(JSON.parse(r.stdout).content).to.contain(SECRET);
+  });
+
+  it('"auto" where no sandbox works: commands still run, and `tools` and a warning say why there is none', async () => {
+    configure({});
+    // Neither bwrap nor unshare can be found; node and the shells are named by absolute path.
+    const tools = await runCli(['tools', '--json'], { cwd: tmp.dir, env: { PATH: '/nonexistent' } });
+    expect(tools.code, tools.stderr).to.equal(0);
+    const bash = (JSON.parse(tools.stdout) as { plugins: { tools: { name: string; description: string }[] }[] }).plugins.flatMap((p) => p.tools).find((t) => t.name === 'bash')!;
+    expect(bash.description).to.contain("No sandbox (none works here: bwrap: not found; unshare: not found): the command can read the host's files and the environment of the host's processes");
+    expect(tools.stderr).to.contain('bash runs commands without a sandbox');
+  });
+
+  it('bwrap: the workspace, the temp directory and `writable` are writable, the rest read-only; network: false leaves loopback only', async () => {
+    mkdirSync(join(tmp.dir, 'sub'));
+    // Outside the temp directory, which is writable anyway: a directory of the checkout's, removed after.
+    const extra = join(ROOT, `.rh-sandbox-${process.pid}`);
+    mkdirSync(extra);
+    try {
+      configure({ sandbox: 'bwrap', network: false, writable: [extra] });
+      const command = `echo hi > sub/f && cat sub/f; echo there > ${extra}/f && cat ${extra}/f; touch /etc/rh-sandbox-probe ${ROOT}/rh-sandbox-probe 2>&1 | grep -o "Read-only file system"; (exec 3<>/dev/tcp/192.0.2.1/80) 2>&1 | grep -o -m1 "Network is unreachable"`;
+      const r = await callUnderShell(tmp.dir, { command });
+      expect(JSON.parse(r.stdout).content, r.stderr).to.equal('hi\nthere\nRead-only file system\nRead-only file system\nNetwork is unreachable\n[exit code 0]');
+    } finally {
+      rmSync(extra, { recursive: true, force: true });
+    }
+  });
+
+  it('a sandbox named explicitly that cannot start fails the plugin with a clear error', async () => {
+    configure({ sandbox: 'bwrap', writable: ['/nonexistent-and-fine'] });
+    const ok = await callUnderShell(tmp.dir, { command: 'true' });
+    expect(ok.code, ok.stderr).to.equal(0); // a missing writable path is skipped
+    const r = await new Promise<Called>((resolve) => {
+      const child = spawn(process.execPath, [BIN, 'call', 'bash', '{"command":"true"}', '--json'], { cwd: tmp.dir, env: { ...process.env, PATH: '/nonexistent' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.match(/setup\(\) threw: sandbox \\"bwrap\\" does not work here: bwrap: not found/);
+  });
+});
