@@ -57,7 +57,13 @@ export function schemaPatternRegExp(pattern: string): RegExp {
   } catch (error) {
     throw new Error(`pattern is not a valid regular expression: ${(error as Error).message}`);
   }
-  return linearRegExp(expandRepeats(pattern), '', pattern);
+  const source = expandRepeats(pattern);
+  try {
+    return linearRegExp(source);
+  } catch {
+    // Backreferences were refused and counted repeats written out: a lookaround is what is left.
+    throw new Error(`pattern /${pattern}/ uses a lookaround ((?=…), (?!…), (?<=…), (?<!…)), which cannot be matched in bounded time`);
+  }
 }
 
 function expandRepeats(pattern: string): string {

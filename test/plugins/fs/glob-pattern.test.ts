@@ -1,13 +1,6 @@
 import { expect } from 'chai';
 import { globToRegExp } from '../../../plugins/fs/glob-pattern.ts';
-
-/** Runs `work` synchronously and resolves with how late a 20 ms timer set before it fired. */
-async function timerLateness(work: () => void): Promise<number> {
-  const start = performance.now();
-  const fired = new Promise<number>((resolve) => setTimeout(() => resolve(performance.now() - start - 20), 20));
-  work();
-  return fired;
-}
+import { timerLateness } from '../../helpers.ts';
 
 describe('plugins/fs/glob-pattern', () => {
   const matches = (glob: string, paths: string[]) => {
