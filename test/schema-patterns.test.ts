@@ -92,10 +92,14 @@ describe('core/schema-patterns', function () {
   });
 
   describe('MCP tool schemas', () => {
-    const server = (name: string, inputSchema: unknown) => ({ name, mcp: { command: process.execPath, args: [SCHEMA_SERVER, JSON.stringify(inputSchema)] } });
+    const server = (name: string, inputSchema: unknown, outputSchema?: unknown) => ({
+      name,
+      mcp: { command: process.execPath, args: [SCHEMA_SERVER, ...[inputSchema, ...(outputSchema ? [outputSchema] : [])].map((s) => JSON.stringify(s))] },
+    });
+    const stringWith = (pattern: string) => ({ type: 'object', properties: { s: { type: 'string', description: 'S.', pattern } } });
 
     it('refuses a server whose schema has a backreference, naming the pointer', async () => {
-      const host = await hostWith([server('backref', { type: 'object', properties: { s: { type: 'string', description: 'S.', pattern: '^(a)\\1$' } } })]);
+      const host = await hostWith([server('backref', stringWith('^(a)\\1$'))]);
       try {
         const [status] = host.plugins();
         expect(status!.status).to.equal('failed');
@@ -107,13 +111,31 @@ describe('core/schema-patterns', function () {
     });
 
     it(`validates a server's ${BOMB} in bounded time`, async () => {
-      const host = await hostWith([server('bomb', { type: 'object', properties: { s: { type: 'string', description: 'S.', pattern: BOMB } } })]);
+      const host = await hostWith([server('bomb', stringWith(BOMB))]);
       try {
         let result: Awaited<ReturnType<Host['call']>> | undefined;
         const late = await timerLateness(async () => (result = await host.call('bomb_echo', { s: `${'a'.repeat(26)}!` })));
         expect(result!.isError).to.equal(true);
         expect(late).to.be.below(1000);
         expect((await host.call('bomb_echo', { s: 'aa' })).content).to.equal('{"s":"aa"}');
+      } finally {
+        await host.close();
+      }
+    });
+
+    it("checks a tool's structured output against the server's outputSchema in bounded time, and refuses one with a backreference", async () => {
+      const host = await hostWith([server('out', { type: 'object' }, stringWith(BOMB)), server('outref', { type: 'object' }, stringWith('(a)\\1'))]);
+      try {
+        const [out, outref] = host.plugins();
+        expect(outref!.status).to.equal('failed');
+        expect(outref!.error!.message).to.include("outputSchema at /properties/s/pattern: pattern /(a)\\1/ uses a backreference");
+        expect(out!.status).to.equal('loaded');
+        let result: Awaited<ReturnType<Host['call']>> | undefined;
+        const late = await timerLateness(async () => (result = await host.call('out_echo', { s: `${'a'.repeat(26)}!` })));
+        expect(result!.isError).to.equal(true);
+        expect(result!.content).to.include(`must match pattern "${BOMB}"`);
+        expect(late).to.be.below(1000);
+        expect((await host.call('out_echo', { s: 'aa' })).isError).to.equal(false);
       } finally {
         await host.close();
       }
