@@ -28,8 +28,9 @@ function linearEngine(): boolean {
  * run it. Throws a SyntaxError for an invalid regex, an Error saying why for one that cannot be linear.
  */
 export function linearRegExp(source: string, flags = '', shown = source): RegExp {
-  const re = new RegExp(source, flags);
+  // First: the fallback must be on before any regex of ours is compiled.
   if (!linearEngine()) throw new Error('this Node.js has no linear-time regular expression engine (V8 --enable-experimental-regexp-engine)');
+  const re = new RegExp(source, flags);
   try {
     new RegExp(source, `${flags}l`);
   } catch {
