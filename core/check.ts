@@ -10,6 +10,7 @@ import { MAX_TIMEOUT_MS } from './deadlines.ts';
 import { escapeSegment } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
+import { linearSchema } from './schema-patterns.ts';
 import type { Violation } from './types.ts';
 
 export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
@@ -123,7 +124,7 @@ function checkInputSchema(schema: unknown, at: string, add: Add, style: Violatio
   checkSchema(s, at, add, { lenient: style === 'warning' });
 }
 
-/** Structural checks TypeBox's compiler does not make, then a compile. */
+/** Structural checks TypeBox's compiler does not make, regexes that must run linear, then a compile. */
 function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenient: boolean }): void {
   const before = { count: 0 };
   const counting: Add = (p, m, sev) => {
@@ -132,9 +133,10 @@ function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenie
   };
   forbiddenKeys(schema, at, counting);
   walkSchema(schema, at, counting, lenient ? 'warning' : 'error');
+  const linear = linearSchema(schema, at, counting);
   if (before.count > 0) return;
   try {
-    Compile(schema as never);
+    Compile(linear as never);
   } catch (error) {
     add(at, `schema does not compile: ${(error as Error).message}`);
   }
@@ -164,13 +166,6 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
   const s = schema as Record<string, unknown>;
   const types = Array.isArray(s.type) ? s.type : s.type === undefined ? [] : [s.type];
   for (const t of types) if (typeof t !== 'string' || !JSON_TYPES.has(t)) add(`${at}/type`, `unknown JSON type ${JSON.stringify(t)}`);
-  if (typeof s.pattern === 'string') {
-    try {
-      new RegExp(s.pattern, 'u');
-    } catch (error) {
-      add(`${at}/pattern`, `pattern is not a valid regular expression: ${(error as Error).message}`);
-    }
-  } else if (s.pattern !== undefined) add(`${at}/pattern`, 'pattern must be a string');
   if (s.enum !== undefined && !Array.isArray(s.enum)) add(`${at}/enum`, 'enum must be an array');
 
   if (s.properties !== undefined) {

@@ -4,15 +4,14 @@
  * (`readOnlyDefault` for tools annotated read-only, `default` for the rest). Rules compile when the
  * config loads: a bad regex is a config error naming the rule (`policy.deny[0].match`).
  *
- * Regexes run on text the model controls, so a rule must not be able to hang the host: every
- * pattern must also compile for V8's linear-time engine (no backreferences, no lookaround), and
- * matching falls back to that engine when backtracking explodes (`(a+)+$`). See docs/policy.md.
+ * Regexes run on text the model controls, so a rule must not be able to hang the host: patterns
+ * compile through linear-regex.ts (linear-time engine, no flags beyond `s`). See docs/policy.md.
  */
-import v8 from 'node:v8';
 import { canonicalJson } from './canonical-json.ts';
 import type { PolicyConfig, PolicyRuleConfig } from './config-schema.ts';
 import { hostError } from './errors.ts';
 import { segments, valueAt } from './json-pointer.ts';
+import { linearRegExp } from './linear-regex.ts';
 import { plainData } from './safe-json.ts';
 import type { ToolInfo } from './types.ts';
 
@@ -85,12 +84,11 @@ const LISTS = ['deny', 'ask', 'allow'] as const;
 export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Policy {
   // Own keys only: a `match` or `default` set on Object.prototype by anyone must not narrow a deny rule or widen the default.
   const config = plainData(given);
-  const linear = enableLinearRegExp();
   const all: CompiledRule[] = [];
   for (const list of LISTS) {
-    (config[list] ?? []).forEach((rule, i) => all.push(compileRule(rule, list, `policy.${list}[${i}]`, origin, linear)));
+    (config[list] ?? []).forEach((rule, i) => all.push(compileRule(rule, list, `policy.${list}[${i}]`, origin)));
     if (list === 'deny' && config.builtinRules !== false) {
-      BUILTIN_RULES.deny.forEach((rule, i) => all.push(compileRule(rule, list, `builtin.deny[${i}]`, origin, linear)));
+      BUILTIN_RULES.deny.forEach((rule, i) => all.push(compileRule(rule, list, `builtin.deny[${i}]`, origin)));
     }
   }
   const readOnlyDefault = decisionOf({ decision: config.readOnlyDefault ?? 'allow' });
@@ -143,7 +141,7 @@ export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Poli
   };
 }
 
-function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin: string, linear: boolean): CompiledRule {
+function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin: string): CompiledRule {
   // A `.` spans lines in deny and ask rules (a newline cannot split a command away from them) but
   // not in allow rules (an allowed first line cannot carry a second one): both fail closed.
   const flags = list === 'allow' ? '' : 's';
@@ -161,23 +159,12 @@ function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin:
     const source = anchored ? `^(?:${pattern})$` : pattern;
     const at = `${id}.${key}`;
     nfc(pattern, at, 'pattern');
-    let re: RegExp;
     try {
-      re = new RegExp(source, flags);
+      return linearRegExp(source, flags, pattern);
     } catch (error) {
-      throw hostError('RH_ERR_CONFIG_INVALID', [origin, `  ${at}: invalid regular expression: ${(error as Error).message}`]);
+      const invalid = error instanceof SyntaxError ? 'invalid regular expression: ' : '';
+      throw hostError('RH_ERR_CONFIG_INVALID', [origin, `  ${at}: ${invalid}${(error as Error).message}`]);
     }
-    if (linear) {
-      try {
-        new RegExp(source, `${flags}l`);
-      } catch {
-        throw hostError('RH_ERR_CONFIG_INVALID', [
-          origin,
-          `  ${at}: the regular expression /${pattern}/ uses a backreference or a lookaround, which cannot be matched in bounded time; rewrite it without them`,
-        ]);
-      }
-    }
-    return re;
   };
   const source: PolicyRule = Object.freeze({ ...rule, id, list });
   return {
@@ -232,26 +219,6 @@ function matchesWhere(where: [string[], RegExp][], input: unknown): boolean {
 /** An exact name, or a glob: `*` is any run of characters, `?` one character; anchored at both ends. */
 function toolMatcher(pattern: string): (name: string) => boolean {
   if (!/[*?]/.test(pattern)) return (name) => name === pattern;
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
+  const re = linearRegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
   return (name) => re.test(name);
-}
-
-/**
- * Turns on V8's linear-time regexp engine: the `l` flag (used here only to vet patterns), and the
- * automatic fallback to it when a backtracking match runs away. Both are process-wide, change no
- * match result, and apply only to regexes without the `u`, `i` or `y` flags, so rules use none of
- * them. Returns false when this V8 lacks the engine; patterns are then not vetted.
- */
-let linearAvailable: boolean | undefined;
-function enableLinearRegExp(): boolean {
-  if (linearAvailable === undefined) {
-    try {
-      v8.setFlagsFromString('--enable-experimental-regexp-engine');
-      v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
-      linearAvailable = new RegExp('a', 'l').test('a');
-    } catch {
-      linearAvailable = false;
-    }
-  }
-  return linearAvailable;
 }

@@ -2,10 +2,11 @@
  * Loaded plugins and their tools. Tools are listed sorted by name, whatever order plugins finished
  * loading in, so prompts (and prompt caches) stay stable from run to run.
  */
-import { Compile, type Validator } from 'typebox/compile';
+import type { Validator } from 'typebox/compile';
 import type { ToolAnnotations } from './contract.ts';
 import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
+import { compileLinear } from './schema-patterns.ts';
 import { hasDefaults } from './schema-defaults.ts';
 import type { PluginRunner } from './sandbox/runner.ts';
 import type { Isolation, PluginStatus, ToolInfo, Violation } from './types.ts';
@@ -78,7 +79,7 @@ export class Registry {
         },
         plugin: handle,
         timeoutMs: tool.timeoutMs ?? handle.timeoutMs,
-        validator: () => (compiled ??= Compile(tool.inputSchema as never)),
+        validator: () => (compiled ??= compileLinear(tool.inputSchema)),
         hasDefaults: hasDefaults(tool.inputSchema),
       });
     }

@@ -46,6 +46,17 @@ export async function until<T>(predicate: () => T | Promise<T>, options: UntilOp
   }
 }
 
+/**
+ * How late a 20 ms timer set before `work` fires: a host thread held by `work` (a runaway regex)
+ * delays it by as long. Tests allow a wide margin; this is no speed measurement.
+ */
+export async function timerLateness(work: () => unknown): Promise<number> {
+  const start = performance.now();
+  const fired = new Promise<number>((resolve) => setTimeout(() => resolve(performance.now() - start - 20), 20));
+  await work();
+  return fired;
+}
+
 export interface CliResult {
   code: number | null;
   signal: NodeJS.Signals | null;

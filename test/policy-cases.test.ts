@@ -123,7 +123,7 @@ describe('policy: attack and precedence cases (reliability-security §7, 25–36
       (h) => (host = h, 'loaded'),
       (e: Error & { code?: string }) => `${e.code}: ${e.message}`,
     );
-    expect(await bad({ deny: [{ tool: 'shell_run', match: '(a)\\1' }] })).to.match(/^RH_ERR_CONFIG_INVALID: .*policy\.deny\[0\]\.match: .*backreference or a lookaround/s);
+    expect(await bad({ deny: [{ tool: 'shell_run', match: '(a)\\1' }] })).to.match(/^RH_ERR_CONFIG_INVALID: .*policy\.deny\[0\]\.match: .*uses a backreference, a lookaround/s);
     expect(await bad({ ask: [{ tool: 'x' }, { tool: 'shell_run', where: { command: 'sudo(?!\\s+-n)' } }] })).to.include('policy.ask[1].where.command');
     expect(await bad({ allow: [{ tool: 'shell_run', match: '(' }] })).to.match(/policy\.allow\[0\]\.match: invalid regular expression/);
 

@@ -16,11 +16,14 @@ import { createInterface } from 'node:readline';
 import type { PassThrough } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
 import { CrashBudget } from '../sandbox/crash-budget.ts';
+import { schemaProblems } from '../schema-errors.ts';
+import { compileLinear } from '../schema-patterns.ts';
 import type { LoadedPlugin, McpServerSpec, PluginHealth, PluginRunner, PluginSpec, RunOutcome, RunRequest } from '../sandbox/runner.ts';
 import type { Violation } from '../types.ts';
 import { HOST_INFO } from './identity.ts';
@@ -45,6 +48,27 @@ function loadSdk() {
   ]).then(([client, stdio, http]) => ({ ...client, ...stdio, ...http })));
 }
 
+/**
+ * The SDK checks a tool's structured output against the server's `outputSchema`; its default (ajv)
+ * compiles the server's patterns with the `u` flag and would run them backtracking on the host
+ * thread. This one compiles them as tool input schemas are (core/schema-patterns.ts): a pattern
+ * that cannot run linear fails the listing, so the server fails to load, naming it.
+ */
+const LINEAR_VALIDATOR: jsonSchemaValidator = {
+  getValidator<T>(schema: unknown) {
+    let validator: ReturnType<typeof compileLinear>;
+    try {
+      validator = compileLinear(schema);
+    } catch (error) {
+      throw new Error(`a tool's outputSchema at ${messageOf(error)}`);
+    }
+    return (input: unknown) =>
+      validator.Check(input)
+        ? { valid: true as const, data: input as T, errorMessage: undefined }
+        : { valid: false as const, data: undefined, errorMessage: schemaProblems(validator.Errors(input), input).map((p) => `${p.pointer || '/'}: ${p.message}`).join('; ') };
+  },
+};
+
 interface Connection {
   client: Client;
   /** Set when the transport closed without us asking: the server exited or crashed. */
@@ -66,7 +90,7 @@ export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: 
 
   async function connect(): Promise<Connection> {
     const { Client } = await loadSdk();
-    const client = new Client(HOST_INFO, { capabilities: {} });
+    const client = new Client(HOST_INFO, { capabilities: {}, jsonSchemaValidator: LINEAR_VALIDATOR });
     const conn: Connection = { client, lost: false };
     let ready = false;
     live.add(conn);

@@ -65,10 +65,10 @@ export async function instantiatePlugin(exported: unknown, ctx: InstanceContext)
 
 async function validateOptions(label: string, schema: unknown, given: unknown): Promise<unknown> {
   // Loaded only for a plugin with options: in a worker, typebox's compiler is ~1.3 MiB of each plugin's memory.
-  const { Compile } = await import('typebox/compile');
+  const { compileLinear } = await import('../schema-patterns.ts');
   let validator;
   try {
-    validator = Compile(schema as never);
+    validator = compileLinear(schema);
   } catch {
     return given; // the check reports a schema that does not compile
   }

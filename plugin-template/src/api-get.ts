@@ -27,8 +27,9 @@ export function apiGet(settings: ApiSettings) {
       {
         path: Type.String({
           description: `Path and query string under ${base.origin}${prefix}, starting with "/", e.g. "/items/42?fields=name".`,
-          // One leading slash only: "//other.example" would be a different host.
-          pattern: '^/(?!/)\\S*$',
+          // One leading slash only: "//other.example" would be a different host. No lookahead: the
+          // host refuses patterns its linear regex engine cannot run.
+          pattern: '^/(?:[^/\\s]\\S*)?$',
           maxLength: 2048,
         }),
       },

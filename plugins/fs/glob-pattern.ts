@@ -1,42 +1,103 @@
 /**
  * Glob patterns as regular expressions over `/`-separated relative paths: `*` and `?` stay within
- * one path segment, `**` spans any number of them, `{a,b}` is an alternative, `[abc]` and `[!abc]`
- * are character classes. Everything else is literal.
+ * one path segment, `**` spans any number of them, `{a,b}` is an alternative (nested braces too),
+ * `[abc]`, `[a-z]` and `[!abc]` (or `[^abc]`) are character classes, and `\` makes the next
+ * character literal. Everything else is literal.
+ *
+ * The model writes the pattern and it runs on the host thread, so it compiles for V8's linear
+ * engine (core/linear-regex.ts), which takes no `u` flag: `?` and negated classes are spelled to
+ * take a whole surrogate pair, so they still match one character outside the BMP (an emoji).
+ * picomatch was considered (issue 16): its regexes lean on lookaheads, which no linear engine runs.
  */
+import { linearRegExp } from '../../core/linear-regex.ts';
 import { FsToolError } from './errors.ts';
 
+/** One character outside the BMP, as its two UTF-16 units. */
+const ASTRAL = '[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]';
+const SLASH = 0x2f;
+
 export function globToRegExp(glob: string): RegExp {
-  return new RegExp(`^${translate(glob)}$`, 'u');
+  return linearRegExp(`^${translate(glob, 0, false).out}$`);
 }
 
-function translate(glob: string): string {
+/** From `start` to the end, or (`inBrace`) to the `,` or `}` that ends one alternative. */
+function translate(glob: string, start: number, inBrace: boolean): { out: string; end: number } {
   let out = '';
-  for (let i = 0; i < glob.length; i++) {
+  let i = start;
+  for (; i < glob.length; i++) {
     const c = glob[i]!;
+    if (inBrace && (c === ',' || c === '}')) break;
     if (c === '*') {
       if (glob[i + 1] === '*') {
         const slash = glob[i + 2] === '/';
         i += slash ? 2 : 1;
-        out += slash ? '(?:[^/]*/)*' : '.*';
+        out += slash ? '(?:[^/]*/)*' : '[^]*';
       } else {
         out += '[^/]*';
       }
     } else if (c === '?') {
-      out += '[^/]';
+      out += `(?:${ASTRAL}|[^/])`;
     } else if (c === '{') {
-      const end = glob.indexOf('}', i);
-      if (end === -1) throw new FsToolError('invalid_pattern', `glob "${glob}" has a "{" without its "}"`);
-      out += `(?:${glob.slice(i + 1, end).split(',').map(translate).join('|')})`;
-      i = end;
+      const alternatives: string[] = [];
+      let at = i;
+      do {
+        const part = translate(glob, at + 1, true);
+        alternatives.push(part.out);
+        at = part.end;
+      } while (glob[at] === ',');
+      if (at >= glob.length) throw new FsToolError('invalid_pattern', `glob "${glob}" has a "{" without its "}"`);
+      out += `(?:${alternatives.join('|')})`;
+      i = at;
     } else if (c === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end === -1) throw new FsToolError('invalid_pattern', `glob "${glob}" has a "[" without its "]"`);
-      const body = glob.slice(i + 1, end).replace(/^!/, '^').replace(/[\\\]]/g, '\\$&');
-      out += `[${body}]`;
-      i = end;
+      const cls = characterClass(glob, i);
+      out += cls.out;
+      i = cls.end;
+    } else if (c === '\\' && i + 1 < glob.length) {
+      out += literal(glob[++i]!);
     } else {
-      out += c.replace(/[.+^$()|\\\]}]/gu, '\\$&');
+      out += literal(c);
     }
   }
-  return out;
+  return { out, end: i };
+}
+
+/** `[…]` starting at `start`: a `]` right after `[` or `[!` is a member; a class never matches `/`. */
+function characterClass(glob: string, start: number): { out: string; end: number } {
+  let i = start + 1;
+  const negated = glob[i] === '!' || glob[i] === '^';
+  if (negated) i++;
+  const ranges: [number, number][] = [];
+  const member = () => {
+    const c = glob[i] === '\\' && i + 1 < glob.length ? glob[++i]! : glob[i]!;
+    if (/[\uD800-\uDFFF]/.test(c)) {
+      throw new FsToolError('invalid_pattern', `glob "${glob}" has a character outside the BMP inside [...]; write it outside the brackets or use ?`);
+    }
+    return c.charCodeAt(0);
+  };
+  for (let first = true; i < glob.length && (first || glob[i] !== ']'); i++, first = false) {
+    const low = member();
+    if (glob[i + 1] === '-' && i + 2 < glob.length && glob[i + 2] !== ']') {
+      i += 2;
+      const high = member();
+      if (high < low) throw new FsToolError('invalid_pattern', `glob "${glob}" has a range out of order inside [...]`);
+      ranges.push([low, high]);
+    } else {
+      ranges.push([low, low]);
+    }
+  }
+  if (i >= glob.length) throw new FsToolError('invalid_pattern', `glob "${glob}" has a "[" without its "]"`);
+  const unit = (code: number) => `\\u${code.toString(16).padStart(4, '0')}`;
+  // A positive class loses `/` (a range over it is split round it); a negated one gains it.
+  const body = ranges
+    .flatMap(([lo, hi]): [number, number][] => (negated || lo > SLASH || hi < SLASH ? [[lo, hi]] : [[lo, SLASH - 1], [SLASH + 1, hi]]))
+    .filter(([lo, hi]) => lo <= hi)
+    .map(([lo, hi]) => (lo === hi ? unit(lo) : `${unit(lo)}-${unit(hi)}`))
+    .join('');
+  if (negated) return { out: `(?:${ASTRAL}|[^${body}/])`, end: i };
+  // Only `/` was listed: a class that matches nothing.
+  return { out: body ? `[${body}]` : '[]', end: i };
+}
+
+function literal(c: string): string {
+  return c.replace(/[.*+?^${}()|[\]\\/]/, '\\$&');
 }

@@ -13,7 +13,7 @@ export const globTool = defineTool({
   name: 'glob',
   description: [
     'List the paths in the workspace that match a glob pattern.',
-    'Inputs: pattern, matched against paths relative to path ("*" and "?" within one path segment, "**" across segments, "{a,b}", "[abc]"),',
+    'Inputs: pattern, matched against paths relative to path ("*" and "?" within one path segment, "**" across segments, "{a,b}", "[abc]", "[!abc]", "\\" before a character makes it literal),',
     'e.g. "**/*.ts" or "src/*.{js,json}"; path (the directory to search, default the workspace root).',
     'Output: matching paths relative to the workspace root, one per line, sorted, directories ending in "/"; "no matches" when none.',
     'At most 1000 paths, then a "[…]" marker. Does not enter .git, node_modules or .rousseau and does not follow symlinks.',

@@ -1,0 +1,137 @@
+/**
+ * The one place regexes from outside the host are compiled: policy rules, glob patterns and the
+ * `pattern`s of plugin and MCP schemas. Such a regex runs on the host thread against text a model
+ * controls, so it must match in bounded time: each is vetted for V8's linear-time engine, and a
+ * backtracking match that runs away falls back to that engine (both switched on here, process-wide;
+ * neither changes a match result). The engine takes no `u`, `i` or `v` flag, no backreference, no
+ * lookaround and no counted repeat above 16, so a regex that needs one is refused with a reason.
+ * See docs/policy.md and docs/plugins.md.
+ */
+import v8 from 'node:v8';
+
+let available: boolean | undefined;
+function linearEngine(): boolean {
+  if (available === undefined) {
+    v8.setFlagsFromString('--enable-experimental-regexp-engine');
+    v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+    try {
+      available = new RegExp('a', 'l').test('a');
+    } catch {
+      available = false;
+    }
+  }
+  return available;
+}
+
+/**
+ * `source` compiled with `flags` (none of `u`, `i`, `v`), after checking that V8's linear engine can
+ * run it. Throws a SyntaxError for an invalid regex, an Error saying why for one that cannot be linear.
+ */
+export function linearRegExp(source: string, flags = '', shown = source): RegExp {
+  // First: the fallback must be on before any regex of ours is compiled.
+  if (!linearEngine()) throw new Error('this Node.js has no linear-time regular expression engine (V8 --enable-experimental-regexp-engine)');
+  const re = new RegExp(source, flags);
+  try {
+    new RegExp(source, `${flags}l`);
+  } catch {
+    throw new Error(
+      `the regular expression /${shown}/ uses a backreference, a lookaround or a counted repeat over 16 (such as {1,64}), which cannot be matched in bounded time; rewrite it without them`,
+    );
+  }
+  return re;
+}
+
+/** Counted repeats past this length of expanded source are refused: the engine's cost grows with it. */
+const MAX_EXPANDED_CHARS = 20_000;
+
+/**
+ * A JSON Schema `pattern` (ECMA-262 with the `u` flag, as JSON Schema reads it) as a linear regex
+ * without `u`. Counted repeats are written out (`a{2,4}` → `aa(?:a(?:a)?)?`), since the engine
+ * refuses those over 16; groups stop capturing, which `test` never reads. What `u` gives and this
+ * cannot is refused: `\p{…}` classes and characters outside the Basic Multilingual Plane. What is
+ * lost: `.`, `\S`, `\W`, `\D` and negated classes match one UTF-16 unit, so an astral character
+ * (an emoji) counts as two of them.
+ */
+export function schemaPatternRegExp(pattern: string): RegExp {
+  try {
+    new RegExp(pattern, 'u');
+  } catch (error) {
+    throw new Error(`pattern is not a valid regular expression: ${(error as Error).message}`);
+  }
+  const source = expandRepeats(pattern);
+  try {
+    return linearRegExp(source);
+  } catch {
+    // Backreferences were refused and counted repeats written out: a lookaround is what is left.
+    throw new Error(`pattern /${pattern}/ uses a lookaround ((?=…), (?!…), (?<=…), (?<!…)), which cannot be matched in bounded time`);
+  }
+}
+
+function expandRepeats(pattern: string): string {
+  let out = '';
+  // Where each open group starts in `out`, and where the last complete atom starts.
+  const groups: number[] = [];
+  let atom = -1;
+  let inClass = false;
+  const refuse = (what: string): never => {
+    throw new Error(`pattern /${pattern}/ uses ${what}, which needs the u flag; the host matches patterns without it to keep them linear`);
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    const code = c.charCodeAt(0);
+    if (code >= 0xd800 && code <= 0xdfff) refuse('a character outside the Basic Multilingual Plane');
+    if (c === '\\') {
+      const next = pattern[i + 1]!;
+      if (next === 'p' || next === 'P') refuse('a Unicode property class (\\p{…})');
+      if (next === 'u' && pattern[i + 2] === '{') refuse('a code point escape (\\u{…})');
+      if (next === 'u' && /^[dD][89abAB]/.test(pattern.slice(i + 2, i + 4))) refuse('a surrogate escape (an astral character)');
+      // Checked here, not by the engine: groups no longer capture, so `\1` would read as an octal escape.
+      if (/[1-9k]/.test(next)) throw new Error(`pattern /${pattern}/ uses a backreference, which cannot be matched in bounded time`);
+      if (!inClass) atom = out.length;
+      out += c + next;
+      i++;
+    } else if (inClass) {
+      out += c;
+      if (c === ']') inClass = false;
+    } else if (c === '[') {
+      atom = out.length;
+      inClass = true;
+      out += c;
+    } else if (c === '(') {
+      groups.push(out.length);
+      if (pattern[i + 1] === '?') {
+        // Named groups become plain ones (a name written out twice is a syntax error); `(?:`, `(?=`… stay.
+        const named = /^\?<([^=!][^>]*)>/.exec(pattern.slice(i + 1));
+        if (named) {
+          out += '(?:';
+          i += named[0].length;
+          continue;
+        }
+        out += '(';
+      } else {
+        out += '(?:';
+      }
+    } else if (c === ')') {
+      atom = groups.pop()!;
+      out += c;
+    } else if (c === '{') {
+      // The u flag makes a `{` that is no quantifier a syntax error, so this always matches.
+      const [text, min, comma, max] = /^\{(\d+)(,?)(\d*)\}/.exec(pattern.slice(i))!;
+      const lazy = pattern[i + text.length] === '?' ? '?' : '';
+      const body = out.slice(atom);
+      const low = Number(min);
+      const high = !comma ? low : max === '' ? Infinity : Number(max);
+      let tail = high === Infinity ? `(?:${body})*${lazy}` : '';
+      for (let n = high === Infinity ? 0 : high - low; n > 0; n--) tail = `(?:${body}${tail})?${lazy}`;
+      out = out.slice(0, atom) + `(?:${body})`.repeat(low) + tail;
+      if (out.length > MAX_EXPANDED_CHARS) {
+        throw new Error(`pattern /${pattern}/ repeats too much: written out for the linear engine it passes ${MAX_EXPANDED_CHARS} characters`);
+      }
+      i += text.length - 1 + lazy.length;
+    } else {
+      if (c !== '|' && c !== '*' && c !== '+' && c !== '?') atom = out.length;
+      out += c;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,121 @@
+/**
+ * Tool and option schemas come from plugins and MCP servers, and typebox compiles their regexes
+ * with the `u` flag, which V8 runs only by backtracking: `"pattern": "^(a+)+$"` froze the host on
+ * `aaaa…!`. So a schema is rewritten before it is compiled, every regex in it going through
+ * linear-regex.ts: a `pattern` becomes the linear RegExp (typebox takes a RegExp there), and
+ * `patternProperties` (whose keys typebox would compile itself) becomes a `~refine` check that
+ * tests keys with linear regexes and values with validators of their own. A regex that cannot be
+ * linear is a problem at its JSON pointer: the contract check refuses the plugin at load.
+ *
+ * Limits of the `patternProperties` rewrite: it cannot sit beside `unevaluatedProperties` (keys it
+ * matches would not count as evaluated), and a `$ref` under it resolves into `$defs` and
+ * `definitions` of the root only. See docs/plugins.md.
+ */
+import { Compile, type Validator } from 'typebox/compile';
+import { escapeSegment } from './json-pointer.ts';
+import { schemaPatternRegExp } from './linear-regex.ts';
+
+export type PatternProblem = (pointer: string, message: string) => void;
+
+/** Keywords whose value is one schema, a list of schemas, or a map of names to schemas. */
+const ONE = new Set(['additionalProperties', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems', 'items']);
+const LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items']);
+const MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `schema` with linear regexes, each problem reported at its pointer below `at`. */
+export function linearSchema(schema: unknown, at: string, problem: PatternProblem): unknown {
+  const root: { defs?: Record<string, unknown> } = {};
+  const out = rewrite(schema, at, problem, root);
+  if (isRecord(out)) root.defs = Object.fromEntries(['$defs', 'definitions'].filter((k) => Object.hasOwn(out, k)).map((k) => [k, out[k]]));
+  return out;
+}
+
+/** typebox's Compile over `linearSchema`, for a schema the contract check has passed (a problem throws). */
+export function compileLinear(schema: unknown): Validator {
+  return Compile(
+    linearSchema(schema, '', (pointer, message) => {
+      throw new Error(`${pointer}: ${message}`);
+    }) as never,
+  );
+}
+
+function rewrite(schema: unknown, at: string, problem: PatternProblem, root: { defs?: Record<string, unknown> }): unknown {
+  if (!isRecord(schema)) return schema;
+  const sub = (value: unknown, pointer: string) => rewrite(value, pointer, problem, root);
+  // Object.fromEntries defines keys as own data properties: a `__proto__` key stays a key.
+  const out = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => {
+      const here = `${at}/${escapeSegment(key)}`;
+      if (key === 'pattern') return [key, pattern(value, here, problem)];
+      if (LIST.has(key) && Array.isArray(value)) return [key, value.map((s, i) => sub(s, `${here}/${i}`))];
+      if (ONE.has(key)) return [key, sub(value, here)];
+      if (MAP.has(key) && isRecord(value)) return [key, Object.fromEntries(Object.entries(value).map(([k, s]) => [k, sub(s, `${here}/${escapeSegment(k)}`)]))];
+      return [key, value];
+    }),
+  );
+  return isRecord(out.patternProperties) ? refinePatternProperties(out, at, problem, root) : out;
+}
+
+function pattern(value: unknown, at: string, problem: PatternProblem): unknown {
+  if (typeof value !== 'string') {
+    problem(at, 'pattern must be a string');
+    return value;
+  }
+  try {
+    const re = schemaPatternRegExp(value);
+    // typebox's error message prints the pattern: the schema's own, not the one written for the engine.
+    Object.defineProperty(re, 'toString', { value: () => value });
+    return re;
+  } catch (error) {
+    problem(at, (error as Error).message);
+    return value;
+  }
+}
+
+function refinePatternProperties(
+  schema: Record<string, unknown>,
+  at: string,
+  problem: PatternProblem,
+  root: { defs?: Record<string, unknown> },
+): Record<string, unknown> {
+  const { patternProperties, additionalProperties, ...rest } = schema as { patternProperties: Record<string, unknown>; additionalProperties?: unknown };
+  if (Object.hasOwn(schema, 'unevaluatedProperties')) {
+    problem(`${at}/patternProperties`, 'patternProperties beside unevaluatedProperties is not supported: write the keys under properties, or drop unevaluatedProperties');
+  }
+  const validator = (s: unknown): (() => Validator) => {
+    let compiled: Validator | undefined;
+    // Compiled at the first check, when the root's definitions are known, for a `$ref` into them.
+    return () => (compiled ??= Compile((isRecord(s) ? { ...root.defs, ...s } : s) as never));
+  };
+  const patterns: [RegExp, () => Validator, string][] = [];
+  for (const [key, sub] of Object.entries(patternProperties)) {
+    try {
+      patterns.push([schemaPatternRegExp(key), validator(sub), key]);
+    } catch (error) {
+      problem(`${at}/patternProperties/${escapeSegment(key)}`, (error as Error).message);
+    }
+  }
+  const named = isRecord(schema.properties) ? schema.properties : {};
+  const extra = additionalProperties === undefined || additionalProperties === true ? undefined : validator(additionalProperties);
+
+  /** The first key that fails, and why; undefined when every key passes. */
+  const failure = (value: unknown): string | undefined => {
+    if (!isRecord(value)) return undefined;
+    for (const [key, item] of Object.entries(value)) {
+      let matched = Object.hasOwn(named, key);
+      for (const [re, valid, source] of patterns) {
+        if (!re.test(key)) continue;
+        matched = true;
+        if (!valid().Check(item)) return `"${key}" (a key matching ${JSON.stringify(source)}): ${valid().Errors(item)[0]?.message ?? 'invalid'}`;
+      }
+      if (!matched && extra && !extra().Check(item)) return additionalProperties === false ? `unknown key "${key}"` : `"${key}": ${extra().Errors(item)[0]?.message ?? 'invalid'}`;
+    }
+    return undefined;
+  };
+  const refine = { check: (value: unknown) => failure(value) === undefined, error: (value: unknown) => failure(value) ?? '' };
+  // An inline plugin's own refinements stay; typebox ignores the whole list if one entry is not a pair of functions.
+  const own = Array.isArray(schema['~refine']) ? schema['~refine'].filter((r) => isRecord(r) && typeof r.check === 'function' && typeof r.error === 'function') : [];
+  return { ...rest, '~refine': [...own, refine] };
+}

@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import { linearRegExp, schemaPatternRegExp } from '../core/linear-regex.ts';
+
+describe('core/linear-regex', () => {
+  it('compiles what the linear engine runs, and refuses the rest saying why', () => {
+    expect(linearRegExp('^(a+)+$').test('aaa')).to.equal(true);
+    for (const source of ['(a)\\1', '(?=a)', '(?<!a)b', 'a{1,64}']) {
+      expect(() => linearRegExp(source), source).to.throw(`/${source}/ uses a backreference, a lookaround or a counted repeat over 16`);
+    }
+    expect(() => linearRegExp('(')).to.throw(SyntaxError);
+  });
+
+  describe('schema patterns', () => {
+    // Each pattern against strings, as the u flag reads it and as the host runs it.
+    const CASES: [string, string[]][] = [
+      ['^[a-z]{2,20}$', ['a', 'ab', 'a'.repeat(20), 'a'.repeat(21), 'AB']],
+      ['^(?:ab){3}c{0,2}?$', ['ababab', 'abababcc', 'abababccc', 'abab']],
+      ['^\\d{4}-\\d{2}(-\\d{2})?$', ['2026-12', '2026-12-03', '2026-1']],
+      ['^(?<word>\\w+)\\s{1,}\\.{2,}$', ['hi ..', 'hi.', 'hi  ...']],
+      ['x{17,}', ['x'.repeat(16), `y${'x'.repeat(17)}`]],
+      ['^[\\]{}-]+$', ['{}]-', 'a']],
+      ['^\\u00e9\\x41[\\u0100-\\u017f]$', ['éAā', 'éAa']],
+    ];
+    for (const [pattern, inputs] of CASES) {
+      it(`reads ${pattern} as the u flag does`, () => {
+        const unicode = new RegExp(pattern, 'u');
+        const linear = schemaPatternRegExp(pattern);
+        expect(inputs.map((s) => linear.test(s))).to.deep.equal(inputs.map((s) => unicode.test(s)));
+        expect(() => new RegExp(linear.source, 'l')).not.to.throw();
+      });
+    }
+
+    it('refuses what needs the u flag or backtracking, naming it', () => {
+      const refusals: [string, string][] = [
+        ['(a)\\1', 'backreference'],
+        ['\\k<n>(?<n>a)', 'backreference'],
+        ['a(?=b)', 'lookaround'],
+        ['\\p{L}+', 'Unicode property class'],
+        ['\\u{1F600}', 'code point escape'],
+        ['\\uD83D\\uDE00', 'surrogate escape'],
+        ['[😀]', 'outside the Basic Multilingual Plane'],
+        ['(', 'not a valid regular expression'],
+        ['a{2', 'not a valid regular expression'],
+        ['(?:(?:a{100}){100}){100}', 'repeats too much'],
+      ];
+      for (const [pattern, says] of refusals) expect(() => schemaPatternRegExp(pattern), pattern).to.throw(says);
+    });
+
+    it('counts an astral character as two units for . (the one semantic the u flag gives and this does not)', () => {
+      expect(new RegExp('^.$', 'u').test('😀')).to.equal(true);
+      expect(schemaPatternRegExp('^.$').test('😀')).to.equal(false);
+      expect(schemaPatternRegExp('^.{2}$').test('😀')).to.equal(true);
+    });
+  });
+});
