@@ -8,13 +8,17 @@
  * Either way a fresh one starts after a backoff, ready for the next call; too many failures in a
  * window quarantine the plugin (crash-budget.ts).
  *
- * The retry rule: a call that had reached an isolate that is then stopped or crashes gets `crashed`
- * and is never retried, since it may already have had side effects. A call still waiting for the
- * isolate to start (it never ran) simply waits for the next one.
+ * The re-run rule, for the calls an isolate carries when it dies (docs/isolation.md): the isolate acks
+ * each call as its `execute` starts. A call whose `execute` had not started ran nothing, so it runs on
+ * the next isolate; one that had started runs again once if its tool is annotated `readOnly` or
+ * `idempotent`; any other gets `crashed`, naming the call whose fault it was when another's was. The
+ * calls are sorted only once the isolate has exited, when every ack it sent has arrived: sorted at
+ * the kill, an ack still in the channel would make a call that started look as if it had not.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { hostError, HostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
+import type { ToolAnnotations } from '../contract.ts';
 import type { Logger } from '../log.ts';
 import { killProcessGroup } from './child-processes.ts';
 import { CrashBudget } from './crash-budget.ts';
@@ -29,8 +33,15 @@ const CLOSE_GRACE_MS = 1_000;
 
 interface Pending {
   request: RunRequest;
-  settle(outcome: RunOutcome): void;
+  /** The isolate acked it: its `execute` began, so it may have had side effects. */
+  started: boolean;
+  /** It may run again after it started (its tool is read-only or idempotent, and it has not yet). */
+  rerunnable: boolean;
+  settle(outcome: Attempt): void;
 }
+
+/** How one attempt at a call ended: an outcome, or a call to run again on the next isolate. */
+type Attempt = RunOutcome | { rerun: 'unstarted' | 'started' };
 
 /** One isolate and what it carries (its load, its calls, its children). A runner has one current sandbox; a stopped one may linger until it exits. */
 interface Sandbox {
@@ -49,6 +60,10 @@ interface Sandbox {
   ended?: string;
   /** What the isolate said of its death (it comes just before its exit). */
   fault?: IsolateFault;
+  /** The call whose fault ended the isolate, when that is known: a timeout, or what the isolate said. */
+  culprit?: { id: number; tool: string; timedOut: boolean };
+  /** Tools whose calls may run twice: annotated `readOnly` or `idempotent` in the isolate's report. */
+  rerunnable: Set<string>;
   onClosed?: () => void;
   settlers: { resolve(report: LoadedPlugin): void; reject(error: HostError): void; exited(): void; loadTimer?: NodeJS.Timeout };
 }
@@ -89,6 +104,7 @@ class IsolatedRunner implements PluginRunner {
   }
 
   async run(request: RunRequest): Promise<RunOutcome> {
+    let rerunStarted = false;
     for (;;) {
       const health = this.budget.health();
       if (health.quarantined) return { ok: false, code: 'quarantined', message: health.reason ?? 'quarantined' };
@@ -111,7 +127,9 @@ class IsolatedRunner implements PluginRunner {
         }
       }
       if (box.ended) continue; // it ended before this call reached it: the call never ran, so it waits for the next one
-      return this.post(box, request);
+      const attempt = await this.post(box, request, !rerunStarted && box.rerunnable.has(request.tool));
+      if (!('rerun' in attempt)) return attempt;
+      if (attempt.rerun === 'started') rerunStarted = true;
     }
   }
 
@@ -146,6 +164,7 @@ class IsolatedRunner implements PluginRunner {
       loaded: false,
       calls: new Map(),
       children: new Set(),
+      rerunnable: new Set(),
       ready: new Promise<LoadedPlugin>((resolve, reject) => Object.assign(settlers, { resolve, reject })),
       exited: new Promise<void>((resolve) => (settlers.exited = resolve)),
       settlers,
@@ -174,15 +193,23 @@ class IsolatedRunner implements PluginRunner {
       case 'loaded':
         clearTimeout(box.settlers.loadTimer);
         box.loaded = true;
+        box.rerunnable = rerunnableTools(message.report);
         box.settlers.resolve(message.report);
         break;
       case 'load_error':
         this.loadFailed(box, new HostError(message.code, message.message));
         break;
+      case 'started': {
+        const pending = box.calls.get(message.id);
+        if (pending) pending.started = true;
+        break;
+      }
       case 'result': {
         const pending = box.calls.get(message.id);
-        if (!pending) break; // abandoned: cancelled, or the isolate was stopped
-        this.budget.succeeded(); // a tool's own error is an answer too: the isolate is healthy
+        if (!pending) break; // abandoned: cancelled or timed out
+        // A tool's own error is an answer too: the isolate is healthy (unless it is being stopped,
+        // and this answer merely came before the end).
+        if (!box.ended) this.budget.succeeded();
         pending.settle(message.ok ? { ok: true, output: message.output } : { ok: false, code: 'tool_error', message: message.message });
         break;
       }
@@ -202,6 +229,9 @@ class IsolatedRunner implements PluginRunner {
         break;
       case 'fault':
         box.fault ??= { kind: 'error', reason: message.reason };
+        break;
+      case 'culprit':
+        if (!box.ended) box.culprit ??= { id: message.id, tool: message.tool, timedOut: false };
         break;
     }
   }
@@ -227,12 +257,13 @@ class IsolatedRunner implements PluginRunner {
       }
     }
     for (const pid of box.children) killProcessGroup(pid); // reported between stop() and the exit
+    this.endCalls(box);
     box.settlers.exited();
   }
 
   /**
-   * Ends a sandbox now: a load in progress fails, the calls it carries get `crashed` with `reason`, its
-   * process groups are killed (the plugin can no longer do it), and the isolate is killed.
+   * Ends a sandbox now: a load in progress fails, its process groups are killed (the plugin can no
+   * longer do it), and the isolate is killed. The calls it carries are sorted when it has exited.
    */
   private stop(box: Sandbox, reason: string, loadError?: HostError): void {
     if (box.ended) return;
@@ -240,23 +271,41 @@ class IsolatedRunner implements PluginRunner {
     if (this.current === box) this.current = undefined;
     clearTimeout(box.settlers.loadTimer);
     if (!box.loaded) box.settlers.reject(loadError ?? hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
-    for (const pending of box.calls.values()) pending.settle({ ok: false, code: 'crashed', message: reason });
     for (const pid of box.children) killProcessGroup(pid);
     box.children.clear();
     box.isolate.kill();
   }
 
+  /** The calls a dead isolate still carried: each runs again, or gets `crashed` (the rule at the top). */
+  private endCalls(box: Sandbox): void {
+    for (const [id, pending] of box.calls) {
+      if (!this.closed && (!pending.started || pending.rerunnable)) pending.settle({ rerun: pending.started ? 'started' : 'unstarted' });
+      else pending.settle({ ok: false, code: 'crashed', message: this.cutOff(box, id) });
+    }
+  }
+
+  /** Why call `id` got `crashed` when its isolate ended: the isolate's death, and whose fault it was. */
+  private cutOff(box: Sandbox, id: number): string {
+    const { culprit, isolate } = box;
+    const reason = box.ended ?? 'unknown reason';
+    if (!culprit || culprit.id === id) return reason;
+    const what = culprit.timedOut ? `the plugin's ${isolate.noun} was stopped because ${reason}` : `a call to "${culprit.tool}" ended the plugin's ${isolate.noun} (${reason})`;
+    return `another call's fault: ${what}; this call was cut off with it and not retried, since it may already have had side effects (only calls to tools annotated readOnly or idempotent are run again)`;
+  }
+
   /** Sends one call to a loaded isolate and settles when it answers, is cancelled, times out or the isolate ends. */
-  private post(box: Sandbox, request: RunRequest): Promise<RunOutcome> {
+  private post(box: Sandbox, request: RunRequest, rerunnable: boolean): Promise<Attempt> {
     const id = ++this.nextId;
-    return new Promise<RunOutcome>((resolve) => {
+    return new Promise<Attempt>((resolve) => {
       const onAbort = () => {
         if (!box.calls.has(id)) return;
         const { signal } = request; // aborted by now, with the reason
         if (isTimeout(signal)) {
-          const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
           pending.settle({ ok: false, code: 'timeout', message: messageOf(signal.reason) });
-          this.stop(box, `the plugin's ${box.isolate.noun} was stopped because ${reason}; this call was cut off with it and not retried, since it may already have had side effects`);
+          if (box.ended) return; // another call's fault is already ending it
+          const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
+          box.culprit = { id, tool: request.tool, timedOut: true };
+          this.stop(box, reason);
           this.failed('timeout', reason);
         } else {
           pending.settle({ ok: false, code: 'tool_error', message: 'cancelled' });
@@ -266,6 +315,8 @@ class IsolatedRunner implements PluginRunner {
       };
       const pending: Pending = {
         request,
+        started: false,
+        rerunnable,
         settle(outcome) {
           box.calls.delete(id);
           resolve(outcome);
@@ -317,6 +368,16 @@ class IsolatedRunner implements PluginRunner {
     if (box.loaded) return `the ${noun} ${how}`;
     return `the ${noun} ${how} before the plugin finished loading (a top-level await or setup() waiting on something that never happens?)`;
   }
+}
+
+/** The tools of a report that say running a call twice is harmless (the contract check has vetted the flags). */
+function rerunnableTools(report: LoadedPlugin): Set<string> {
+  const names = new Set<string>();
+  for (const tool of report.tools ?? []) {
+    const annotations = tool.annotations as ToolAnnotations | undefined;
+    if (typeof tool.name === 'string' && (annotations?.readOnly === true || annotations?.idempotent === true)) names.add(tool.name);
+  }
+  return names;
 }
 
 /** The outcome of a call the dispatcher has already answered (timeout or cancellation): it is dropped. */

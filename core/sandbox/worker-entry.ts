@@ -5,6 +5,7 @@
  * contract check reads, and runs calls. Logs and progress are relayed to the host, rate-limited;
  * results are checked to be plain data before they are sent (wire.ts).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PluginLogger, ToolContext } from '../contract.ts';
 import { HostError, hostError, messageOf } from '../errors.ts';
@@ -51,21 +52,28 @@ const data: WorkerData = parentPort ? (workerData as WorkerData) : await initMes
 const threshold = LEVELS[data.logLevel as LogLevel] ?? LEVELS.info;
 const lifetime = new AbortController();
 const calls = new Map<number, Call>();
+/** Which call's code is running, followed into its timers and promises: a fatal fault there is that call's. */
+const running = new AsyncLocalStorage<Extract<ToWorker, { type: 'run' }>>();
 let instance: PluginInstance | undefined;
+let blamed = false;
 
 // Node ends a worker on a stray rejection anyway; rethrowing it with this name tells the host which
 // fault it was (the 'error' event carries an uncaught exception and a rejection alike).
 process.on('unhandledRejection', (reason) => {
-  const error = new Error(`unhandled rejection: ${messageOf(reason)}`);
+  blame();
+  const error = new Error(`unhandled rejection: ${reasonOf(reason)}`);
   error.name = UNHANDLED_REJECTION;
   throw error;
 });
+process.on('uncaughtExceptionMonitor', blame);
+process.on('exit', blame);
 if (!parentPort) {
   // A process has no 'error' event for the host to read: it says what killed it, then dies of it.
   process.on('uncaughtException', (error: unknown) => {
     const e = error as { name?: unknown; stack?: unknown } | null | undefined; // `throw null` is possible
-    const reason = e?.name === UNHANDLED_REJECTION ? messageOf(error) : `uncaught exception: ${messageOf(error)}`;
-    if (typeof e?.stack === 'string') post({ type: 'log', level: 'debug', message: e.stack });
+    const reason = read(() => error instanceof Error && error.name === UNHANDLED_REJECTION) ? reasonOf(error) : `uncaught exception: ${reasonOf(error)}`;
+    const stack = read(() => e?.stack);
+    if (typeof stack === 'string') post({ type: 'log', level: 'debug', message: stack });
     if (!process.connected) process.exit(1);
     process.send!({ type: 'fault', reason } satisfies FromWorker, () => process.exit(1));
     setTimeout(() => process.exit(1), 1000).unref();
@@ -143,14 +151,42 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   try {
     const tool = instance?.live.get(message.tool);
     if (!tool) throw new Error(`tool "${message.tool}" is not loaded`);
-    const output = await tool.execute(message.input as never, context(message, call));
+    post({ type: 'started', id });
+    const output = await running.run(message, () => tool.execute(message.input as never, context(message, call)));
     const why = unsendable(output);
     if (why) throw new Error(`it returned a value that cannot be sent to the host: ${why}`);
     post({ type: 'result', id, ok: true, output });
   } catch (error) {
-    post({ type: 'result', id, ok: false, message: messageOf(error) });
+    post({ type: 'result', id, ok: false, message: reasonOf(error) });
   } finally {
     calls.delete(id);
+  }
+}
+
+/** Tells the host once which call's code is killing the isolate, when a call's is. */
+function blame(): void {
+  const call = running.getStore();
+  if (!call || blamed) return;
+  blamed = true;
+  post({ type: 'culprit', id: call.id, tool: call.tool });
+}
+
+/**
+ * What a thrown value says, as a string, whatever it is: a plugin can throw an error whose `message`
+ * getter throws, a Proxy whose every trap throws, or an object whose `toString` throws, and reading
+ * them must not turn a tool's failure into the death of its isolate.
+ */
+function reasonOf(thrown: unknown): string {
+  const message = read(() => String(messageOf(thrown)));
+  return message ?? 'it threw a value that cannot be read as a message (reading it threw)';
+}
+
+/** `get()`, or `undefined` when it throws. */
+function read<T>(get: () => T): T | undefined {
+  try {
+    return get();
+  } catch {
+    return undefined;
   }
 }
 

@@ -30,6 +30,8 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'loaded'; report: LoadedPlugin }
   | { type: 'load_error'; code: HostErrorCode; message: string }
+  /** The call's `execute` is about to run: from here on it may have had side effects (isolated.ts re-runs only calls that had not). */
+  | { type: 'started'; id: number }
   | { type: 'result'; id: number; ok: true; output: unknown }
   | { type: 'result'; id: number; ok: false; message: string }
   | { type: 'log'; level: LogLevel; message: string; meta?: Record<string, unknown> }
@@ -38,7 +40,9 @@ export type FromWorker =
   | { type: 'child'; pid: number; exited: boolean }
   | { type: 'closed' }
   /** A process about to die of an uncaught exception or rejection says which (a thread's 'error' event does). */
-  | { type: 'fault'; reason: string };
+  | { type: 'fault'; reason: string }
+  /** The isolate is dying of code that a call started (its async context says which): the host names it to the calls cut off with it. */
+  | { type: 'culprit'; id: number; tool: string };
 
 /** The `name` the worker gives the error it throws for an unhandled rejection, so the host can say which it was. */
 export const UNHANDLED_REJECTION = 'UnhandledRejection';

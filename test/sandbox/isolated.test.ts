@@ -252,17 +252,75 @@ for (const isolation of ['worker', 'process'] as const) {
       await bystanderServes(host);
     });
 
-    it('case 23: when one call times out, the calls in flight with it get crashed, deterministically, and are not retried', async () => {
+    it('case 23: when one call times out, the started calls in flight with it get crashed, deterministically, naming it, and are not retried', async () => {
       await count();
       const a = host.call('sleep', { ms: 8_000 });
       const b = host.call('sleep', { ms: 8_000 });
       const spin = host.call('spin', {});
       expectFailure(await spin, 'timeout', /timed out after 1500 ms/);
       for (const result of await Promise.all([a, b])) {
-        expectFailure(result, 'crashed', /stopped because a call to "spin" timed out after 1500 ms; this call was cut off with it and not retried/);
+        expectFailure(result, 'crashed', new RegExp(`^Tool "sleep" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "spin" timed out after 1500 ms; this call was cut off with it and not retried, since it may already have had side effects`));
       }
       expect(await count()).to.equal(1);
       await bystanderServes(host);
+    });
+
+    it('a call that reached the isolate but had not started when another call killed it runs on the next isolate', async () => {
+      await count();
+      const spin = host.call('spin', {});
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the isolate is spinning: what comes now waits behind the loop
+      const queued = host.call('count', {});
+      expectFailure(await spin, 'timeout', /timed out after 1500 ms/);
+      expect(await queued).to.include({ isError: false, content: '1' }); // the first call of a fresh instance
+      await bystanderServes(host);
+    });
+
+    for (const tool of ['sleep_readonly', 'sleep_idempotent']) {
+      it(`a started call to a tool annotated ${tool.slice(6)} runs again, once, when another call's fault kills its isolate`, async () => {
+        await count();
+        const rerun = host.call(tool, { ms: 3_000 });
+        const plain = host.call('sleep', { ms: 3_000 });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expectFailure(await host.call('spin', {}), 'timeout', /timed out after 1500 ms/);
+        expectFailure(await plain, 'crashed', /another call's fault: .* a call to "spin" timed out/);
+        // It ran again on the fresh instance: its answer counts from 1 there.
+        expect(await rerun).to.include({ isError: false, content: 'slept 3000, call 1' });
+
+        // Cut off again on its second run, it is not run a third time.
+        let runs = 0;
+        const twice = host.call(tool, { ms: 6_000 }, { onProgress: () => runs++ });
+        await until(() => runs === 1, { message: 'the first run to start' });
+        expectFailure(await host.call('spin', {}), 'timeout', /timed out after 1500 ms/);
+        await until(() => runs === 2, { timeoutMs: 20_000, message: 'the second run to start' });
+        expectFailure(await host.call('spin', {}), 'timeout', /timed out after 1500 ms/);
+        expectFailure(await twice, 'crashed', new RegExp(`^Tool "${tool}" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "spin" timed out`));
+        await bystanderServes(host);
+      });
+    }
+
+    for (const [tool, input, said] of [
+      ['exit', { code: 7 }, `the ${isolation} exited with code 7`],
+      ['stray', { kind: 'throw' }, 'uncaught exception: late throw'],
+      ['stray', { kind: 'rejection' }, 'unhandled rejection: late rejection'],
+    ] as const) {
+      it(`a started call cut off by another call's crash (${said}) names that call's tool`, async () => {
+        await count();
+        const bystander = host.call('sleep', { ms: 8_000 });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const culprit = await host.call(tool, input);
+        if (tool === 'exit') expectFailure(culprit, 'crashed', new RegExp(`^Tool "exit" crashed: ${said}\\.`));
+        expectFailure(await bystander, 'crashed', new RegExp(`^Tool "sleep" crashed: another call's fault: a call to "${tool}" ended the plugin's ${isolation} \\(${said}\\); this call was cut off with it and not retried`));
+        expect(await count()).to.equal(1);
+      });
+    }
+
+    it('a thrown value whose message cannot be read is a tool_error, and the isolate stays', async () => {
+      const before = await count();
+      expectFailure(await host.call('throw_unreadable', { kind: 'getter' }), 'tool_error', /cannot be read as a message/);
+      expectFailure(await host.call('throw_unreadable', { kind: 'proxy' }), 'tool_error', /cannot be read as a message/);
+      expectFailure(await host.call('throw_unreadable', { kind: 'to_string' }), 'tool_error', /cannot be read as a message/);
+      expectFailure(await host.call('throw_unreadable', { kind: 'symbol' }), 'tool_error', /Symbol\(not a string\)/);
+      expect(await count()).to.equal(before + 1);
     });
 
     it('a cancellation fires ctx.signal inside the isolate with an AbortError, and keeps the isolate', async () => {
