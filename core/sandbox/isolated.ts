@@ -30,6 +30,8 @@ import type { FromWorker, WorkerData } from './worker-protocol.ts';
 
 /** How long `close()` lets a plugin dispose before killing its isolate. */
 const CLOSE_GRACE_MS = 1_000;
+/** How long an isolate with a timed-out call has to answer a ping before it is taken for blocked and killed. */
+const PING_GRACE_MS = 500;
 
 interface Pending {
   request: RunRequest;
@@ -64,6 +66,12 @@ interface Sandbox {
   culprit?: { id: number; tool: string; timedOut: boolean };
   /** Tools whose calls may run twice: annotated `readOnly` or `idempotent` in the isolate's report. */
   rerunnable: Set<string>;
+  /**
+   * Set when a call timed out while others were in flight: the isolate takes no new call, and ends
+   * once the others are answered if it still answers a ping (the timed-out call was waiting, not
+   * blocking), or after PING_GRACE_MS if not.
+   */
+  retiring?: { reason: string; responsive: boolean; timer: NodeJS.Timeout };
   onClosed?: () => void;
   settlers: { resolve(report: LoadedPlugin): void; reject(error: HostError): void; exited(): void; loadTimer?: NodeJS.Timeout };
 }
@@ -126,7 +134,7 @@ class IsolatedRunner implements PluginRunner {
           return { ok: false, code: 'crashed', message: `the plugin could not be restarted: ${box.ended ?? 'unknown reason'}` };
         }
       }
-      if (box.ended) continue; // it ended before this call reached it: the call never ran, so it waits for the next one
+      if (box !== this.current) continue; // it ended or is retiring before this call reached it: the call waits for the next one
       const attempt = await this.post(box, request, !rerunStarted && box.rerunnable.has(request.tool));
       if (!('rerun' in attempt)) return attempt;
       if (attempt.rerun === 'started') rerunStarted = true;
@@ -207,9 +215,7 @@ class IsolatedRunner implements PluginRunner {
       case 'result': {
         const pending = box.calls.get(message.id);
         if (!pending) break; // abandoned: cancelled or timed out
-        // A tool's own error is an answer too: the isolate is healthy (unless it is being stopped,
-        // and this answer merely came before the end).
-        if (!box.ended) this.budget.succeeded();
+        this.budget.succeeded(); // a tool's own error is an answer too: the plugin works
         pending.settle(message.ok ? { ok: true, output: message.output } : { ok: false, code: 'tool_error', message: message.message });
         break;
       }
@@ -229,6 +235,13 @@ class IsolatedRunner implements PluginRunner {
         break;
       case 'fault':
         box.fault ??= { kind: 'error', reason: message.reason };
+        break;
+      case 'pong':
+        if (box.retiring && !box.ended) {
+          clearTimeout(box.retiring.timer);
+          box.retiring.responsive = true;
+          this.retireIfDrained(box);
+        }
         break;
       case 'culprit':
         if (!box.ended) box.culprit ??= { id: message.id, tool: message.tool, timedOut: false };
@@ -270,10 +283,33 @@ class IsolatedRunner implements PluginRunner {
     box.ended = reason;
     if (this.current === box) this.current = undefined;
     clearTimeout(box.settlers.loadTimer);
+    clearTimeout(box.retiring?.timer);
     if (!box.loaded) box.settlers.reject(loadError ?? hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
     for (const pid of box.children) killProcessGroup(pid);
     box.children.clear();
     box.isolate.kill();
+  }
+
+  /**
+   * A call timed out on `box` while others were in flight. A loop would block them for good, but a
+   * promise that never settles blocks nothing: the isolate gets no new calls, the timed-out call's
+   * `ctx.signal` fires, and a ping tells which it is. If the isolate answers, it ends once the others
+   * are answered (each still bounded by its own timeout); if not, it is killed as before.
+   */
+  private retire(box: Sandbox, culprit: NonNullable<Sandbox['culprit']>, reason: string, timedOut: string): void {
+    if (this.current === box) this.current = undefined;
+    const timer = setTimeout(() => {
+      box.culprit = culprit;
+      this.stop(box, reason);
+    }, PING_GRACE_MS);
+    timer.unref();
+    box.retiring = { reason, responsive: false, timer };
+    box.isolate.send({ type: 'abort', id: culprit.id, reason: { name: 'TimeoutError', message: timedOut } });
+    box.isolate.send({ type: 'ping' });
+  }
+
+  private retireIfDrained(box: Sandbox): void {
+    if (box.retiring?.responsive && box.calls.size === 0) this.stop(box, box.retiring.reason);
   }
 
   /** The calls a dead isolate still carried: each runs again, or gets `crashed` (the rule at the top). */
@@ -304,8 +340,13 @@ class IsolatedRunner implements PluginRunner {
           pending.settle({ ok: false, code: 'timeout', message: messageOf(signal.reason) });
           if (box.ended) return; // another call's fault is already ending it
           const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
-          box.culprit = { id, tool: request.tool, timedOut: true };
-          this.stop(box, reason);
+          const culprit = { id, tool: request.tool, timedOut: true };
+          if (box.retiring || box.calls.size === 0) {
+            box.culprit = culprit;
+            this.stop(box, reason);
+          } else {
+            this.retire(box, culprit, reason, messageOf(signal.reason));
+          }
           this.failed('timeout', reason);
         } else {
           pending.settle({ ok: false, code: 'tool_error', message: 'cancelled' });
@@ -317,9 +358,10 @@ class IsolatedRunner implements PluginRunner {
         request,
         started: false,
         rerunnable,
-        settle(outcome) {
+        settle: (outcome) => {
           box.calls.delete(id);
           resolve(outcome);
+          this.retireIfDrained(box);
         },
       };
       box.calls.set(id, pending);

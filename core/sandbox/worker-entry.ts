@@ -101,6 +101,9 @@ channel.onMessage((message: ToWorker) => {
       }
       break;
     }
+    case 'ping':
+      post({ type: 'pong' });
+      break;
     case 'close':
       void close();
       break;

@@ -24,6 +24,8 @@ export type ToWorker =
   | { type: 'run'; id: number; tool: string; input: unknown; callId: string; sessionId?: string }
   /** A plain cancellation: fires `ctx.signal` in the worker. A timeout ends the worker instead. */
   | { type: 'abort'; id: number; reason: { name: string; message: string } }
+  /** Whether the isolate's event loop still turns (a call timed out: was it a loop, or a promise that never settles?). */
+  | { type: 'ping' }
   /** The host is closing: dispose, end child processes, answer `closed`. */
   | { type: 'close' };
 
@@ -39,6 +41,7 @@ export type FromWorker =
   /** A child process the plugin started (or that ended): the host kills what is left when the worker ends. */
   | { type: 'child'; pid: number; exited: boolean }
   | { type: 'closed' }
+  | { type: 'pong' }
   /** A process about to die of an uncaught exception or rejection says which (a thread's 'error' event does). */
   | { type: 'fault'; reason: string }
   /** The isolate is dying of code that a call started (its async context says which): the host names it to the calls cut off with it. */

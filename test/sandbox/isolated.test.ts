@@ -265,6 +265,19 @@ for (const isolation of ['worker', 'process'] as const) {
       await bystanderServes(host);
     });
 
+    it('a call that times out waiting on a promise, not blocking, lets the calls in flight with it finish; new calls go to a fresh isolate', async () => {
+      await count();
+      const old = Number((await host.call('pid', {})).content);
+      const sleeping = host.call('sleep', { ms: 4_000 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1500 ms/);
+      expect(await count()).to.equal(1); // the old isolate, still finishing the sleep, takes no new call
+      expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
+      // Once drained, the old isolate ends: a process's pid is its own to watch.
+      if (isolation === 'process') await until(() => !running(old), { message: `the drained process ${old} to end` });
+      await bystanderServes(host);
+    });
+
     it('a call that reached the isolate but had not started when another call killed it runs on the next isolate', async () => {
       await count();
       const spin = host.call('spin', {});
