@@ -45,9 +45,17 @@ interface Pending {
 /** How one attempt at a call ended: an outcome, or a call to run again on the next isolate. */
 type Attempt = RunOutcome | { rerun: 'unstarted' | 'started' };
 
-/** One isolate and what it carries (its load, its calls, its children). A runner has one current sandbox; a stopped one may linger until it exits. */
+/**
+ * Where a call runs: calls to a tool that has ended an isolate (a timeout, or a crash its code caused)
+ * go to a second isolate of their own from then on, so the next fault of that tool takes only its
+ * like with it. Most plugins never fault, and never start the second.
+ */
+type Lane = 'main' | 'suspect';
+
+/** One isolate and what it carries (its load, its calls, its children). A runner has a current sandbox per lane; a stopped one may linger until it exits. */
 interface Sandbox {
   isolate: Isolate;
+  lane: Lane;
   /** The first sandbox is the plugin's load; failures of later ones (restarts) count against the budget. */
   restart: boolean;
   ready: Promise<LoadedPlugin>;
@@ -89,7 +97,9 @@ class IsolatedRunner implements PluginRunner {
   private readonly budget: CrashBudget;
   private readonly startIsolate: StartIsolate;
   private readonly sandboxes = new Set<Sandbox>();
-  private current: Sandbox | undefined;
+  private readonly current: Partial<Record<Lane, Sandbox>> = {};
+  /** Tools whose calls have ended an isolate: they run in the suspect lane. */
+  private readonly suspects = new Set<string>();
   private nextId = 0;
   private closed = false;
   /** The plugin's own name once loaded; the specifier until then. */
@@ -106,7 +116,7 @@ class IsolatedRunner implements PluginRunner {
   }
 
   async load(): Promise<LoadedPlugin> {
-    const report = await this.start(false).ready;
+    const report = await this.start(false, 'main').ready;
     if (typeof report.plugin.name === 'string') this.name = report.plugin.name;
     return report;
   }
@@ -118,14 +128,15 @@ class IsolatedRunner implements PluginRunner {
       if (health.quarantined) return { ok: false, code: 'quarantined', message: health.reason ?? 'quarantined' };
       if (this.closed) return { ok: false, code: 'crashed', message: 'the plugin is closed' };
       if (request.stopped) return abandoned(request.signal);
-      let box = this.current;
+      const lane: Lane = this.suspects.has(request.tool) ? 'suspect' : 'main';
+      let box = this.current[lane];
       if (!box) {
         const wait = this.budget.restartDelay();
         if (wait > 0) {
           if (!(await sleep(wait, request.signal))) return abandoned(request.signal);
           continue; // things may have changed meanwhile: another call started an isolate, or the host closed
         }
-        box = this.start(true);
+        box = this.start(true, lane);
       }
       if (!box.loaded) {
         if (!(await untilSettled(box.ready, request.signal))) return abandoned(request.signal);
@@ -134,7 +145,7 @@ class IsolatedRunner implements PluginRunner {
           return { ok: false, code: 'crashed', message: `the plugin could not be restarted: ${box.ended ?? 'unknown reason'}` };
         }
       }
-      if (box !== this.current) continue; // it ended or is retiring before this call reached it: the call waits for the next one
+      if (box !== this.current[lane]) continue; // it ended or is retiring before this call reached it: the call waits for the next one
       const attempt = await this.post(box, request, !rerunStarted && box.rerunnable.has(request.tool));
       if (!('rerun' in attempt)) return attempt;
       if (attempt.rerun === 'started') rerunStarted = true;
@@ -163,11 +174,12 @@ class IsolatedRunner implements PluginRunner {
     );
   }
 
-  private start(restart: boolean): Sandbox {
+  private start(restart: boolean, lane: Lane): Sandbox {
     const { spec } = this;
     const data: WorkerData = { file: spec.file, source: spec.source, options: spec.options, workspace: spec.workspace, logLevel: spec.logLevel };
     const settlers = {} as Sandbox['settlers'];
     const box = {
+      lane,
       restart,
       loaded: false,
       calls: new Map(),
@@ -192,7 +204,7 @@ class IsolatedRunner implements PluginRunner {
     settlers.loadTimer = setTimeout(() => this.loadFailed(box, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])), spec.loadTimeoutMs);
     settlers.loadTimer.unref();
     this.sandboxes.add(box);
-    this.current = box;
+    this.current[lane] = box;
     return box;
   }
 
@@ -265,6 +277,8 @@ class IsolatedRunner implements PluginRunner {
       if (!box.loaded) {
         this.loadFailed(box, hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
       } else {
+        box.culprit ??= soleStarted(box);
+        if (box.culprit) this.suspects.add(box.culprit.tool);
         this.stop(box, reason);
         this.failed('crashed', reason);
       }
@@ -281,7 +295,7 @@ class IsolatedRunner implements PluginRunner {
   private stop(box: Sandbox, reason: string, loadError?: HostError): void {
     if (box.ended) return;
     box.ended = reason;
-    if (this.current === box) this.current = undefined;
+    if (this.current[box.lane] === box) this.current[box.lane] = undefined;
     clearTimeout(box.settlers.loadTimer);
     clearTimeout(box.retiring?.timer);
     if (!box.loaded) box.settlers.reject(loadError ?? hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
@@ -297,7 +311,7 @@ class IsolatedRunner implements PluginRunner {
    * are answered (each still bounded by its own timeout); if not, it is killed as before.
    */
   private retire(box: Sandbox, culprit: NonNullable<Sandbox['culprit']>, reason: string, timedOut: string): void {
-    if (this.current === box) this.current = undefined;
+    if (this.current[box.lane] === box) this.current[box.lane] = undefined;
     const timer = setTimeout(() => {
       box.culprit = culprit;
       this.stop(box, reason);
@@ -341,6 +355,7 @@ class IsolatedRunner implements PluginRunner {
           if (box.ended) return; // another call's fault is already ending it
           const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
           const culprit = { id, tool: request.tool, timedOut: true };
+          this.suspects.add(request.tool);
           if (box.retiring || box.calls.size === 0) {
             box.culprit = culprit;
             this.stop(box, reason);
@@ -390,9 +405,9 @@ class IsolatedRunner implements PluginRunner {
     // Start the next isolate now (after the backoff), not when the next call comes: a start costs tens
     // of ms, more on a busy machine, and would otherwise eat into that call's timeout.
     setTimeout(() => {
-      if (this.current || this.closed || this.budget.health().quarantined) return;
+      if (this.current.main || this.closed || this.budget.health().quarantined) return;
       try {
-        this.start(true);
+        this.start(true, 'main');
       } catch (error) {
         // The OS refused a thread or process (no memory, no file descriptors): the next call tries again.
         this.failed('crashed', `restarting failed: ${messageOf(error)}`);
@@ -410,6 +425,14 @@ class IsolatedRunner implements PluginRunner {
     if (box.loaded) return `the ${noun} ${how}`;
     return `the ${noun} ${how} before the plugin finished loading (a top-level await or setup() waiting on something that never happens?)`;
   }
+}
+
+/** When an isolate dies of an unnamed fault (out of memory) with one call started on it, that call's. */
+function soleStarted(box: Sandbox): Sandbox['culprit'] {
+  const started = [...box.calls].filter(([, pending]) => pending.started);
+  if (started.length !== 1) return undefined;
+  const [id, pending] = started[0]!;
+  return { id, tool: pending.request.tool, timedOut: false };
 }
 
 /** The tools of a report that say running a call twice is harmless (the contract check has vetted the flags). */
