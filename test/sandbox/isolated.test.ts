@@ -136,7 +136,7 @@ for (const isolation of ['worker', 'process'] as const) {
     });
   });
 
-  describe(`${isolation} runner: execution faults (cases 8–12, 14, 16, 21–23)`, function () {
+  describe(`${isolation} runner: execution faults (cases 8–12, 14, 21, 22)`, function () {
     this.timeout(60_000);
     let host: Host;
     const { logger, lines } = capturingLogger('info');
@@ -210,17 +210,6 @@ for (const isolation of ['worker', 'process'] as const) {
       await bystanderServes(host);
     });
 
-    for (const [kind, said] of [['rejection', 'unhandled rejection: late rejection'], ['throw', 'uncaught exception: late throw']] as const) {
-      it(`case 16: a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
-        await count();
-        const result = await host.call('stray', { kind });
-        expect(result).to.include({ isError: false, content: 'returned' });
-        await until(() => lines.some((l) => l.level === 'warn' && l.message.includes(`plugin faulty crashed: ${said}`)), { timeoutMs: 10_000, message: 'the crash warning' });
-        expect(await count()).to.equal(1);
-        await bystanderServes(host);
-      });
-    }
-
     it('case 21: a result that is not plain data is a clear tool_error, never a silently changed value', async () => {
       const expected: Record<string, RegExp> = {
         function: /cannot be sent to the host: at \/data\/fn is a function/,
@@ -251,6 +240,69 @@ for (const isolation of ['worker', 'process'] as const) {
       expect(relayed.length).to.be.above(0).and.at.most(1_500);
       await bystanderServes(host);
     });
+
+
+    it('a thrown value whose message cannot be read is a tool_error, and the isolate stays', async () => {
+      const before = await count();
+      expectFailure(await host.call('throw_unreadable', { kind: 'getter' }), 'tool_error', /cannot be read as a message/);
+      expectFailure(await host.call('throw_unreadable', { kind: 'proxy' }), 'tool_error', /cannot be read as a message/);
+      expectFailure(await host.call('throw_unreadable', { kind: 'to_string' }), 'tool_error', /cannot be read as a message/);
+      expectFailure(await host.call('throw_unreadable', { kind: 'symbol' }), 'tool_error', /Symbol\(not a string\)/);
+      expect(await count()).to.equal(before + 1);
+    });
+
+    it('a cancellation fires ctx.signal inside the isolate with an AbortError, and keeps the isolate', async () => {
+      const dir = tempDir();
+      try {
+        const file = join(dir.dir, 'reason');
+        const before = await count();
+        const controller = new AbortController();
+        const pending = host.call('abortable', { file }, { signal: controller.signal });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        controller.abort();
+        expect((await pending).code).to.equal('cancelled');
+        await until(() => existsSync(file), { timeoutMs: 10_000, message: `the plugin to write ${file}` });
+        expect(readFileSync(file, 'utf8')).to.equal('AbortError');
+        expect(await count()).to.equal(before + 1);
+      } finally {
+        dir.cleanup();
+      }
+    });
+
+  });
+
+  describe(`${isolation} runner: the calls in flight when an isolate dies (cases 16, 23; issue 11, item 10)`, function () {
+    this.timeout(90_000);
+    // Each test starts clean: which tools have faulted before decides where a call runs.
+    let host: Host;
+    const { logger, lines } = capturingLogger('info');
+
+    beforeEach(async function () {
+      this.timeout(120_000);
+      host = await makeHost(
+        [{ module: fault('faulty.ts'), timeoutMs: 30_000, loadTimeoutMs: LOAD_MS, isolation }, BYSTANDER],
+        { isolation: { quarantine: { failures: 1_000 } } },
+        logger,
+      );
+    });
+    afterEach(() => host?.close());
+
+    const count = async () => {
+      const result = await host.call('count', {});
+      expect(result.isError, result.content).to.equal(false);
+      return Number(result.content);
+    };
+
+    for (const [kind, said] of [['rejection', 'unhandled rejection: late rejection'], ['throw', 'uncaught exception: late throw']] as const) {
+      it(`case 16: a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
+        await count();
+        const result = await host.call('stray', { kind });
+        expect(result).to.include({ isError: false, content: 'returned' });
+        await until(() => lines.some((l) => l.level === 'warn' && l.message.includes(`plugin faulty crashed: ${said}`)), { timeoutMs: 10_000, message: 'the crash warning' });
+        expect(await count()).to.equal(1);
+        await bystanderServes(host);
+      });
+    }
 
     it('case 23: when one call times out, the started calls in flight with it get crashed, deterministically, naming it, and are not retried', async () => {
       await count();
@@ -327,32 +379,21 @@ for (const isolation of ['worker', 'process'] as const) {
       });
     }
 
-    it('a thrown value whose message cannot be read is a tool_error, and the isolate stays', async () => {
-      const before = await count();
-      expectFailure(await host.call('throw_unreadable', { kind: 'getter' }), 'tool_error', /cannot be read as a message/);
-      expectFailure(await host.call('throw_unreadable', { kind: 'proxy' }), 'tool_error', /cannot be read as a message/);
-      expectFailure(await host.call('throw_unreadable', { kind: 'to_string' }), 'tool_error', /cannot be read as a message/);
-      expectFailure(await host.call('throw_unreadable', { kind: 'symbol' }), 'tool_error', /Symbol\(not a string\)/);
-      expect(await count()).to.equal(before + 1);
-    });
-
-    it('a cancellation fires ctx.signal inside the isolate with an AbortError, and keeps the isolate', async () => {
-      const dir = tempDir();
-      try {
-        const file = join(dir.dir, 'reason');
-        const before = await count();
-        const controller = new AbortController();
-        const pending = host.call('abortable', { file }, { signal: controller.signal });
+    for (const [tool, input, pattern] of [
+      ['exit', { code: 7 }, /exited with code 7/],
+      ['spin', {}, /timed out after 1500 ms/],
+    ] as const) {
+      it(`once "${tool}" has ended an isolate, its calls run in a second one: its next fault spares the calls to other tools`, async () => {
+        expect((await host.call(tool, input)).isError).to.equal(true);
+        const sleeping = host.call('sleep', { ms: 4_000 });
         await new Promise((resolve) => setTimeout(resolve, 300));
-        controller.abort();
-        expect((await pending).code).to.equal('cancelled');
-        await until(() => existsSync(file), { timeoutMs: 10_000, message: `the plugin to write ${file}` });
-        expect(readFileSync(file, 'utf8')).to.equal('AbortError');
-        expect(await count()).to.equal(before + 1);
-      } finally {
-        dir.cleanup();
-      }
-    });
+        const again = await host.call(tool, input);
+        expect(again.isError).to.equal(true);
+        expect(again.content).to.match(pattern);
+        expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
+        await bystanderServes(host);
+      });
+    }
 
     it('a timeout also kills the process groups the plugin started (no orphans)', async () => {
       let pids: { child: number; shell: number; grandchild: number } | undefined;
