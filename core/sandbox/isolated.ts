@@ -330,17 +330,20 @@ class IsolatedRunner implements PluginRunner {
   private endCalls(box: Sandbox): void {
     for (const [id, pending] of box.calls) {
       if (!this.closed && (!pending.started || pending.rerunnable)) pending.settle({ rerun: pending.started ? 'started' : 'unstarted' });
-      else pending.settle({ ok: false, code: 'crashed', message: this.cutOff(box, id) });
+      else pending.settle({ ok: false, code: 'crashed', message: this.cutOff(box, id, pending) });
     }
   }
 
   /** Why call `id` got `crashed` when its isolate ended: the isolate's death, and whose fault it was. */
-  private cutOff(box: Sandbox, id: number): string {
+  private cutOff(box: Sandbox, id: number, pending: Pending): string {
     const { culprit, isolate } = box;
     const reason = box.ended ?? 'unknown reason';
     if (!culprit || culprit.id === id) return reason;
     const what = culprit.timedOut ? `the plugin's ${isolate.noun} was stopped because ${reason}` : `a call to "${culprit.tool}" ended the plugin's ${isolate.noun} (${reason})`;
-    return `another call's fault: ${what}; this call was cut off with it and not retried, since it may already have had side effects (only calls to tools annotated readOnly or idempotent are run again)`;
+    const why = box.rerunnable.has(pending.request.tool)
+      ? 'not retried again: it had already been run a second time'
+      : 'not retried, since it may already have had side effects (only calls to tools annotated readOnly or idempotent are run again)';
+    return `another call's fault: ${what}; this call was cut off with it and ${why}`;
   }
 
   /** Sends one call to a loaded isolate and settles when it answers, is cancelled, times out or the isolate ends. */
