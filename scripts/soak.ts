@@ -15,7 +15,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createHost } from '../core/index.ts';
+import { createHost, type Host, type HostConfig } from '../core/index.ts';
 import type { CallResult } from '../core/types.ts';
 
 const CALLS = Number(process.env.SOAK_CALLS ?? 10_000);
@@ -30,6 +30,8 @@ const FAULTS = { throw: 30, flood: 15, hang: 20, spin: 15, exit: 10, oom: 3, spa
 /** The share of faults among the calls to a faulty plugin. */
 const FAULT_SHARE = 0.2;
 const FAULT_TIMEOUT_MS = 300;
+/** Calls of the warm-up round that makes the start RSS a host that has worked. */
+const WARM_UP_CALLS = 500;
 const MEMORY_MB = 48;
 /** A plugin's children carry it in their command line, so a survivor can be found after close. */
 const MARKER = `rh-soak-${process.pid}-${Date.now()}`;
@@ -56,12 +58,15 @@ async function soak(): Promise<void> {
   );
   const audit = join(dir, 'audit.jsonl');
   const own = new Map(descendants()); // the soak's own (tsx's esbuild): not the host's to end
-  // The start is a host that has run a plugin once: its code loaded, and the allocator's per-thread
-  // arenas made (glibc keeps them after a worker ends, a one-off cost and not a leak).
-  const warmUp = plugins.find((p) => !p.faulty && p.config.isolation === 'worker')!.config;
-  await (await createHost({ cwd: dir, audit: false, logLevel: 'error', config: { builtins: false, plugins: [warmUp] } })).close();
+  // The start is a host that has served the same mix once, briefly, and closed: its code loaded, and
+  // the allocator's per-thread arenas made (glibc keeps them after a thread ends: a one-off cost, not
+  // a leak). What the RSS grows by after that is what a long-lived host would keep growing by.
+  const warmUp = await openHost(plugins, false);
+  await callAll(warmUp, plugins, WARM_UP_CALLS, 'warm-up');
+  await warmUp.close();
   gc();
   const rssBefore = process.memoryUsage.rss();
+  const heapBefore = process.memoryUsage().heapUsed;
   let rssPeak = rssBefore;
   const seen = new Map<number, string>(); // descendant pid → its start time, to tell it from a reused pid
   const sampler = setInterval(() => {
@@ -70,45 +75,16 @@ async function soak(): Promise<void> {
   }, 200);
 
   const started = performance.now();
-  const host = await createHost({
-    cwd: dir,
-    audit,
-    logLevel: 'error',
-    approve: () => true,
-    config: { builtins: false, plugins: plugins.map((p) => p.config), isolation: { quarantine: { failures: 1_000_000 } } },
-  });
-  const failed = host.plugins().filter((p) => p.status !== 'loaded');
-  if (failed.length) {
-    await host.close();
-    throw new Error(`plugins failed to load: ${failed.map((p) => `${p.source}: ${p.error?.message}`).join('; ')}`);
-  }
+  const host = await openHost(plugins, audit);
   const loadedMs = performance.now() - started;
-
-  const kinds: Kind[] = [];
-  const shared: boolean[] = [];
-  const answers = new Array<number>(CALLS).fill(0);
-  /** What a call's result says, kept small: the content only of errors (they are few). */
-  const results: Pick<CallResult, 'isError' | 'code' | 'content' | 'durationMs'>[] = [];
-  let next = 0;
-  const random = seeded(11);
-  const lane = async () => {
-    for (let i = next++; i < CALLS; i = next++) {
-      const plugin = plugins[Math.floor(random() * plugins.length)]!;
-      const kind = pick(random, plugin.faulty);
-      kinds[i] = kind;
-      shared[i] = plugin.faulty;
-      const result = await host.call(`${plugin.prefix}_${kind}`, { n: i }, { callId: `soak-${i}` });
-      answers[i]!++;
-      results[i] = { isError: result.isError, code: result.code, content: result.isError ? result.content.slice(0, 500) : '', durationMs: result.durationMs };
-    }
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  const { kinds, shared, answers, results } = await callAll(host, plugins, CALLS, 'soak');
   const callsMs = performance.now() - started - loadedMs;
   await host.close();
   clearInterval(sampler);
   await delay(1_000); // watchdog shells and killed groups take a moment to be reaped
   gc();
   const rssAfter = process.memoryUsage.rss();
+  const heapAfter = process.memoryUsage().heapUsed;
 
   // Figures.
   const once = answers.filter((n) => n === 1).length;
@@ -130,7 +106,7 @@ async function soak(): Promise<void> {
   const rows: [string, string, boolean][] = [
     ['calls answered exactly once', `${once}/${CALLS}`, once === CALLS],
     ['audit call lines vs calls', `${perCall.size} calls audited, ${auditedOnce} exactly once, of ${CALLS}`, auditedOnce === CALLS && perCall.size === CALLS],
-    ['RSS before / peak / after', `${mib(rssBefore)} / ${mib(rssPeak)} / ${mib(rssAfter)} (${(rssChange * 100).toFixed(1)}%)`, rssChange <= 0.2],
+    ['RSS before / peak / after', `${mib(rssBefore)} / ${mib(rssPeak)} / ${mib(rssAfter)} (${(rssChange * 100).toFixed(1)}%); JS heap ${mib(heapBefore)} / ${mib(heapAfter)}`, rssChange <= 0.2],
     ['zombies after close', String(zombies), zombies === 0],
     ['orphans after close', String(orphans), orphans === 0],
     [
@@ -144,6 +120,48 @@ async function soak(): Promise<void> {
   if (process.env.SOAK_DEBUG) for (const pid of survivors(seen)) process.stderr.write(`  survivor ${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').slice(0, 200)}\n`);
   for (const [name, value, ok] of rows) process.stderr.write(`${ok ? 'ok  ' : 'MISS'} ${name}: ${value}\n`);
   if (rows.some(([, , ok]) => !ok)) process.exitCode = 1;
+}
+
+type SoakPlugin = { faulty: boolean; prefix: string; config: NonNullable<HostConfig['plugins']>[number] };
+
+async function openHost(plugins: SoakPlugin[], audit: string | false): Promise<Host> {
+  const host = await createHost({
+    cwd: dir,
+    audit,
+    logLevel: 'error',
+    approve: () => true,
+    config: { builtins: false, plugins: plugins.map((p) => p.config), isolation: { quarantine: { failures: 1_000_000 } } },
+  });
+  const failed = host.plugins().filter((p) => p.status !== 'loaded');
+  if (failed.length) {
+    await host.close();
+    throw new Error(`plugins failed to load: ${failed.map((p) => `${p.source}: ${p.error?.message}`).join('; ')}`);
+  }
+  return host;
+}
+
+/** Sends `count` calls, IN_FLIGHT at a time, to plugins and kinds drawn from a seeded generator. */
+async function callAll(host: Host, plugins: SoakPlugin[], count: number, ids: string) {
+  const kinds: Kind[] = [];
+  const shared: boolean[] = [];
+  const answers = new Array<number>(count).fill(0);
+  /** What a call's result says, kept small: the content only of errors (they are few). */
+  const results: Pick<CallResult, 'isError' | 'code' | 'content' | 'durationMs'>[] = [];
+  let next = 0;
+  const random = seeded(11);
+  const lane = async () => {
+    for (let i = next++; i < count; i = next++) {
+      const plugin = plugins[Math.floor(random() * plugins.length)]!;
+      const kind = pick(random, plugin.faulty);
+      kinds[i] = kind;
+      shared[i] = plugin.faulty;
+      const result = await host.call(`${plugin.prefix}_${kind}`, { n: i }, { callId: `${ids}-${i}` });
+      answers[i]!++;
+      results[i] = { isError: result.isError, code: result.code, content: result.isError ? result.content.slice(0, 500) : '', durationMs: result.durationMs };
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  return { kinds, shared, answers, results };
 }
 
 function pick(random: () => number, faulty: boolean): Kind {
