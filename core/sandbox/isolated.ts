@@ -4,7 +4,8 @@
  *
  * A timeout here is real: when the dispatcher aborts a call with a `TimeoutError`, the isolate is
  * killed (a synchronous loop or a runaway regex cannot be stopped any other way), and so are the
- * process groups it started. An isolate that exits, throws, rejects or runs out of memory ends alone.
+ * process groups it started; with other calls in flight, an isolate that still answers a ping is
+ * first let finish them (`retire`). An isolate that exits, throws, rejects or runs out of memory ends alone.
  * Either way a fresh one starts after a backoff, ready for the next call; too many failures in a
  * window quarantine the plugin (crash-budget.ts).
  *
