@@ -261,7 +261,7 @@ for (const isolation of ['worker', 'process'] as const) {
         await new Promise((resolve) => setTimeout(resolve, 300));
         controller.abort();
         expect((await pending).code).to.equal('cancelled');
-        await until(() => existsSync(file), { timeoutMs: 10_000, message: `the plugin to write ${file}` });
+        await until(() => existsSync(file) && readFileSync(file, 'utf8'), { timeoutMs: 10_000, message: `the plugin to write ${file}` });
         expect(readFileSync(file, 'utf8')).to.equal('AbortError');
         expect(await count()).to.equal(before + 1);
       } finally {
@@ -328,6 +328,21 @@ for (const isolation of ['worker', 'process'] as const) {
       // Once drained, the old isolate ends: a process's pid is its own to watch.
       if (isolation === 'process') await until(() => !running(old), { message: `the drained process ${old} to end` });
       await bystanderServes(host);
+    });
+
+    it('a call that times out while others finish gets its ctx.signal fired with a TimeoutError in the isolate', async () => {
+      const dir = tempDir();
+      try {
+        const file = join(dir.dir, 'reason');
+        const sleeping = host.call('sleep', { ms: 4_000 });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expectFailure(await host.call('abortable_short', { file }), 'timeout', /timed out after 1500 ms/);
+        await until(() => existsSync(file) && readFileSync(file, 'utf8'), { timeoutMs: 10_000, message: `the plugin to write ${file}` });
+        expect(readFileSync(file, 'utf8')).to.equal('TimeoutError');
+        expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
+      } finally {
+        dir.cleanup();
+      }
     });
 
     it('a call that reached the isolate but had not started when another call killed it runs on the next isolate', async () => {
