@@ -4,17 +4,22 @@
  *
  * A timeout here is real: when the dispatcher aborts a call with a `TimeoutError`, the isolate is
  * killed (a synchronous loop or a runaway regex cannot be stopped any other way), and so are the
- * process groups it started. An isolate that exits, throws, rejects or runs out of memory ends alone.
+ * process groups it started; with other calls in flight, an isolate that still answers a ping is
+ * first let finish them (`retire`). An isolate that exits, throws, rejects or runs out of memory ends alone.
  * Either way a fresh one starts after a backoff, ready for the next call; too many failures in a
  * window quarantine the plugin (crash-budget.ts).
  *
- * The retry rule: a call that had reached an isolate that is then stopped or crashes gets `crashed`
- * and is never retried, since it may already have had side effects. A call still waiting for the
- * isolate to start (it never ran) simply waits for the next one.
+ * The re-run rule, for the calls an isolate carries when it dies (docs/isolation.md): the isolate acks
+ * each call as its `execute` starts. A call whose `execute` had not started ran nothing, so it runs on
+ * the next isolate; one that had started runs again once if its tool is annotated `readOnly` or
+ * `idempotent`; any other gets `crashed`, naming the call whose fault it was when another's was. The
+ * calls are sorted only once the isolate has exited, when every ack it sent has arrived: sorted at
+ * the kill, an ack still in the channel would make a call that started look as if it had not.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { hostError, HostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
+import type { ToolAnnotations } from '../contract.ts';
 import type { Logger } from '../log.ts';
 import { killProcessGroup } from './child-processes.ts';
 import { CrashBudget } from './crash-budget.ts';
@@ -26,15 +31,32 @@ import type { FromWorker, WorkerData } from './worker-protocol.ts';
 
 /** How long `close()` lets a plugin dispose before killing its isolate. */
 const CLOSE_GRACE_MS = 1_000;
+/** How long an isolate with a timed-out call has to answer a ping before it is taken for blocked and killed. */
+const PING_GRACE_MS = 500;
 
 interface Pending {
   request: RunRequest;
-  settle(outcome: RunOutcome): void;
+  /** The isolate acked it: its `execute` began, so it may have had side effects. */
+  started: boolean;
+  /** It may run again after it started (its tool is read-only or idempotent, and it has not yet). */
+  rerunnable: boolean;
+  settle(outcome: Attempt): void;
 }
 
-/** One isolate and what it carries (its load, its calls, its children). A runner has one current sandbox; a stopped one may linger until it exits. */
+/** How one attempt at a call ended: an outcome, or a call to run again on the next isolate. */
+type Attempt = RunOutcome | { rerun: 'unstarted' | 'started' };
+
+/**
+ * Where a call runs: calls to a tool that has ended an isolate (a timeout, or a crash its code caused)
+ * go to a second isolate of their own from then on, so the next fault of that tool takes only its
+ * like with it. Most plugins never fault, and never start the second.
+ */
+type Lane = 'main' | 'suspect';
+
+/** One isolate and what it carries (its load, its calls, its children). A runner has a current sandbox per lane; a stopped one may linger until it exits. */
 interface Sandbox {
   isolate: Isolate;
+  lane: Lane;
   /** The first sandbox is the plugin's load; failures of later ones (restarts) count against the budget. */
   restart: boolean;
   ready: Promise<LoadedPlugin>;
@@ -49,6 +71,16 @@ interface Sandbox {
   ended?: string;
   /** What the isolate said of its death (it comes just before its exit). */
   fault?: IsolateFault;
+  /** The call whose fault ended the isolate, when that is known: a timeout, or what the isolate said. */
+  culprit?: { id: number; tool: string; timedOut: boolean };
+  /** Tools whose calls may run twice: annotated `readOnly` or `idempotent` in the isolate's report. */
+  rerunnable: Set<string>;
+  /**
+   * Set when a call timed out while others were in flight: the isolate takes no new call, and ends
+   * once the others are answered if it still answers a ping (the timed-out call was waiting, not
+   * blocking), or after PING_GRACE_MS if not.
+   */
+  retiring?: { reason: string; responsive: boolean; timer: NodeJS.Timeout };
   onClosed?: () => void;
   settlers: { resolve(report: LoadedPlugin): void; reject(error: HostError): void; exited(): void; loadTimer?: NodeJS.Timeout };
 }
@@ -66,7 +98,9 @@ class IsolatedRunner implements PluginRunner {
   private readonly budget: CrashBudget;
   private readonly startIsolate: StartIsolate;
   private readonly sandboxes = new Set<Sandbox>();
-  private current: Sandbox | undefined;
+  private readonly current: Partial<Record<Lane, Sandbox>> = {};
+  /** Tools whose calls have ended an isolate: they run in the suspect lane. */
+  private readonly suspects = new Set<string>();
   private nextId = 0;
   private closed = false;
   /** The plugin's own name once loaded; the specifier until then. */
@@ -83,25 +117,27 @@ class IsolatedRunner implements PluginRunner {
   }
 
   async load(): Promise<LoadedPlugin> {
-    const report = await this.start(false).ready;
+    const report = await this.start(false, 'main').ready;
     if (typeof report.plugin.name === 'string') this.name = report.plugin.name;
     return report;
   }
 
   async run(request: RunRequest): Promise<RunOutcome> {
+    let rerunStarted = false;
     for (;;) {
       const health = this.budget.health();
       if (health.quarantined) return { ok: false, code: 'quarantined', message: health.reason ?? 'quarantined' };
       if (this.closed) return { ok: false, code: 'crashed', message: 'the plugin is closed' };
       if (request.stopped) return abandoned(request.signal);
-      let box = this.current;
+      const lane: Lane = this.suspects.has(request.tool) ? 'suspect' : 'main';
+      let box = this.current[lane];
       if (!box) {
         const wait = this.budget.restartDelay();
         if (wait > 0) {
           if (!(await sleep(wait, request.signal))) return abandoned(request.signal);
           continue; // things may have changed meanwhile: another call started an isolate, or the host closed
         }
-        box = this.start(true);
+        box = this.start(true, lane);
       }
       if (!box.loaded) {
         if (!(await untilSettled(box.ready, request.signal))) return abandoned(request.signal);
@@ -110,8 +146,10 @@ class IsolatedRunner implements PluginRunner {
           return { ok: false, code: 'crashed', message: `the plugin could not be restarted: ${box.ended ?? 'unknown reason'}` };
         }
       }
-      if (box.ended) continue; // it ended before this call reached it: the call never ran, so it waits for the next one
-      return this.post(box, request);
+      if (box !== this.current[lane]) continue; // it ended or is retiring before this call reached it: the call waits for the next one
+      const attempt = await this.post(box, request, !rerunStarted && box.rerunnable.has(request.tool));
+      if (!('rerun' in attempt)) return attempt;
+      if (attempt.rerun === 'started') rerunStarted = true;
     }
   }
 
@@ -137,15 +175,17 @@ class IsolatedRunner implements PluginRunner {
     );
   }
 
-  private start(restart: boolean): Sandbox {
+  private start(restart: boolean, lane: Lane): Sandbox {
     const { spec } = this;
     const data: WorkerData = { file: spec.file, source: spec.source, options: spec.options, workspace: spec.workspace, logLevel: spec.logLevel };
     const settlers = {} as Sandbox['settlers'];
     const box = {
+      lane,
       restart,
       loaded: false,
       calls: new Map(),
       children: new Set(),
+      rerunnable: new Set(),
       ready: new Promise<LoadedPlugin>((resolve, reject) => Object.assign(settlers, { resolve, reject })),
       exited: new Promise<void>((resolve) => (settlers.exited = resolve)),
       settlers,
@@ -165,7 +205,7 @@ class IsolatedRunner implements PluginRunner {
     settlers.loadTimer = setTimeout(() => this.loadFailed(box, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])), spec.loadTimeoutMs);
     settlers.loadTimer.unref();
     this.sandboxes.add(box);
-    this.current = box;
+    this.current[lane] = box;
     return box;
   }
 
@@ -174,15 +214,21 @@ class IsolatedRunner implements PluginRunner {
       case 'loaded':
         clearTimeout(box.settlers.loadTimer);
         box.loaded = true;
+        box.rerunnable = rerunnableTools(message.report);
         box.settlers.resolve(message.report);
         break;
       case 'load_error':
         this.loadFailed(box, new HostError(message.code, message.message));
         break;
+      case 'started': {
+        const pending = box.calls.get(message.id);
+        if (pending) pending.started = true;
+        break;
+      }
       case 'result': {
         const pending = box.calls.get(message.id);
-        if (!pending) break; // abandoned: cancelled, or the isolate was stopped
-        this.budget.succeeded(); // a tool's own error is an answer too: the isolate is healthy
+        if (!pending) break; // abandoned: cancelled or timed out
+        this.budget.succeeded(); // a tool's own error is an answer too: the plugin works
         pending.settle(message.ok ? { ok: true, output: message.output } : { ok: false, code: 'tool_error', message: message.message });
         break;
       }
@@ -206,6 +252,16 @@ class IsolatedRunner implements PluginRunner {
       case 'fault':
         box.fault ??= { kind: 'error', reason: message.reason };
         break;
+      case 'pong':
+        if (box.retiring && !box.ended) {
+          clearTimeout(box.retiring.timer);
+          box.retiring.responsive = true;
+          this.retireIfDrained(box);
+        }
+        break;
+      case 'culprit':
+        if (!box.ended) box.culprit ??= { id: message.id, tool: message.tool, timedOut: false };
+        break;
     }
   }
 
@@ -225,41 +281,94 @@ class IsolatedRunner implements PluginRunner {
       if (!box.loaded) {
         this.loadFailed(box, hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
       } else {
+        box.culprit ??= soleStarted(box);
+        if (box.culprit) this.suspects.add(box.culprit.tool);
         this.stop(box, reason);
         this.failed('crashed', reason);
       }
     }
     for (const pid of box.children) killProcessGroup(pid); // reported between stop() and the exit
+    this.endCalls(box);
     box.settlers.exited();
   }
 
   /**
-   * Ends a sandbox now: a load in progress fails, the calls it carries get `crashed` with `reason`, its
-   * process groups are killed (the plugin can no longer do it), and the isolate is killed.
+   * Ends a sandbox now: a load in progress fails, its process groups are killed (the plugin can no
+   * longer do it), and the isolate is killed. The calls it carries are sorted when it has exited.
    */
   private stop(box: Sandbox, reason: string, loadError?: HostError): void {
     if (box.ended) return;
     box.ended = reason;
-    if (this.current === box) this.current = undefined;
+    if (this.current[box.lane] === box) this.current[box.lane] = undefined;
     clearTimeout(box.settlers.loadTimer);
+    clearTimeout(box.retiring?.timer);
     if (!box.loaded) box.settlers.reject(loadError ?? hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
-    for (const pending of box.calls.values()) pending.settle({ ok: false, code: 'crashed', message: reason });
     for (const pid of box.children) killProcessGroup(pid);
     box.children.clear();
     box.isolate.kill();
   }
 
+  /**
+   * A call timed out on `box` while others were in flight. A loop would block them for good, but a
+   * promise that never settles blocks nothing: the isolate gets no new calls, the timed-out call's
+   * `ctx.signal` fires, and a ping tells which it is. If the isolate answers, it ends once the others
+   * are answered (each still bounded by its own timeout); if not, it is killed as before.
+   */
+  private retire(box: Sandbox, culprit: NonNullable<Sandbox['culprit']>, reason: string, timedOut: string): void {
+    if (this.current[box.lane] === box) this.current[box.lane] = undefined;
+    const timer = setTimeout(() => {
+      box.culprit = culprit;
+      this.stop(box, reason);
+    }, PING_GRACE_MS);
+    timer.unref();
+    box.retiring = { reason, responsive: false, timer };
+    box.isolate.send({ type: 'abort', id: culprit.id, reason: { name: 'TimeoutError', message: timedOut } });
+    box.isolate.send({ type: 'ping' });
+  }
+
+  private retireIfDrained(box: Sandbox): void {
+    if (box.retiring?.responsive && box.calls.size === 0) this.stop(box, box.retiring.reason);
+  }
+
+  /** The calls a dead isolate still carried: each runs again, or gets `crashed` (the rule at the top). */
+  private endCalls(box: Sandbox): void {
+    for (const [id, pending] of box.calls) {
+      if (!this.closed && (!pending.started || pending.rerunnable)) pending.settle({ rerun: pending.started ? 'started' : 'unstarted' });
+      else pending.settle({ ok: false, code: 'crashed', message: this.cutOff(box, id, pending) });
+    }
+  }
+
+  /** Why call `id` got `crashed` when its isolate ended: the isolate's death, and whose fault it was. */
+  private cutOff(box: Sandbox, id: number, pending: Pending): string {
+    const { culprit, isolate } = box;
+    const reason = box.ended ?? 'unknown reason';
+    if (!culprit || culprit.id === id) return reason;
+    const what = culprit.timedOut ? `the plugin's ${isolate.noun} was stopped because ${reason}` : `a call to "${culprit.tool}" ended the plugin's ${isolate.noun} (${reason})`;
+    const why = box.rerunnable.has(pending.request.tool)
+      ? 'not retried again: it had already been run a second time'
+      : 'not retried, since it may already have had side effects (only calls to tools annotated readOnly or idempotent are run again)';
+    return `another call's fault: ${what}; this call was cut off with it and ${why}`;
+  }
+
   /** Sends one call to a loaded isolate and settles when it answers, is cancelled, times out or the isolate ends. */
-  private post(box: Sandbox, request: RunRequest): Promise<RunOutcome> {
+  private post(box: Sandbox, request: RunRequest, rerunnable: boolean): Promise<Attempt> {
     const id = ++this.nextId;
-    return new Promise<RunOutcome>((resolve) => {
+    return new Promise<Attempt>((resolve) => {
       const onAbort = () => {
         if (!box.calls.has(id)) return;
         const { signal } = request; // aborted by now, with the reason
         if (isTimeout(signal)) {
-          const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
           pending.settle({ ok: false, code: 'timeout', message: messageOf(signal.reason) });
-          this.stop(box, `the plugin's ${box.isolate.noun} was stopped because ${reason}; this call was cut off with it and not retried, since it may already have had side effects`);
+          if (box.ended) return; // another call's fault is already ending it
+          const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
+          const culprit = { id, tool: request.tool, timedOut: true };
+          this.suspects.add(request.tool);
+          if (box.retiring || box.calls.size === 0) {
+            box.culprit = culprit;
+            this.stop(box, reason);
+          } else {
+            this.retire(box, culprit, reason, messageOf(signal.reason));
+          }
           this.failed('timeout', reason);
         } else {
           pending.settle({ ok: false, code: 'tool_error', message: 'cancelled' });
@@ -269,9 +378,12 @@ class IsolatedRunner implements PluginRunner {
       };
       const pending: Pending = {
         request,
-        settle(outcome) {
+        started: false,
+        rerunnable,
+        settle: (outcome) => {
           box.calls.delete(id);
           resolve(outcome);
+          this.retireIfDrained(box);
         },
       };
       box.calls.set(id, pending);
@@ -307,9 +419,9 @@ class IsolatedRunner implements PluginRunner {
     // Start the next isolate now (after the backoff), not when the next call comes: a start costs tens
     // of ms, more on a busy machine, and would otherwise eat into that call's timeout.
     setTimeout(() => {
-      if (this.current || this.closed || this.budget.health().quarantined) return;
+      if (this.current.main || this.closed || this.budget.health().quarantined) return;
       try {
-        this.start(true);
+        this.start(true, 'main');
       } catch (error) {
         // The OS refused a thread or process (no memory, no file descriptors): the next call tries again.
         this.failed('crashed', `restarting failed: ${messageOf(error)}`);
@@ -327,6 +439,24 @@ class IsolatedRunner implements PluginRunner {
     if (box.loaded) return `the ${noun} ${how}`;
     return `the ${noun} ${how} before the plugin finished loading (a top-level await or setup() waiting on something that never happens?)`;
   }
+}
+
+/** When an isolate dies of an unnamed fault (out of memory) with one call started on it, that call's. */
+function soleStarted(box: Sandbox): Sandbox['culprit'] {
+  const started = [...box.calls].filter(([, pending]) => pending.started);
+  if (started.length !== 1) return undefined;
+  const [id, pending] = started[0]!;
+  return { id, tool: pending.request.tool, timedOut: false };
+}
+
+/** The tools of a report that say running a call twice is harmless (the contract check has vetted the flags). */
+function rerunnableTools(report: LoadedPlugin): Set<string> {
+  const names = new Set<string>();
+  for (const tool of report.tools ?? []) {
+    const annotations = tool.annotations as ToolAnnotations | undefined;
+    if (typeof tool.name === 'string' && (annotations?.readOnly === true || annotations?.idempotent === true)) names.add(tool.name);
+  }
+  return names;
 }
 
 /** The outcome of a call the dispatcher has already answered (timeout or cancellation): it is dropped. */

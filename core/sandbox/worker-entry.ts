@@ -5,6 +5,7 @@
  * contract check reads, and runs calls. Logs and progress are relayed to the host, rate-limited;
  * results are checked to be plain data before they are sent (wire.ts).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Authorization, PluginLogger, ToolContext } from '../contract.ts';
 import { HostError, hostError, messageOf } from '../errors.ts';
@@ -55,21 +56,28 @@ const calls = new Map<number, Call>();
 /** `ctx.authorize` requests waiting for the host's answer, by `seq`. */
 const authorizations = new Map<number, (result: Authorization) => void>();
 let nextAuthorization = 0;
+/** Which call's code is running, followed into its timers and promises: a fatal fault there is that call's. */
+const running = new AsyncLocalStorage<Extract<ToWorker, { type: 'run' }>>();
 let instance: PluginInstance | undefined;
+let blamed = false;
 
 // Node ends a worker on a stray rejection anyway; rethrowing it with this name tells the host which
 // fault it was (the 'error' event carries an uncaught exception and a rejection alike).
 process.on('unhandledRejection', (reason) => {
+  blame();
   const error = new Error(`unhandled rejection: ${messageOf(reason)}`);
   error.name = UNHANDLED_REJECTION;
   throw error;
 });
+process.on('uncaughtExceptionMonitor', blame);
+process.on('exit', blame);
 if (!parentPort) {
   // A process has no 'error' event for the host to read: it says what killed it, then dies of it.
   process.on('uncaughtException', (error: unknown) => {
     const e = error as { name?: unknown; stack?: unknown } | null | undefined; // `throw null` is possible
-    const reason = e?.name === UNHANDLED_REJECTION ? messageOf(error) : `uncaught exception: ${messageOf(error)}`;
-    if (typeof e?.stack === 'string') post({ type: 'log', level: 'debug', message: e.stack });
+    const reason = read(() => error instanceof Error && error.name === UNHANDLED_REJECTION) ? messageOf(error) : `uncaught exception: ${messageOf(error)}`;
+    const stack = read(() => e?.stack);
+    if (typeof stack === 'string') post({ type: 'log', level: 'debug', message: stack });
     if (!process.connected) process.exit(1);
     process.send!({ type: 'fault', reason } satisfies FromWorker, () => process.exit(1));
     setTimeout(() => process.exit(1), 1000).unref();
@@ -102,6 +110,9 @@ channel.onMessage((message: ToWorker) => {
     case 'authorized':
       authorizations.get(message.seq)?.(message.result);
       authorizations.delete(message.seq);
+      break;
+    case 'ping':
+      post({ type: 'pong' });
       break;
     case 'close':
       void close();
@@ -153,7 +164,8 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   try {
     const tool = instance?.live.get(message.tool);
     if (!tool) throw new Error(`tool "${message.tool}" is not loaded`);
-    const output = await tool.execute(message.input as never, context(message, call));
+    post({ type: 'started', id });
+    const output = await running.run(message, () => tool.execute(message.input as never, context(message, call)));
     const why = unsendable(output);
     if (why) throw new Error(`it returned a value that cannot be sent to the host: ${why}`);
     post({ type: 'result', id, ok: true, output });
@@ -161,6 +173,23 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     post({ type: 'result', id, ok: false, message: messageOf(error) });
   } finally {
     calls.delete(id);
+  }
+}
+
+/** Tells the host once which call's code is killing the isolate, when a call's is. */
+function blame(): void {
+  const call = running.getStore();
+  if (!call || blamed) return;
+  blamed = true;
+  post({ type: 'culprit', id: call.id, tool: call.tool });
+}
+
+/** `get()`, or `undefined` when it throws. */
+function read<T>(get: () => T): T | undefined {
+  try {
+    return get();
+  } catch {
+    return undefined;
   }
 }
 

@@ -27,12 +27,16 @@ export type ToWorker =
   | { type: 'abort'; id: number; reason: { name: string; message: string } }
   /** The host's answer to an `authorize` the call `id` sent. */
   | { type: 'authorized'; id: number; seq: number; result: Authorization }
+  /** Whether the isolate's event loop still turns (a call timed out: was it a loop, or a promise that never settles?). */
+  | { type: 'ping' }
   /** The host is closing: dispose, end child processes, answer `closed`. */
   | { type: 'close' };
 
 export type FromWorker =
   | { type: 'loaded'; report: LoadedPlugin }
   | { type: 'load_error'; code: HostErrorCode; message: string }
+  /** The call's `execute` is about to run: from here on it may have had side effects (isolated.ts re-runs only calls that had not). */
+  | { type: 'started'; id: number }
   | { type: 'result'; id: number; ok: true; output: unknown }
   | { type: 'result'; id: number; ok: false; message: string }
   | { type: 'log'; level: LogLevel; message: string; meta?: Record<string, unknown> }
@@ -42,8 +46,11 @@ export type FromWorker =
   /** A child process the plugin started (or that ended): the host kills what is left when the worker ends. */
   | { type: 'child'; pid: number; exited: boolean }
   | { type: 'closed' }
+  | { type: 'pong' }
   /** A process about to die of an uncaught exception or rejection says which (a thread's 'error' event does). */
-  | { type: 'fault'; reason: string };
+  | { type: 'fault'; reason: string }
+  /** The isolate is dying of code that a call started (its async context says which): the host names it to the calls cut off with it. */
+  | { type: 'culprit'; id: number; tool: string };
 
 /** The `name` the worker gives the error it throws for an unhandled rejection, so the host can say which it was. */
 export const UNHANDLED_REJECTION = 'UnhandledRejection';
