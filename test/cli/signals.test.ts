@@ -4,47 +4,43 @@
 // once and leaves the command running.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, tempDir, until } from '../helpers.ts';
-
-/** Running, as Linux sees it: a zombie has ended and waits only to be reaped. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+import { processesRunning } from '../plugins/shell/procs.ts';
 
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
 
 describe('rousseau-host stop signals', function () {
   this.timeout(40_000);
   let t: ReturnType<typeof tempDir>;
-  let pidFile: string;
+  let startedFile: string;
   let command: string;
+  // The command runs in its own PID namespace (the shell tool's sandbox), where `$!` means nothing
+  // to the host: the sleep is found by a command line no other process has.
+  let sleep: string;
   beforeEach(() => {
     t = tempDir();
     t.write('package.json', '{"name":"signals-test"}');
     t.write('rousseau.config.json', JSON.stringify({ builtins: ['shell'], policy: { default: 'allow' }, log: { audit: false } }));
-    pidFile = join(t.dir, 'sleep.pid');
-    command = `sleep 300 & echo $! > ${JSON.stringify(pidFile)}; wait`;
+    startedFile = join(t.dir, 'sleep.started');
+    sleep = `sleep 300.${process.pid}${Date.now() % 1_000_000}`;
+    command = `${sleep} & touch ${JSON.stringify(startedFile)}; wait`;
   });
   afterEach(() => {
-    if (existsSync(pidFile)) {
+    for (const pid of processesRunning(sleep)) {
       try {
-        process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+        process.kill(pid, 'SIGKILL');
       } catch {
         // gone, as it should be
       }
     }
     t.cleanup();
   });
+  const running = () => processesRunning(sleep).length > 0;
 
-  /** Runs the CLI until the tool's `sleep` has started, sends `signal`, and returns the exit code and the sleep's pid. */
-  async function stopWhileRunning(args: string[], signal: NodeJS.Signals, input?: string): Promise<{ code: number | null; killedBy: NodeJS.Signals | null; sleep: number; stderr: string }> {
+  /** Runs the CLI until the tool's `sleep` has started, sends `signal`, and returns the exit code. */
+  async function stopWhileRunning(args: string[], signal: NodeJS.Signals, input?: string): Promise<{ code: number | null; killedBy: NodeJS.Signals | null; stderr: string }> {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: t.dir, env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -52,11 +48,11 @@ describe('rousseau-host stop signals', function () {
     if (input !== undefined) child.stdin.write(input);
     const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, sig) => resolve([code, sig])));
     try {
-      const sleep = await until(() => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0), { timeoutMs: 15_000, message: () => `the sleep to start; stderr: ${stderr}` });
-      expect(running(sleep)).to.equal(true);
+      await until(() => existsSync(startedFile), { timeoutMs: 15_000, message: () => `the sleep to start; stderr: ${stderr}` });
+      expect(running()).to.equal(true);
       child.kill(signal);
       const [code, killedBy] = await exited;
-      return { code, killedBy, sleep, stderr };
+      return { code, killedBy, stderr };
     } finally {
       child.kill('SIGKILL');
     }
@@ -69,7 +65,7 @@ describe('rousseau-host stop signals', function () {
       const r = await stopWhileRunning(['call', 'bash', JSON.stringify({ command }), '--yes', '--json'], signal);
       expect(r.killedBy, r.stderr).to.equal(null);
       expect(r.code, r.stderr).to.equal(expected[signal]);
-      await until(() => !running(r.sleep), { timeoutMs: 5000, message: `sleep ${r.sleep} to end` });
+      await until(() => !running(), { timeoutMs: 5000, message: `${sleep} to end` });
     });
   }
 
@@ -79,7 +75,7 @@ describe('rousseau-host stop signals', function () {
       const r = await stopWhileRunning(['start', '--replay', script, '-p', 'go'], signal);
       expect(r.killedBy, r.stderr).to.equal(null);
       expect(r.code, r.stderr).to.equal(expected[signal]);
-      await until(() => !running(r.sleep), { timeoutMs: 5000, message: `sleep ${r.sleep} to end` });
+      await until(() => !running(), { timeoutMs: 5000, message: `${sleep} to end` });
     });
 
     it(`start --mcp: ${signal} cancels the call in flight, ends its command and exits ${expected[signal]}`, async () => {
@@ -91,7 +87,7 @@ describe('rousseau-host stop signals', function () {
       const r = await stopWhileRunning(['start', '--mcp'], signal, messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
       expect(r.killedBy, r.stderr).to.equal(null);
       expect(r.code, r.stderr).to.equal(expected[signal]);
-      await until(() => !running(r.sleep), { timeoutMs: 5000, message: `sleep ${r.sleep} to end` });
+      await until(() => !running(), { timeoutMs: 5000, message: `${sleep} to end` });
     });
   }
 });
