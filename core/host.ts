@@ -2,6 +2,7 @@
  * The host: config → loader → registry → dispatcher. This is the embedding API (DESIGN §1.4); the
  * CLI, the agent loop and the MCP server are built on it and nothing here knows about them.
  */
+import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { loadConfig, validateConfig } from './config.ts';
 import type { HostConfig } from './config-schema.ts';
@@ -77,6 +78,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
 
   const registry = new Registry();
   const closing = new AbortController();
+  // Each call waiting on a person listens for the close: as many as there are calls in flight.
+  setMaxListeners(0, closing.signal);
   await loadPlugins({ config, dir: loaded.dir, workspace, registry, log, logLevel, audit, mcpRunner: createMcpRunner });
 
   const env: DispatchEnv = {

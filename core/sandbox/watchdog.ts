@@ -45,10 +45,17 @@ export function watch(pgid: number): void {
   write(`+${pgid}\n`);
 }
 
-/** Forgets a group that ended or that the host killed itself. */
+/**
+ * Forgets a group that ended or that the host killed itself. With nothing left to watch the watchdog
+ * ends too (end of file, no group to kill): a closed host leaves no process of its own behind, and
+ * the next `watch` starts a new one.
+ */
 export function unwatch(pgid: number): void {
   if (!state.groups.delete(pgid)) return;
-  write(`-${pgid}\n`);
+  if (state.groups.size > 0) return write(`-${pgid}\n`);
+  const idle = state.process;
+  state.process = undefined;
+  idle?.stdin?.end(`-${pgid}\n`);
 }
 
 /** For a plugin's sandbox: what starts here is reported to the host, whose watchdog covers it. */

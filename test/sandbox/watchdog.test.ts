@@ -126,3 +126,44 @@ describe('no zombie children: every process the host started and ended is reaped
     }
   });
 });
+
+describe('watchdog: a closed host leaves no process of its own', function () {
+  this.timeout(60_000);
+
+  it('the watchdog runs while a plugin process does, and ends when the host closes', async () => {
+    const tmp = tempDir();
+    // In a process of its own: the watchdog is one per process, and other tests' hosts share this one.
+    const script = `
+      import { readdirSync, readFileSync } from 'node:fs';
+      const { createHost } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)});
+      const watchdogs = () => readdirSync('/proc').filter((e) => /^\\d+$/.test(e)).filter((pid) => {
+        try {
+          const stat = readFileSync('/proc/' + pid + '/stat', 'utf8');
+          const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return state !== 'Z' && Number(ppid) === process.pid && readFileSync('/proc/' + pid + '/cmdline', 'utf8').includes('while read -r op');
+        } catch { return false; }
+      }).length;
+      const host = await createHost({ cwd: ${JSON.stringify(tmp.dir)}, audit: false, logLevel: 'error',
+        config: { builtins: false, plugins: [{ module: ${JSON.stringify(join(FIXTURES, 'plugins', 'echo.ts'))}, isolation: 'process' }] } });
+      const open = watchdogs();
+      await host.close();
+      let closed = watchdogs();
+      for (let i = 0; i < 50 && closed > 0; i++) { await new Promise((r) => setTimeout(r, 100)); closed = watchdogs(); }
+      process.stdout.write(JSON.stringify({ open, closed, loaded: host.plugins().map((p) => p.status) }));`;
+    try {
+      const out = await new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let text = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}: ${err}`))));
+      });
+      const { open, closed } = JSON.parse(out) as { open: number; closed: number };
+      expect(open, out).to.equal(1);
+      expect(closed, out).to.equal(0);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
