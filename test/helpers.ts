@@ -88,3 +88,21 @@ export function runCli(args: string[], options: { cwd?: string; input?: string; 
     child.stdin.end(options.input ?? '');
   });
 }
+
+/**
+ * What the host writes to its stderr while `work` runs, kept off the test's output: a plugin
+ * process's stderr is passed on there (a V8 fatal trace, for a heap bomb).
+ */
+export async function capturingStderr<T>(work: () => Promise<T>): Promise<{ value: T; stderr: string }> {
+  const write = process.stderr.write;
+  let stderr = '';
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    stderr += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    return { value: await work(), stderr };
+  } finally {
+    process.stderr.write = write;
+  }
+}
