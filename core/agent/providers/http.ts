@@ -7,6 +7,7 @@
  * `retry-after` (seconds or an HTTP date) are honoured; a wait longer than `maxRetryAfterMs` is not
  * worth holding a turn for and fails at once. Headers (the API key) never reach a log or a message.
  */
+import { createParser, type ParseError } from 'eventsource-parser';
 import type { Got, Request, RequestError } from 'got';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -163,30 +164,41 @@ function retryAfterMs(headers: Record<string, string | string[] | undefined>): n
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-/** Parses `text/event-stream` (blank-line separated events of `event:` and `data:` lines). */
+/**
+ * A single event larger than this is a broken stream, not a model's answer: without a cap a server
+ * that never ends a line would fill the host's memory.
+ */
+const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+
+/** Parses `text/event-stream` with eventsource-parser (CR, LF and CRLF line ends, a BOM, comments, multi-line data). */
 async function* readEvents(who: string, stream: Readable, signal: AbortSignal | undefined): AsyncGenerator<SseEvent> {
   // A network chunk may end inside a multi-byte character: decoding chunk by chunk would turn its
   // halves into U+FFFD, in the model's text or a tool's arguments.
   const decoder = new TextDecoder();
-  let buffer = '';
-  let event = '';
-  let data: string[] = [];
+  let parsed: SseEvent[] = [];
+  let broken: ParseError | undefined;
+  const parser = createParser({
+    maxBufferSize: MAX_EVENT_BYTES,
+    onEvent: ({ event, data }) => parsed.push({ event: event || 'message', data }),
+    onError: (error) => {
+      if (error.type === 'max-buffer-size-exceeded') broken ??= error;
+    },
+  });
+  const drain = () => {
+    if (broken) throw new Error(`an event passed ${MAX_EVENT_BYTES} bytes`);
+    const ready = parsed;
+    parsed = [];
+    return ready;
+  };
   try {
     for await (const chunk of stream) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline).replace(/\r$/, '');
-        buffer = buffer.slice(newline + 1);
-        if (line === '') {
-          if (data.length) yield { event: event || 'message', data: data.join('\n') };
-          event = '';
-          data = [];
-        } else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-        else if (line.startsWith('event:')) event = line.slice(6).trim();
-      }
+      parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+      yield* drain();
     }
-    if (data.length) yield { event: event || 'message', data: data.join('\n') };
+    parser.feed(decoder.decode());
+    // A last event the server did not end with a blank line still counts, as it always has here.
+    parser.reset({ consume: true });
+    yield* drain();
   } catch (error) {
     throwIfAborted(who, signal);
     const timedOut = (error as Error).name === 'TimeoutError';

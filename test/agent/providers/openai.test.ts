@@ -43,6 +43,39 @@ describe('openai provider', () => {
     }
   });
 
+  for (const [framing, step] of [
+    ['lone CR line ends', { lineEnd: '\r' }],
+    ['CRLF line ends and a byte order mark', { lineEnd: '\r\n', bom: true }],
+  ] as const) {
+    it(`reads a stream with ${framing}, as the SSE spec allows`, async () => {
+      const { host, cleanup } = await kitHost();
+      const server = await startOpenAIServer([{ turn: { text: 'Greeting.', toolCalls: [{ id: 'call_1', name: 'greet', input: { who: 'Ada', times: 1 } }] }, ...step }, { turn: { text: 'Done.' }, ...step }]);
+      try {
+        const agent = new Agent({ host, provider: openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1` }) });
+        const result = await agent.run('greet Ada');
+        expect(result).to.include({ stopReason: 'end_turn', text: 'Done.' });
+        expect(trailingToolMessages(server.requests[1]!.body)).to.deep.equal([{ role: 'tool', tool_call_id: 'call_1', content: 'hello Ada' }]);
+      } finally {
+        await server.close();
+        await cleanup();
+      }
+    });
+  }
+
+  it('ends a stream whose one event never ends (a line past 16 MiB) with stream_incomplete, its memory bounded', async () => {
+    const { host, cleanup } = await kitHost();
+    const server = await startOpenAIServer([{ endless: true }]);
+    try {
+      const agent = new Agent({ host, provider: openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1`, retries: 0 }) });
+      const result = await agent.run('hello');
+      expect(result.stopReason).to.equal('error');
+      expect(result.error?.message).to.match(/stream broke off: an event passed 16777216 bytes/);
+    } finally {
+      await server.close();
+      await cleanup();
+    }
+  });
+
   it('works without a key against a local server given by its base URL (Ollama, vLLM, llama.cpp)', () => {
     const saved = process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_API_KEY;
