@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AGENT_ERROR_CODES, RUN_STOP_REASONS } from '../core/agent/agent.ts';
+import { PROVIDER_ERROR_CODES } from '../core/agent/messages.ts';
 import { HOST_ERROR_CODES, hostError, messageOf, RESULT_CODES } from '../core/errors.ts';
 import { ROOT } from './helpers.ts';
 
@@ -9,6 +11,12 @@ describe('error codes', () => {
 
   it('documents every result code and every host error code', () => {
     for (const code of [...RESULT_CODES, ...HOST_ERROR_CODES]) expect(doc, code).to.contain(`| \`${code}\` |`);
+  });
+
+  it('documents every stop reason of an agent run, and every agent and provider error code', () => {
+    const agent = doc.slice(doc.indexOf('## Agent runs'));
+    expect(agent).to.not.equal(doc.slice(-1));
+    for (const code of [...RUN_STOP_REASONS, ...AGENT_ERROR_CODES, ...PROVIDER_ERROR_CODES]) expect(agent, code).to.contain(`| \`${code}\` |`);
   });
 
   it('builds messages from the registered templates, in argument order', () => {

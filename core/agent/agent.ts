@@ -42,10 +42,14 @@ export interface RunOptions {
 }
 
 /** Why a run ended. */
-export type RunStopReason = 'end_turn' | 'refusal' | 'max_turns' | 'max_tokens' | 'repeated_failure' | 'aborted' | 'error';
+export const RUN_STOP_REASONS = ['end_turn', 'refusal', 'max_turns', 'max_tokens', 'repeated_failure', 'aborted', 'error'] as const;
+export type RunStopReason = (typeof RUN_STOP_REASONS)[number];
+
+/** Why a run ended with an error, beside the provider's codes; documented in docs/errors.md. */
+export const AGENT_ERROR_CODES = ['max_turns', 'max_tokens', 'repeated_failure', 'provider'] as const;
 
 export interface AgentError {
-  code: 'max_turns' | 'max_tokens' | 'repeated_failure' | 'provider' | ProviderError['code'];
+  code: (typeof AGENT_ERROR_CODES)[number] | ProviderError['code'];
   message: string;
 }
 

@@ -100,17 +100,19 @@ export interface Provider {
   complete(request: ModelRequest, options?: CompleteOptions): Promise<ModelResponse>;
 }
 
-/** Why a model request failed. */
-export type ProviderErrorCode =
-  | 'no_api_key'
-  | 'http_error'
-  | 'rate_limited'
-  | 'connection'
-  | 'timeout'
-  | 'stream_incomplete'
-  | 'bad_response'
-  | 'replay_exhausted'
-  | 'aborted';
+/** Why a model request failed; each is documented in docs/errors.md (a test keeps the two in step). */
+export const PROVIDER_ERROR_CODES = [
+  'no_api_key',
+  'http_error',
+  'rate_limited',
+  'connection',
+  'timeout',
+  'stream_incomplete',
+  'bad_response',
+  'replay_exhausted',
+  'aborted',
+] as const;
+export type ProviderErrorCode = (typeof PROVIDER_ERROR_CODES)[number];
 
 /** A model request that failed after its retries. The message never holds an API key. */
 export class ProviderError extends Error {
