@@ -69,7 +69,7 @@ export type ToolOutput = string | { content: string; isError?: boolean; data?: u
  * One tool. Contract: stateless between calls (two agents may call it at once), honours
  * `ctx.signal`, reports failure by throwing, and caps what it returns.
  */
-export interface Tool<Input extends TSchema = TSchema, Options = any> {
+export interface Tool<Input extends TSchema = TSchema, Options = Record<string, unknown>> {
   /** `^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`: safe for every provider. Unique across all loaded plugins. */
   name: string;
   /** Model-facing: what it does, each input, the output's shape, the limits. */
@@ -112,7 +112,7 @@ export interface Plugin<OptionsSchema extends TSchema = TSchema> {
  * Types a tool; returns it unchanged.
  * @example defineTool({ name: 'echo', description: 'Echo the text back.', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), execute: ({ text }) => text })
  */
-export function defineTool<Input extends TSchema, Options = any>(tool: Tool<Input, Options>): Tool<Input, Options> {
+export function defineTool<Input extends TSchema, Options = Record<string, unknown>>(tool: Tool<Input, Options>): Tool<Input, Options> {
   return tool;
 }
 

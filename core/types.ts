@@ -3,7 +3,7 @@
  * listings. A leaf: no run-time imports.
  */
 import type { ToolAnnotations } from './contract.ts';
-import type { ResultCode } from './errors.ts';
+import type { HostErrorCode, ResultCode } from './errors.ts';
 
 export type Isolation = 'inline' | 'worker' | 'process';
 
@@ -71,7 +71,8 @@ export interface PluginStatus {
   file?: string;
   version?: string;
   status: PluginState;
-  error?: { code: string; message: string; violations?: Violation[] };
+  /** Why it is not loaded: the load's `HostError`, or `quarantined` while it rests. */
+  error?: { code: HostErrorCode | 'quarantined'; message: string; violations?: Violation[] };
   warnings?: Violation[];
   isolation: Isolation;
   loadMs?: number;
