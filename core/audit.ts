@@ -13,7 +13,7 @@ import { loadWinston } from './log.ts';
 import { openHostFile } from './paths.ts';
 
 /**
- * One line of the audit trail (DESIGN §2). `decision`: the policy's verdict on a call, with its
+ * One line of the audit trail (docs/policy.md, "The audit trail"). `decision`: the policy's verdict on a call, with its
  * input; `call`: how the call ended; `plugin`: a plugin's crash, timeout or quarantine. Every line
  * gets `time` (ISO 8601) first; the other fields are the writer's.
  */

@@ -1,5 +1,5 @@
 /**
- * The load-time contract check (DESIGN §1.1, also `rousseau-host check`).
+ * The load-time contract check (docs/plugins.md; also `rousseau-host check`).
  *
  * It runs on a *report* of the plugin, plain data that crosses a worker boundary, so the same check
  * serves inline, worker and MCP plugins. It returns every violation at once, each with the file, the

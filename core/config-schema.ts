@@ -1,5 +1,5 @@
 /**
- * The config file's schema (DESIGN §1.2). Unknown keys are errors, so a typo never passes silently.
+ * The config file's schema (README.md, "Config reference"). Unknown keys are errors, so a typo never passes silently.
  * `HostConfig` is derived from the schema: the type and the check cannot drift apart.
  */
 import Type, { type Static } from 'typebox';

@@ -1,5 +1,5 @@
 /**
- * Finding, loading and validating the config (DESIGN §1.2).
+ * Finding, loading and validating the config (README.md, "Config reference").
  *
  * cosmiconfig 9 searches from the working directory up to the project root (the first directory
  * with a package.json); TypeScript configs load through jiti (cosmiconfig's own TS loader needs the

@@ -1,5 +1,5 @@
 /**
- * The call pipeline, in one place and in this order (DESIGN §2):
+ * The call pipeline, in one place and in this order:
  *
  *   find tool → parse JSON strictly → validate → canonical form → policy → concurrency slot →
  *   run under the timeout → normalise and cap the output → audit → result

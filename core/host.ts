@@ -1,5 +1,5 @@
 /**
- * The host: config → loader → registry → dispatcher. This is the embedding API (DESIGN §1.4); the
+ * The host: config → loader → registry → dispatcher. This is the embedding API (README.md, "Embedding"); the
  * CLI, the agent loop and the MCP server are built on it and nothing here knows about them.
  */
 import { setMaxListeners } from 'node:events';

@@ -63,7 +63,7 @@ const BUILTIN_RULES: Required<Pick<PolicyConfig, 'deny'>> = {
   deny: [
     {
       // Defence in depth beside http_get's own connect-time check (which also resolves names and
-      // judges decimal, hex and IPv6 forms): the seed's rule for private, loopback, link-local,
+      // judges decimal, hex and IPv6 forms): a rule for private, loopback, link-local,
       // CGNAT and metadata addresses written as literals. `https:/h` and `https:\\h` parse as `https://h`.
       tool: 'http_get',
       where: {

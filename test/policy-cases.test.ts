@@ -1,4 +1,5 @@
-// Cases 25–36 of reliability-security.md §7, each as a rule + input pair whose decision is
+// Known ways around a regex policy (escapes, key order, duplicate keys, Unicode forms, numbers
+// spelt otherwise, precedence between lists), each as a rule + input pair whose decision is
 // asserted on a real host: the input goes through the pipeline's own parse, validation and
 // canonical form (host.decide), and, where it matters, through a real call (host.call).
 import { expect } from 'chai';
@@ -18,7 +19,7 @@ function decided(check: PolicyCheck): Extract<PolicyCheck, { ok: true }> {
   return check;
 }
 
-describe('policy: attack and precedence cases (reliability-security §7, 25–36)', () => {
+describe('policy: attack and precedence cases', () => {
   let host: Host | undefined;
   afterEach(async () => {
     await host?.close();

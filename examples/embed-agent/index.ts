@@ -1,4 +1,4 @@
-// Embedding the host and the agent loop in a script (DESIGN §1.4).
+// Embedding the host and the agent loop in a script (docs/agent.md).
 //
 //   npm run build && npx tsx examples/embed-agent/index.ts "What is in README.md?"
 //

@@ -31,7 +31,7 @@ Exit codes: 0 created, 1 refused or failed, 2 usage error.`;
 const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
 const PACKAGE_NAME_RULE = 'the plugin name (what follows rousseau-plugin-) must be lowercase letters, digits and dashes, starting with a letter';
 const DEFAULT_DESCRIPTION = 'Tools for rousseau-host.';
-/** Where rousseau-host looks for its config (DESIGN §1.2), for the "add it to your config" hint. */
+/** Where rousseau-host looks for its config (README.md, "Config reference"), for the "add it to your config" hint. */
 const CONFIG_FILES = [
   'package.json#rousseau',
   ...['', '.json', '.yaml', '.yml', '.js', '.ts', '.mjs', '.cjs'].map((ext) => `.rousseaurc${ext}`),

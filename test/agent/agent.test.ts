@@ -14,7 +14,7 @@ describe('Agent', () => {
   const agentFor = (turns: ReplayTurn[], options: { maxTurns?: number; maxRepeatedFailures?: number } = {}) =>
     new Agent({ host, provider: replayProvider({ script: { turns } }), ...options });
 
-  describe('regressions from the seed (rousseau-agent.md §5)', () => {
+  describe('regressions seen in other agent loops', () => {
     it('an unknown tool is an error result, not the end of the turn: the other calls of the turn still run', async () => {
       const agent = agentFor([{ toolCalls: [{ name: 'greet', input: { who: 'A' } }, { name: 'missing', input: {} }, { name: 'greet', input: { who: 'B' } }] }, { text: 'ok' }]);
       const result = await agent.run('go');

@@ -1,5 +1,5 @@
-// The fault-injection suite of the isolated runner: reliability-security.md §7, cases 1–3, 8–12, 14,
-// 16, 20–24, each run against real worker threads (and the loading and execution faults against real
+// The fault-injection suite of the isolated runner: each way a plugin can fail while loading or
+// running ("case N" is each fault's stable name, also in the fixture faults/faulty.ts), each run against real worker threads (and the loading and execution faults against real
 // plugin processes too) and real child processes. After every fault the host must still serve
 // another plugin's call ("the bystander").
 import { expect } from 'chai';

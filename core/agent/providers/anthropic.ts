@@ -1,6 +1,6 @@
 /**
- * Anthropic's Messages API (`POST /v1/messages`, streamed). Wire rules kept here
- * (reference/tool-contracts.md §2.1): tool results go back as `tool_result` blocks in the user
+ * Anthropic's Messages API (`POST /v1/messages`, streamed). Wire rules kept here (docs/agent.md
+ * lists the providers): tool results go back as `tool_result` blocks in the user
  * message right after the `tool_use` turn, all of them, first; roles alternate, so a prompt typed
  * after a turn's results joins that same user message; a `tool_use` whose input the model garbled
  * is replayed with `{}` rather than the garbled text.

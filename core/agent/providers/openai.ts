@@ -1,8 +1,8 @@
 /**
  * OpenAI Chat Completions (`POST {baseUrl}/chat/completions`, streamed): OpenAI itself and every
  * server that speaks it (Ollama's `/v1`, vLLM, llama.cpp, LM Studio, OpenRouter). Wire rules kept
- * here (reference/tool-contracts.md §2.2): each result is its own `role: "tool"` message carrying
- * the `tool_call_id` it answers (the seed's adapter dropped them, so no loop ever completed);
+ * here (docs/agent.md lists the providers): each result is its own `role: "tool"` message carrying
+ * the `tool_call_id` it answers (an adapter that drops them never completes a tool loop);
  * `arguments` is a string the model wrote, sent back exactly as written; streamed call fragments
  * are assembled by `index`.
  */

@@ -21,7 +21,7 @@ runLoopSuite({
 });
 
 describe('openai provider', () => {
-  // Seed regression (rousseau-agent.md §5): its OpenAI adapter turned tool results into plain user
+  // A regression seen in another agent loop: its OpenAI adapter turned tool results into plain user
   // text, so no tool loop ever completed on OpenAI, OpenRouter or Ollama.
   it('sends each tool result as a role:"tool" message with its tool_call_id, and replays arguments exactly as the model wrote them', async () => {
     const { host, cleanup } = await kitHost();

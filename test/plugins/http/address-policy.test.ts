@@ -4,7 +4,8 @@ import { judgeAddress } from '../../../plugins/http/address-policy.ts';
 import { guardLookup } from '../../../plugins/http/guarded-agent.ts';
 
 describe('plugins/http address policy', () => {
-  // Cases 37–40 of reliability-security.md §7: every one is refused without any socket being opened.
+  // Addresses in every spelling that reach a private, loopback or metadata host: each is refused
+  // without any socket being opened.
   const blocked: [string, string][] = [
     ['127.0.0.1', 'loopback'],
     ['::1', 'loopback'],
