@@ -4,7 +4,7 @@
  * has one place in each layout, named here. And how the host opens a file it writes in a workspace
  * (`openHostFile`), whose content it does not control.
  */
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,10 +12,19 @@ import { fileURLToPath } from 'node:url';
 /** True when this module runs from its TypeScript source rather than from dist/. */
 export const FROM_SOURCE = import.meta.url.endsWith('.ts');
 
+// The nearest package.json named rousseau-host: the published package ships dist/ without core/.
 function findRoot(): string {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'core'))) return dir;
+    if (packageName(join(dir, 'package.json')) === 'rousseau-host') return dir;
     if (dirname(dir) === dir) throw new Error('rousseau-host: cannot find the package root');
+  }
+}
+
+function packageName(file: string): unknown {
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name;
+  } catch {
+    return undefined; // none here, or not ours to read
   }
 }
 
@@ -43,6 +52,9 @@ export function hostAliases(): Record<string, string> {
     // The bundled copy scripts/build.js makes: one file per subpath instead of 373 modules.
     for (const sub of TYPEBOX_SUBPATHS) aliases[`typebox${sub}`] = join(PACKAGE_ROOT, 'dist', 'vendor', 'typebox', `${sub.slice(1) || 'index'}.mjs`);
   }
+  // The host's own subpath export of typebox, for a plugin that names it: without these the
+  // `rousseau-host` alias would take it for a path below contract.js.
+  for (const sub of TYPEBOX_SUBPATHS) aliases[`rousseau-host/vendor/typebox${sub}`] = aliases[`typebox${sub}`]!;
   return aliases;
 }
 
