@@ -15,6 +15,7 @@ import { createAuditSink, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink } fr
 import { createLogger, type Logger } from './log.ts';
 import { compilePolicy, type Policy, type PolicyDecision } from './policy.ts';
 import { Registry } from './registry.ts';
+import { releaseIdleWatchdog } from './sandbox/watchdog.ts';
 import type { CallOptions, CallResult, PluginStatus, ToolInfo } from './types.ts';
 
 export interface HostOptions {
@@ -124,6 +125,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
         const ended = await Promise.allSettled(registry.handlesList().map((h) => h.runner?.close()));
         for (const e of ended) if (e.status === 'rejected') log.warn(`closing a plugin failed: ${messageOf(e.reason)}`);
         await audit.close();
+        releaseIdleWatchdog();
       })();
       return closed;
     },

@@ -7,7 +7,7 @@
  * worker instead; they are not tracked (see docs/isolation.md).
  */
 import { ChildProcess } from 'node:child_process';
-import { unwatch, watch } from './watchdog.ts';
+import { isKillableGroup, unwatch, watch } from './watchdog.ts';
 import type { FromWorker } from './worker-protocol.ts';
 
 type SpawnFn = (this: ChildProcess, options: { detached?: boolean }) => unknown;
@@ -58,6 +58,8 @@ export function watchReported(message: FromWorker): void {
 
 /** SIGKILLs the process group led by `pid`, or the process alone when it leads none. Never throws. */
 export function killProcessGroup(pid: number): void {
+  // Reported by an isolate, so possibly forged: -1 would signal every process the user owns.
+  if (!isKillableGroup(pid)) return;
   unwatch(pid);
   try {
     process.kill(-pid, 'SIGKILL');

@@ -40,22 +40,29 @@ const state: State = ((globalThis as Record<symbol, unknown>)[KEY] as State | un
 
 /** Has the process group (or the process, when it leads none) killed if the host dies before `unwatch`. */
 export function watch(pgid: number): void {
-  if (!isMainThread || state.delegated || state.groups.has(pgid)) return;
+  // A pid comes from an isolate's report, which a plugin can forge: `kill -9 -1` would end every
+  // process of the user, and 0 or the host's own pid the host.
+  if (!isKillableGroup(pgid) || !isMainThread || state.delegated || state.groups.has(pgid)) return;
   state.groups.add(pgid);
   write(`+${pgid}\n`);
 }
 
-/**
- * Forgets a group that ended or that the host killed itself. With nothing left to watch the watchdog
- * ends too (end of file, no group to kill): a closed host leaves no process of its own behind, and
- * the next `watch` starts a new one.
- */
+/** Forgets a group that ended or that the host killed itself. */
 export function unwatch(pgid: number): void {
   if (!state.groups.delete(pgid)) return;
-  if (state.groups.size > 0) return write(`-${pgid}\n`);
+  write(`-${pgid}\n`);
+}
+
+/**
+ * Ends the watchdog when it has nothing left to watch (end of file, no group to kill), so a closed
+ * host leaves no process of its own behind; the next `watch` starts a new one. Called on close, not
+ * on every `unwatch`: between two commands the set is empty, and a new sh per command is a cost.
+ */
+export function releaseIdleWatchdog(): void {
+  if (state.groups.size > 0 || !state.process) return;
   const idle = state.process;
   state.process = undefined;
-  idle?.stdin?.end(`-${pgid}\n`);
+  idle.stdin?.end();
 }
 
 /** For a plugin's sandbox: what starts here is reported to the host, whose watchdog covers it. */
@@ -78,4 +85,9 @@ function start(): void {
   (child.stdin as unknown as { unref?(): void } | null)?.unref?.();
   state.process = child;
   if (state.groups.size > 0) child.stdin?.write([...state.groups].map((g) => `+${g}\n`).join(''));
+}
+
+/** A pid a kill may target: a positive integer, not init, not the host itself. */
+export function isKillableGroup(pid: unknown): pid is number {
+  return Number.isSafeInteger(pid) && (pid as number) > 1 && pid !== process.pid;
 }

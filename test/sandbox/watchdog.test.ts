@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FIXTURES, ROOT, tempDir, until } from '../helpers.ts';
+import { isKillableGroup } from '../../core/sandbox/watchdog.ts';
 import { processesMatching, processesRunning } from '../plugins/shell/procs.ts';
 
 /** Alive and not a zombie. */
@@ -165,5 +166,12 @@ describe('watchdog: a closed host leaves no process of its own', function () {
     } finally {
       tmp.cleanup();
     }
+  });
+});
+
+describe('watchdog: pids an isolate reports', () => {
+  it('kills only a real group of another process: never every process (-1), its own group (0), init or the host', () => {
+    for (const pid of [-1, 0, 1, process.pid, 1.5, Number.NaN, 2 ** 53, '42']) expect(isKillableGroup(pid), String(pid)).to.equal(false);
+    expect(isKillableGroup(process.pid + 1)).to.equal(true);
   });
 });
