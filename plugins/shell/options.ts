@@ -18,12 +18,17 @@ export const ShellOptions = Type.Object(
     sandbox: Type.Union([Type.Literal('auto'), Type.Literal('bwrap'), Type.Literal('unshare'), Type.Literal('none')], {
       default: 'auto',
       description:
-        'Where commands run: "bwrap" (bubblewrap: own PID namespace and /proc, filesystem read-only but the workspace, the temp directory and `writable`), "unshare" (own PID namespace and /proc only), "none", or "auto": the first of bwrap and unshare that works here, else none, with a warning.',
+        'Where commands run: "bwrap" (bubblewrap) or "unshare" (util-linux): a PID namespace and /proc of their own, so no process of the host (nor its environment) is visible; "none"; or "auto": the first of bwrap and unshare that works here, else none, with a warning.',
+    }),
+    filesystem: Type.Union([Type.Literal('open'), Type.Literal('workspace')], {
+      default: 'open',
+      description:
+        '"open": commands write what the user may, as outside the sandbox (npm, pip, git and caches under HOME work); "workspace": everything is read-only but the workspace, the temp directory and `writable` (needs bubblewrap).',
     }),
     network: Type.Boolean({ default: true, description: 'false: commands get no network but loopback (needs a sandbox).' }),
     writable: Type.Array(Type.String({ pattern: '^/' }), {
       default: [],
-      description: 'Absolute paths commands may write besides the workspace and the temp directory, under bwrap (e.g. "/home/me/.npm").',
+      description: 'With filesystem "workspace": absolute paths commands may write besides the workspace and the temp directory (e.g. "/home/me/.npm").',
     }),
   },
   { additionalProperties: false },

@@ -4,10 +4,14 @@
  * keys live. A command therefore runs in a PID namespace of its own with a fresh /proc, where no
  * process of the host is visible, and with no capabilities (so it cannot unmount that /proc):
  *
- * - bubblewrap (`bwrap`): also a mount view where everything is read-only but the workspace, the
- *   temp directory and the `writable` paths; and, with `network: false`, no network but loopback.
+ * - bubblewrap (`bwrap`): with `filesystem: 'workspace'`, also a mount view where everything is
+ *   read-only but the workspace, the temp directory and the `writable` paths; with `network: false`,
+ *   no network but loopback.
  * - `unshare` + `setpriv` (util-linux), where bubblewrap is missing: the PID namespace and /proc,
  *   and the network boundary; the filesystem stays as it is.
+ *
+ * The filesystem is open by default: a read-only HOME breaks npm, pip, git and every cache, and the
+ * secrets this sandbox is for live in /proc, not in files. The boundary is one option away.
  *
  * Which one works is found at load, by running `true` in it once.
  */
@@ -46,6 +50,7 @@ export function sandboxed(sandbox: Sandbox, args: string[]): string[] {
 
 interface Boundary {
   workspace: string;
+  filesystem: 'open' | 'workspace';
   writable: readonly string[];
   network: boolean;
 }
@@ -60,15 +65,14 @@ function prefixOf(kind: SandboxKind, boundary: Boundary): string[] {
   return ['/bin/sh', '-c', 'trap "" TERM; exec "$@"', 'sh', ...isolation(kind, boundary), '/bin/bash', '-c', WRAPPER, 'sandbox', 'env', '--default-signal=TERM'];
 }
 
-function isolation(kind: SandboxKind, { workspace, writable, network }: Boundary): string[] {
+function isolation(kind: SandboxKind, { workspace, filesystem, writable, network }: Boundary): string[] {
   const root = process.getuid?.() === 0;
   if (kind === 'bwrap') {
     return [
       'bwrap',
-      '--ro-bind', '/', '/',
-      '--bind', tmpdir(), tmpdir(),
-      '--bind', workspace, workspace,
-      ...writable.flatMap((path) => ['--bind-try', path, path]),
+      ...(filesystem === 'open'
+        ? ['--bind', '/', '/']
+        : ['--ro-bind', '/', '/', '--bind', tmpdir(), tmpdir(), '--bind', workspace, workspace, ...writable.flatMap((path) => ['--bind-try', path, path])]),
       // After the binds, so that none (not even writable: ['/']) can cover the fresh /proc.
       '--dev', '/dev',
       '--proc', '/proc',
@@ -112,18 +116,24 @@ function runTrial(kind: SandboxKind, prefix: string[], workspace: string): strin
  * The sandbox the options ask for, tried once. 'auto' takes the first that works, or none (saying
  * why); a sandbox named explicitly that does not work is an error.
  */
-export function chooseSandbox(options: Pick<ShellOptions, 'sandbox' | 'network' | 'writable'>, workspace: string): Sandbox {
+export function chooseSandbox(options: Pick<ShellOptions, 'sandbox' | 'filesystem' | 'network' | 'writable'>, workspace: string): Sandbox {
+  const bounded = options.filesystem === 'workspace';
+  if (bounded && (options.sandbox === 'none' || options.sandbox === 'unshare')) {
+    throw new Error(`filesystem: "workspace" needs bubblewrap, and sandbox is "${options.sandbox}"`);
+  }
   if (options.sandbox === 'none') return { kind: 'none', prefix: [] };
   const linux = process.platform === 'linux';
-  const kinds: SandboxKind[] = !linux ? [] : options.sandbox === 'auto' ? ['bwrap', 'unshare'] : [options.sandbox];
+  // Only bubblewrap can make the filesystem read-only: 'auto' falls back to unshare only when that is not asked.
+  const kinds: SandboxKind[] = !linux ? [] : options.sandbox === 'auto' ? (bounded ? ['bwrap'] : ['bwrap', 'unshare']) : [options.sandbox];
   const failures = linux ? [] : [`namespaces are Linux only (this is ${process.platform})`];
   for (const kind of kinds) {
-    const prefix = prefixOf(kind, { workspace, writable: options.writable, network: options.network });
+    const prefix = prefixOf(kind, { workspace, filesystem: options.filesystem, writable: options.writable, network: options.network });
     const failure = trial(kind, prefix, workspace);
     if (failure === undefined) return { kind, prefix };
     failures.push(failure);
   }
   if (options.sandbox !== 'auto') throw new Error(`sandbox "${options.sandbox}" does not work here: ${failures.join('; ')}`);
   if (!options.network) throw new Error(`network: false needs a sandbox, and none works here: ${failures.join('; ')}`);
+  if (bounded) throw new Error(`filesystem: "workspace" needs bubblewrap, which does not work here: ${failures.join('; ')}`);
   return { kind: 'none', prefix: [], unavailable: failures.join('; ') };
 }

@@ -18,12 +18,12 @@ interface Called {
 }
 
 /** `rousseau-host call bash` under `/bin/sh`, both with the secret in their environment. */
-function callUnderShell(cwd: string, input: Record<string, unknown>): Promise<Called> {
+function callUnderShell(cwd: string, input: Record<string, unknown>, env: NodeJS.ProcessEnv = {}): Promise<Called> {
   return new Promise((resolve, reject) => {
     // `; exit $?` keeps the shell alive as the host's parent, as a user's shell is.
     const child = spawn('/bin/sh', ['-c', '"$@"; exit $?', 'sh', process.execPath, BIN, 'call', 'bash', JSON.stringify(input), '--json'], {
       cwd,
-      env: { ...process.env, ROUSSEAU_TEST_API_KEY: SECRET, NO_COLOR: '1' },
+      env: { ...process.env, ROUSSEAU_TEST_API_KEY: SECRET, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -76,13 +76,13 @@ describe('plugins/shell sandbox: no ancestor\'s environment is readable', functi
     expect(tools.stderr).to.contain('bash runs commands without a sandbox');
   });
 
-  it('bwrap: the workspace, the temp directory and `writable` are writable, the rest read-only; network: false leaves loopback only', async () => {
+  it('bwrap, filesystem "workspace": the workspace, the temp directory and `writable` are writable, the rest read-only; network: false leaves loopback only', async () => {
     mkdirSync(join(tmp.dir, 'sub'));
     // Outside the temp directory, which is writable anyway: a directory of the checkout's, removed after.
     const extra = join(ROOT, `.rh-sandbox-${process.pid}`);
     mkdirSync(extra);
     try {
-      configure({ sandbox: 'bwrap', network: false, writable: [extra] });
+      configure({ sandbox: 'bwrap', filesystem: 'workspace', network: false, writable: [extra] });
       const command = `echo hi > sub/f && cat sub/f; echo there > ${extra}/f && cat ${extra}/f; touch /etc/rh-sandbox-probe ${ROOT}/rh-sandbox-probe 2>&1 | grep -o "Read-only file system"; (exec 3<>/dev/tcp/192.0.2.1/80) 2>&1 | grep -o -m1 "Network is unreachable"`;
       const r = await callUnderShell(tmp.dir, { command });
       expect(JSON.parse(r.stdout).content, r.stderr).to.equal('hi\nthere\nRead-only file system\nRead-only file system\nNetwork is unreachable\n[exit code 0]');
@@ -91,8 +91,29 @@ describe('plugins/shell sandbox: no ancestor\'s environment is readable', functi
     }
   });
 
+  it('bwrap by default: the filesystem is the user\'s (HOME writable, for npm, pip and git), the processes of the host out of sight', async () => {
+    const home = join(ROOT, `.rh-home-${process.pid}`);
+    mkdirSync(home);
+    try {
+      configure({ sandbox: 'bwrap' });
+      const r = await callUnderShell(tmp.dir, { command: `echo cached > ${home}/npm-cache && cat ${home}/npm-cache; ${PROBE}` }, { HOME: home });
+      const content = JSON.parse(r.stdout).content as string;
+      expect(content, r.stderr).to.match(/^cached\n/);
+      expect(content).to.not.contain(SECRET);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('filesystem "workspace" without bubblewrap is refused, naming what it needs', async () => {
+    configure({ sandbox: 'unshare', filesystem: 'workspace' });
+    const r = await runCli(['call', 'bash', '{"command":"true"}', '--json'], { cwd: tmp.dir });
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.contain('filesystem: \\"workspace\\" needs bubblewrap, and sandbox is \\"unshare\\"');
+  });
+
   it('a sandbox named explicitly that cannot start fails the plugin with a clear error', async () => {
-    configure({ sandbox: 'bwrap', writable: ['/nonexistent-and-fine'] });
+    configure({ sandbox: 'bwrap', filesystem: 'workspace', writable: ['/nonexistent-and-fine'] });
     const ok = await callUnderShell(tmp.dir, { command: 'true' });
     expect(ok.code, ok.stderr).to.equal(0); // a missing writable path is skipped
     const r = await new Promise<Called>((resolve) => {
