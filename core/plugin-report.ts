@@ -3,6 +3,7 @@
  * check reads. Functions become their `typeof`, schemas their JSON, so a report crosses a worker
  * boundary unchanged. A leaf: it imports nothing from the host but safe-json.ts, itself a leaf.
  */
+import { messageOf } from './errors.ts';
 import { plainData } from './safe-json.ts';
 
 const PLUGIN_KEYS = new Set(['name', 'version', 'description', 'options', 'tools', 'setup', 'dispose']);
@@ -100,6 +101,6 @@ function toPlainJson(value: unknown): { value: unknown } | { error: string } {
   try {
     return { value: plainData(value) };
   } catch (error) {
-    return { error: (error as Error).message };
+    return { error: messageOf(error) };
   }
 }

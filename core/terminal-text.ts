@@ -6,9 +6,21 @@
  * shown as `\uXXXX` instead: visible, and still the same string inside JSON.
  */
 
-/** C0 controls but tab and newline, DEL, C1 controls, and the bidi marks, embeddings, overrides and isolates. */
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * Every control (Cc) but tab and newline, every format character (Cf: the bidi marks, embeddings,
+ * overrides and isolates, zero-width spaces and joiners, the soft hyphen, the BOM), and the line
+ * and paragraph separators, which some terminals break lines on.
+ */
+const UNSAFE = /(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 
 export function terminalSafe(text: string): string {
-  return text.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNSAFE, (c) => escapeCodePoint(c.codePointAt(0)!));
+}
+
+/** `\uXXXX`, or a surrogate pair of them for a code point past the BMP (a Cf tag character): valid JSON either way. */
+function escapeCodePoint(code: number): string {
+  const unit = (u: number) => `\\u${u.toString(16).padStart(4, '0')}`;
+  if (code <= 0xffff) return unit(code);
+  const offset = code - 0x10000;
+  return unit(0xd800 + (offset >> 10)) + unit(0xdc00 + (offset & 0x3ff));
 }

@@ -1,7 +1,7 @@
 /**
  * `npm run soak` (not part of `npm test`): many mixed calls across worker and process plugins, a
  * fifth of the plugins faulty, with bounded concurrency; then the figures the host promises to hold
- * (issue 11): every call answered exactly once with one audit line, no zombie and no orphan after
+ * (docs/isolation.md, "Soak"): every call answered exactly once with one audit line, no zombie and no orphan after
  * close, RSS back near its start, and few healthy calls hurt by another call's fault.
  *
  * SOAK_CALLS scales the run (default 10,000). Calls go to every plugin alike; one call in five to a

@@ -11,6 +11,15 @@ describe('terminalSafe', () => {
     expect(terminalSafe(safe)).to.equal(safe);
   });
 
+  it('shows invisible characters too: zero-width spaces and joiners, word joiners, the soft hyphen, the BOM, line and paragraph separators, tag characters', () => {
+    for (const c of ['\u200b', '\u200c', '\u200d', '\u2060', '\u2064', '\u00ad', '\ufeff', '\u2028', '\u2029']) {
+      expect(terminalSafe(`a${c}b`)).to.equal(`a\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}b`);
+    }
+    // A tag character (U+E0001) lies past the BMP: escaped as its surrogate pair, still valid JSON.
+    expect(terminalSafe('a\u{e0001}b')).to.equal('a\\udb40\\udc01b');
+    expect(JSON.parse(terminalSafe(JSON.stringify('a\u{e0001}\u200bb')))).to.equal('a\u{e0001}\u200bb');
+  });
+
   it('leaves JSON meaning the same: an escaped string parses to the original', () => {
     const value = { command: 'echo \u202eevil\u2066 \u0085 \u007f' };
     const json = JSON.stringify(value);

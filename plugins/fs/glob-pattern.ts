@@ -7,7 +7,7 @@
  * The model writes the pattern and it runs on the host thread, so it compiles for V8's linear
  * engine (core/linear-regex.ts), which takes no `u` flag: `?` and negated classes are spelled to
  * take a whole surrogate pair, so they still match one character outside the BMP (an emoji).
- * picomatch was considered (issue 16): its regexes lean on lookaheads, which no linear engine runs.
+ * picomatch was considered: its regexes lean on lookaheads, which no linear engine runs.
  */
 import { linearRegExp } from '../../core/linear-regex.ts';
 import { FsToolError } from './errors.ts';
