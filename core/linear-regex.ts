@@ -41,6 +41,16 @@ export function linearRegExp(source: string, flags = '', shown = source): RegExp
   return re;
 }
 
+/** Text length × written pattern size a schema pattern may test: ~0.1 s of the linear engine at its worst, measured. */
+export const PATTERN_BUDGET = 2_000_000;
+
+const longestText = new WeakMap<RegExp, number>();
+
+/** The longest text a schema pattern made by `schemaPatternRegExp` tests; undefined for any other value. */
+export function patternTextLimit(pattern: unknown): number | undefined {
+  return pattern instanceof RegExp ? longestText.get(pattern) : undefined;
+}
+
 /** Counted repeats past this length of expanded source are refused: the engine's cost grows with it. */
 const MAX_EXPANDED_CHARS = 20_000;
 
@@ -59,12 +69,20 @@ export function schemaPatternRegExp(pattern: string): RegExp {
     throw new Error(`pattern is not a valid regular expression: ${(error as Error).message}`);
   }
   const source = expandRepeats(pattern);
+  let re: RegExp;
   try {
-    return linearRegExp(source);
+    re = linearRegExp(source);
   } catch {
     // Backreferences were refused and counted repeats written out: a lookaround is what is left.
     throw new Error(`pattern /${pattern}/ uses a lookaround ((?=…), (?!…), (?<=…), (?<!…)), which cannot be matched in bounded time`);
   }
+  // Linear is not cheap: the engine's work grows with the text's length times the pattern's written
+  // size, a few tens of ns a unit here, so a hostile `(?:a{1,16}){1,40}b` took 16 s on 100 KB. A
+  // text past the budget is refused without running the match (schema-errors.ts says why).
+  const longest = Math.max(1, Math.floor(PATTERN_BUDGET / source.length));
+  Object.defineProperty(re, 'test', { value: (text: string) => text.length <= longest && RegExp.prototype.test.call(re, text) });
+  longestText.set(re, longest);
+  return re;
 }
 
 function expandRepeats(pattern: string): string {

@@ -4,6 +4,7 @@
  * branch said something more specific. Config errors, plugin options and tool input all use it.
  */
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
+import { patternTextLimit } from './linear-regex.ts';
 
 export interface SchemaError {
   keyword: string;
@@ -37,11 +38,21 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown): 
       add(e.instancePath, `${describeValue(valueAt(value, segments(e.instancePath)))} is not an accepted form here`);
     } else if (e.keyword === 'boolean') {
       add(e.instancePath, 'not allowed here (the schema has no place for this value)');
+    } else if (e.keyword === 'pattern' && isTooLong(e, value)) {
+      const text = valueAt(value, segments(e.instancePath)) as string;
+      add(e.instancePath, `is ${text.length} characters long: too long to be matched against the pattern ${String(e.params.pattern)} in bounded time (at most ${patternTextLimit(e.params.pattern)}); send a shorter value`);
     } else {
       add(e.instancePath, e.message);
     }
   }
   return out;
+}
+
+/** A pattern error that came from the length budget of a linear schema pattern, not from a mismatch. */
+function isTooLong(e: SchemaError, value: unknown): boolean {
+  const limit = patternTextLimit(e.params.pattern);
+  const text = valueAt(value, segments(e.instancePath));
+  return limit !== undefined && typeof text === 'string' && text.length > limit;
 }
 
 function describeValue(value: unknown): string {

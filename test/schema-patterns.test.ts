@@ -61,6 +61,30 @@ describe('core/schema-patterns', function () {
     expect(problemsOf({ type: 'object', const: { pattern: '(a)\\1' }, default: { pattern: 1 } })).to.deep.equal([]);
   });
 
+  it('a pattern that is linear but large cannot hold the host thread either: a text past its budget is refused unmatched, saying why', async () => {
+    const tmp = tempDir();
+    const wide = '(?:a{1,16}){1,40}b'; // 4,160 characters once written out: 100 KB took 16 s in the linear engine
+    const file = tmp.write(
+      'wide.mjs',
+      `export default { name: 'wide', version: '1.0.0', tools: [
+        { name: 'wide', description: 'Takes a string.', inputSchema: { type: 'object', properties: { s: { type: 'string', description: 'S.', pattern: '${wide}' } }, required: ['s'] }, execute: ({ s }) => String(s.length) },
+      ] };`,
+    );
+    const host = await hostWith([{ module: file, isolation: 'worker' }]);
+    try {
+      expect(host.plugins()[0]!.status, host.plugins()[0]!.error?.message).to.equal('loaded');
+      let result: Awaited<ReturnType<Host['call']>> | undefined;
+      const late = await timerLateness(async () => (result = await host.call('wide', { s: 'a'.repeat(100_000) })));
+      expect(result).to.include({ isError: true, code: 'invalid_input' });
+      expect(result!.content).to.match(/\/s: is 100000 characters long: too long to be matched against the pattern \(\?:a\{1,16\}\)\{1,40\}b in bounded time \(at most \d+\)/);
+      expect(late).to.be.below(1000);
+      expect((await host.call('wide', { s: 'aab' })).content).to.equal('3');
+    } finally {
+      await host.close();
+      tmp.cleanup();
+    }
+  });
+
   it(`a worker plugin's pattern ${BOMB} does not hold the host thread: a timer fires on time, another call completes`, async () => {
     const tmp = tempDir();
     const file = tmp.write(
