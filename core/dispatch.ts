@@ -21,7 +21,7 @@ import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
-import { CALL_ENDED, timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
+import { AUTHORIZE_BUDGET_SPENT, CALL_ENDED, MAX_AUTHORIZE_PER_CALL, timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
 import type { CallOptions, CallResult, ToolInfo } from './types.ts';
 
 /** Asks a person whether a call may run. `always` approves this exact input for the session. */
@@ -279,6 +279,8 @@ class GuardedRun implements RunRequest {
   private controller?: AbortController;
   private abortedWith?: unknown;
   private settled = false;
+  /** `ctx.authorize` questions asked so far: capped, as each may prompt the user and writes an audit line. */
+  private questions = 0;
   /** The runner has the call and has not answered yet: the slot is ours. */
   private running = false;
   private deadline?: Deadline;
@@ -306,6 +308,7 @@ class GuardedRun implements RunRequest {
   authorize(input: unknown): Promise<Authorization> {
     // A tool still running after its answer (an inline one that ignores its signal) gets nothing more.
     if (this.settled) return Promise.resolve(CALL_ENDED);
+    if (++this.questions > MAX_AUTHORIZE_PER_CALL) return Promise.resolve(AUTHORIZE_BUDGET_SPENT);
     return authorize(this.env, this.registered, input, this.callId, { signal: this.signal, ...(this.sessionId ? { sessionId: this.sessionId } : {}) });
   }
 
