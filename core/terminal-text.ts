@@ -6,9 +6,19 @@
  * shown as `\uXXXX` instead: visible, and still the same string inside JSON.
  */
 
-/** C0 controls but tab and newline, DEL, C1 controls, and the bidi marks, embeddings, overrides and isolates. */
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * C0 controls but tab and newline, DEL and C1 controls (Cc); every format character (Cf: the bidi
+ * marks, embeddings, overrides and isolates, but also zero-width spaces and joiners, the soft
+ * hyphen, the BOM and the tag characters U+E0000–E007F, which print as nothing: `ls` followed by a
+ * tagged text shows as `ls`); the line and paragraph separators; lone surrogates. A class by
+ * Unicode category, not a list, so the invisible characters not named here are covered too. One
+ * character class matches in linear time, `u` flag or not.
+ */
+const UNSAFE = /(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+
+/** Each UTF-16 unit as `\uXXXX`: an astral character becomes its surrogate pair, as in JSON. */
+const escape = (c: string) => Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
 
 export function terminalSafe(text: string): string {
-  return text.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNSAFE, escape);
 }
