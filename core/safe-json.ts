@@ -42,15 +42,25 @@ export function parseStrictJson(text: string): unknown {
 export function copyJsonValue(value: unknown): unknown {
   const path: (string | number)[] = [];
   try {
-    return copy(value, path);
+    return copy(value, path, { left: MAX_COPIED_VALUES });
   } catch (error) {
     if (!(error instanceof JsonInputError)) throw error;
     throw new JsonInputError(`${path.length ? `/${path.join('/')}` : '/'}: ${error.message}`);
   }
 }
 
+/**
+ * How many values one copy may hold. A value from a worker or a process (`ctx.authorize`'s input)
+ * arrives by structured clone, which keeps shared references: a DAG whose levels each hold the next
+ * twice is a few hundred bytes there and 2^depth values once copied as a tree (depth 40 filled 4 GB
+ * and killed the host). Each value reached counts, however often it is reached. 2^20 is far beyond
+ * any tool input (the MCP stdio limit of 10 MiB holds at most ~5M values written as `0,`).
+ */
+export const MAX_COPIED_VALUES = 1 << 20;
+
 /** Throws a bare reason; `copyJsonValue` adds the path, which `path` holds at the moment of the throw. */
-function copy(value: unknown, path: (string | number)[]): unknown {
+function copy(value: unknown, path: (string | number)[], budget: { left: number }): unknown {
+  if (--budget.left < 0) throw new JsonInputError(`more than ${MAX_COPIED_VALUES.toLocaleString('en-US')} values (a value shared by several places counts each time)`);
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -66,7 +76,7 @@ function copy(value: unknown, path: (string | number)[]): unknown {
         for (let i = 0; i < value.length; i++) {
           path.push(i);
           if (!(i in value)) throw new JsonInputError('an array hole is not a JSON value');
-          out[i] = copy(value[i], path);
+          out[i] = copy(value[i], path, budget);
           path.pop();
         }
         return out;
@@ -77,7 +87,7 @@ function copy(value: unknown, path: (string | number)[]): unknown {
       for (const key of Object.keys(value)) {
         path.push(key);
         if (FORBIDDEN_KEYS.has(key)) throw new JsonInputError(`the key "${key}" is not allowed`);
-        out[key] = copy((value as Record<string, unknown>)[key], path);
+        out[key] = copy((value as Record<string, unknown>)[key], path, budget);
         path.pop();
       }
       return out;

@@ -96,6 +96,20 @@ for (const isolation of ['inline', 'worker', 'process'] as const) {
       expect(lines.filter((l) => l.callId === callId && l.source === 'authorize')).to.have.length(MAX_AUTHORIZE_PER_CALL);
     });
 
+    it('refuses a question whose input is a DAG of 2^40 values after a bounded copy (the host thread is not frozen)', async function () {
+      if (isolation === 'inline') this.skip(); // an inline plugin shares the host's thread anyway
+      let last = performance.now();
+      let stall = 0;
+      const timer = setInterval(() => ((stall = Math.max(stall, performance.now() - last)), (last = performance.now())), 5);
+      const result = await host.call('ask_dag', { depth: 40 });
+      clearInterval(timer);
+      stall = Math.max(stall, performance.now() - last);
+      expect(result.isError, result.content).to.equal(false);
+      expect(result.data).to.include({ allowed: false });
+      expect((result.data as { message: string }).message).to.match(/more than [\d,]+ values/);
+      expect(stall).to.be.below(1000);
+    });
+
     it('allows nothing once the call has been answered (a tool that goes on after its cancellation)', async () => {
       const controller = new AbortController();
       const pending = host.call('late', {}, { signal: controller.signal });
