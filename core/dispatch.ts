@@ -18,7 +18,7 @@ import type { Logger } from './log.ts';
 import { capOutput } from './output.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
-import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
+import { copyJsonValue, emptyRecord, jsonLongerThan, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
 import { AUTHORIZE_BUDGET_SPENT, CALL_ENDED, MAX_AUTHORIZE_PER_CALL, timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
@@ -459,7 +459,7 @@ function readOutput(tool: RegisteredTool, output: unknown): CallResult | Failure
   if (data !== undefined) {
     // Not for inline data: it is read once (a getter read twice may answer differently), and an
     // inline plugin shares the host's thread anyway; isolated data is plain, cloned values.
-    if (tool.plugin.isolation !== 'inline' && jsonOverCap(data, cap)) {
+    if (tool.plugin.isolation !== 'inline' && jsonLongerThan(data, cap)) {
       return { code: 'output_too_large', content: `Tool "${tool.info.name}" returned data whose JSON is over the plugin's cap of ${cap} bytes.` };
     }
     let json: string | undefined;
@@ -475,38 +475,6 @@ function readOutput(tool: RegisteredTool, output: unknown): CallResult | Failure
     if (json !== undefined) result.data = JSON.parse(json);
   }
   return result;
-}
-
-/**
- * Whether `data`'s JSON is surely over `cap` bytes, found in at most ~`cap` steps. A result from a
- * worker or a process arrives by structured clone, which keeps shared references: a DAG of a few
- * hundred bytes (each level holding the next twice) would be 2^depth values in JSON, and
- * JSON.stringify would hold the host thread for seconds before the size check. Each value visited
- * (each time it is reached, as JSON writes it) costs at least one byte, a string or a key its
- * length, so the walk stops as soon as the count passes the cap; a cycle stops it the same way.
- */
-function jsonOverCap(data: unknown, cap: number): boolean {
-  let bytes = 0;
-  const stack: unknown[] = [data];
-  while (stack.length) {
-    const value = stack.pop();
-    bytes += typeof value === 'string' ? value.length + 2 : 1;
-    if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON !== 'function') {
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length && bytes <= cap; i++, bytes++) stack.push(value[i]);
-      } else {
-        for (const key of Object.keys(value)) {
-          const item = (value as Record<string, unknown>)[key];
-          if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue; // left out of JSON
-          bytes += key.length + 3;
-          if (bytes > cap) break;
-          stack.push(item);
-        }
-      }
-    }
-    if (bytes > cap) return true;
-  }
-  return false;
 }
 
 function finish(

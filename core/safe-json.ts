@@ -97,6 +97,41 @@ function copy(value: unknown, path: (string | number)[], budget: { left: number 
   }
 }
 
+/** The most `plainData` writes out: far beyond any plugin report or config, and a bounded walk to find out. */
+const MAX_PLAIN_DATA_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Whether `data`'s JSON is surely over `cap` bytes, found in at most ~`cap` steps. A value from a
+ * worker or a process (a result, a plugin report) arrives by structured clone, which keeps shared references: a DAG of a few
+ * hundred bytes (each level holding the next twice) would be 2^depth values in JSON, and
+ * JSON.stringify would hold the host thread for seconds before the size check. Each value visited
+ * (each time it is reached, as JSON writes it) costs at least one byte, a string or a key its
+ * length, so the walk stops as soon as the count passes the cap; a cycle stops it the same way.
+ */
+export function jsonLongerThan(data: unknown, cap: number): boolean {
+  let bytes = 0;
+  const stack: unknown[] = [data];
+  while (stack.length) {
+    const value = stack.pop();
+    bytes += typeof value === 'string' ? value.length + 2 : 1;
+    if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON !== 'function') {
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length && bytes <= cap; i++, bytes++) stack.push(value[i]);
+      } else {
+        for (const key of Object.keys(value)) {
+          const item = (value as Record<string, unknown>)[key];
+          if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue; // left out of JSON
+          bytes += key.length + 3;
+          if (bytes > cap) break;
+          stack.push(item);
+        }
+      }
+    }
+    if (bytes > cap) return true;
+  }
+  return false;
+}
+
 /**
  * A deep copy through JSON whose objects inherit nothing, so the host's walks over a plugin's
  * schemas and annotations read only what the plugin wrote, never `Object.prototype`. A key
@@ -105,6 +140,7 @@ function copy(value: unknown, path: (string | number)[], budget: { left: number 
  * arrive as ordinary objects), and the policy its config.
  */
 export function plainData<T>(value: T): T {
+  if (jsonLongerThan(value, MAX_PLAIN_DATA_BYTES)) throw new JsonInputError(`over ${MAX_PLAIN_DATA_BYTES / 1024 / 1024} MiB as JSON (a value shared by several places counts each time)`);
   return JSON.parse(JSON.stringify(value), (_key, item: unknown) =>
     item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.assign(Object.create(null), item) : item,
   ) as T;

@@ -56,3 +56,31 @@ for (const isolation of ['worker', 'process'] as const) {
     });
   });
 }
+
+for (const isolation of ['worker', 'process'] as const) {
+  describe(`a plugin report with shared references (${isolation})`, function () {
+    this.timeout(60_000);
+
+    it('fails that plugin\'s load after a bounded walk, without freezing or killing the host', async () => {
+      const temp = tempDir('rh-dag-report-');
+      try {
+        const { value: host, stallMs } = await longestStall(() =>
+          createHost({
+            cwd: temp.dir,
+            audit: false,
+            logLevel: 'error',
+            config: { builtins: false, plugins: [{ module: join(FIXTURES, 'plugins', 'hostile-dag-report.ts'), isolation }], policy: { default: 'allow' } },
+          }),
+        );
+        try {
+          expect(host.plugins()[0]?.error?.message).to.match(/MiB as JSON/);
+          expect(stallMs).to.be.below(2000);
+        } finally {
+          await host.close();
+        }
+      } finally {
+        temp.cleanup();
+      }
+    });
+  });
+}
