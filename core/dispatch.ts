@@ -18,10 +18,10 @@ import type { Logger } from './log.ts';
 import { capOutput } from './output.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
-import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
+import { copyJsonValue, emptyRecord, jsonLongerThan, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
-import { CALL_ENDED, timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
+import { AUTHORIZE_BUDGET_SPENT, CALL_ENDED, MAX_AUTHORIZE_PER_CALL, timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
 import type { CallOptions, CallResult, ToolInfo } from './types.ts';
 
 /** Asks a person whether a call may run. `always` approves this exact input for the session. */
@@ -279,6 +279,8 @@ class GuardedRun implements RunRequest {
   private controller?: AbortController;
   private abortedWith?: unknown;
   private settled = false;
+  /** `ctx.authorize` questions asked so far: capped, as each may prompt the user and writes an audit line. */
+  private questions = 0;
   /** The runner has the call and has not answered yet: the slot is ours. */
   private running = false;
   private deadline?: Deadline;
@@ -306,6 +308,7 @@ class GuardedRun implements RunRequest {
   authorize(input: unknown): Promise<Authorization> {
     // A tool still running after its answer (an inline one that ignores its signal) gets nothing more.
     if (this.settled) return Promise.resolve(CALL_ENDED);
+    if (++this.questions > MAX_AUTHORIZE_PER_CALL) return Promise.resolve(AUTHORIZE_BUDGET_SPENT);
     return authorize(this.env, this.registered, input, this.callId, { signal: this.signal, ...(this.sessionId ? { sessionId: this.sessionId } : {}) });
   }
 
@@ -454,6 +457,11 @@ function readOutput(tool: RegisteredTool, output: unknown): CallResult | Failure
   if (isError) result.code = 'tool_error';
   if (capped.truncated) result.truncated = true;
   if (data !== undefined) {
+    // Not for inline data: it is read once (a getter read twice may answer differently), and an
+    // inline plugin shares the host's thread anyway; isolated data is plain, cloned values.
+    if (tool.plugin.isolation !== 'inline' && jsonLongerThan(data, cap)) {
+      return { code: 'output_too_large', content: `Tool "${tool.info.name}" returned data whose JSON is over the plugin's cap of ${cap} bytes.` };
+    }
     let json: string | undefined;
     try {
       json = JSON.stringify(data);

@@ -42,15 +42,25 @@ export function parseStrictJson(text: string): unknown {
 export function copyJsonValue(value: unknown): unknown {
   const path: (string | number)[] = [];
   try {
-    return copy(value, path);
+    return copy(value, path, { left: MAX_COPIED_VALUES });
   } catch (error) {
     if (!(error instanceof JsonInputError)) throw error;
     throw new JsonInputError(`${path.length ? `/${path.join('/')}` : '/'}: ${error.message}`);
   }
 }
 
+/**
+ * How many values one copy may hold. A value from a worker or a process (`ctx.authorize`'s input)
+ * arrives by structured clone, which keeps shared references: a DAG whose levels each hold the next
+ * twice is a few hundred bytes there and 2^depth values once copied as a tree (depth 40 filled 4 GB
+ * and killed the host). Each value reached counts, however often it is reached. 2^20 is far beyond
+ * any tool input (the MCP stdio limit of 10 MiB holds at most ~5M values written as `0,`).
+ */
+export const MAX_COPIED_VALUES = 1 << 20;
+
 /** Throws a bare reason; `copyJsonValue` adds the path, which `path` holds at the moment of the throw. */
-function copy(value: unknown, path: (string | number)[]): unknown {
+function copy(value: unknown, path: (string | number)[], budget: { left: number }): unknown {
+  if (--budget.left < 0) throw new JsonInputError(`more than ${MAX_COPIED_VALUES.toLocaleString('en-US')} values (a value shared by several places counts each time)`);
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -66,7 +76,7 @@ function copy(value: unknown, path: (string | number)[]): unknown {
         for (let i = 0; i < value.length; i++) {
           path.push(i);
           if (!(i in value)) throw new JsonInputError('an array hole is not a JSON value');
-          out[i] = copy(value[i], path);
+          out[i] = copy(value[i], path, budget);
           path.pop();
         }
         return out;
@@ -77,7 +87,7 @@ function copy(value: unknown, path: (string | number)[]): unknown {
       for (const key of Object.keys(value)) {
         path.push(key);
         if (FORBIDDEN_KEYS.has(key)) throw new JsonInputError(`the key "${key}" is not allowed`);
-        out[key] = copy((value as Record<string, unknown>)[key], path);
+        out[key] = copy((value as Record<string, unknown>)[key], path, budget);
         path.pop();
       }
       return out;
@@ -85,6 +95,41 @@ function copy(value: unknown, path: (string | number)[]): unknown {
     default:
       throw new JsonInputError(`a ${typeof value} is not a JSON value`);
   }
+}
+
+/** The most `plainData` writes out: far beyond any plugin report or config, and a bounded walk to find out. */
+const MAX_PLAIN_DATA_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Whether `data`'s JSON is surely over `cap` bytes, found in at most ~`cap` steps. A value from a
+ * worker or a process (a result, a plugin report) arrives by structured clone, which keeps shared references: a DAG of a few
+ * hundred bytes (each level holding the next twice) would be 2^depth values in JSON, and
+ * JSON.stringify would hold the host thread for seconds before the size check. Each value visited
+ * (each time it is reached, as JSON writes it) costs at least one byte, a string or a key its
+ * length, so the walk stops as soon as the count passes the cap; a cycle stops it the same way.
+ */
+export function jsonLongerThan(data: unknown, cap: number): boolean {
+  let bytes = 0;
+  const stack: unknown[] = [data];
+  while (stack.length) {
+    const value = stack.pop();
+    bytes += typeof value === 'string' ? value.length + 2 : 1;
+    if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON !== 'function') {
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length && bytes <= cap; i++, bytes++) stack.push(value[i]);
+      } else {
+        for (const key of Object.keys(value)) {
+          const item = (value as Record<string, unknown>)[key];
+          if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue; // left out of JSON
+          bytes += key.length + 3;
+          if (bytes > cap) break;
+          stack.push(item);
+        }
+      }
+    }
+    if (bytes > cap) return true;
+  }
+  return false;
 }
 
 /**
@@ -95,6 +140,7 @@ function copy(value: unknown, path: (string | number)[]): unknown {
  * arrive as ordinary objects), and the policy its config.
  */
 export function plainData<T>(value: T): T {
+  if (jsonLongerThan(value, MAX_PLAIN_DATA_BYTES)) throw new JsonInputError(`over ${MAX_PLAIN_DATA_BYTES / 1024 / 1024} MiB as JSON (a value shared by several places counts each time)`);
   return JSON.parse(JSON.stringify(value), (_key, item: unknown) =>
     item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.assign(Object.create(null), item) : item,
   ) as T;

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApprovalRequest } from '../core/dispatch.ts';
 import { createHost, type Host } from '../core/index.ts';
+import { MAX_AUTHORIZE_PER_CALL } from '../core/sandbox/runner.ts';
 import { FIXTURES, tempDir, until } from './helpers.ts';
 
 const PLUGIN = join(FIXTURES, 'plugins', 'authorize.ts');
@@ -80,6 +81,33 @@ for (const isolation of ['inline', 'worker', 'process'] as const) {
         ['{"target":"fine"}', 'allow', 'authorize'],
         ['{"target":"no-way"}', 'deny', 'authorize'],
       ]);
+    });
+
+    it('answers a flood of questions from one call with a denial past a per-call budget, writing no audit line for those', async () => {
+      const callId = `flood-${isolation}`;
+      const result = await host.call('flood', { count: 2000 }, { callId });
+      expect(result.isError, result.content).to.equal(false);
+      const data = result.data as { allowed: number; last: { allowed: boolean; message?: string } };
+      expect(data.allowed).to.equal(MAX_AUTHORIZE_PER_CALL);
+      expect(data.last.allowed).to.equal(false);
+      expect(data.last.message).to.match(/at most \d+ questions/);
+      await until(() => readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8').includes(`"event":"call","callId":"${callId}"`));
+      const lines = readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.filter((l) => l.callId === callId && l.source === 'authorize')).to.have.length(MAX_AUTHORIZE_PER_CALL);
+    });
+
+    it('refuses a question whose input is a DAG of 2^40 values after a bounded copy (the host thread is not frozen)', async function () {
+      if (isolation === 'inline') this.skip(); // an inline plugin shares the host's thread anyway
+      let last = performance.now();
+      let stall = 0;
+      const timer = setInterval(() => ((stall = Math.max(stall, performance.now() - last)), (last = performance.now())), 5);
+      const result = await host.call('ask_dag', { depth: 40 });
+      clearInterval(timer);
+      stall = Math.max(stall, performance.now() - last);
+      expect(result.isError, result.content).to.equal(false);
+      expect(result.data).to.include({ allowed: false });
+      expect((result.data as { message: string }).message).to.match(/more than [\d,]+ values/);
+      expect(stall).to.be.below(1000);
     });
 
     it('allows nothing once the call has been answered (a tool that goes on after its cancellation)', async () => {

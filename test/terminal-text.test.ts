@@ -27,4 +27,15 @@ describe('terminalSafe', () => {
     expect(terminalSafe(json)).to.not.match(/[\u202e\u2066\u0085\u007f]/);
     expect(JSON.parse(terminalSafe(json))).to.deep.equal(value);
   });
+
+  it('shows every invisible character too: format characters (zero-width, tags, BOM), line and paragraph separators, lone surrogates', () => {
+    // Each would let the prompt show a string that looks like another: `ls` followed by text in tag
+    // characters (U+E0000 block) prints as `ls`, a zero-width space splits a word invisibly.
+    const unsafe = ['\u00ad', '\u180e', '\u200b', '\u200c', '\u200d', '\u2028', '\u2029', '\u2060', '\u2064', '\u206a', '\u206f', '\ufeff', '\ufff9', '\ufffb', '\ud800', '\udfff'];
+    for (const c of unsafe) expect(terminalSafe(`a${c}b`)).to.equal(`a\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}b`);
+    // An astral one is shown as its UTF-16 pair, as JSON would write it.
+    expect(terminalSafe('ls\u{e0020}\u{e0072}\u{e006d}')).to.equal('ls\\udb40\\udc20\\udb40\\udc72\\udb40\\udc6d');
+    const value = { command: 'ls\u{e0072}\u200b\u2028\ud800' };
+    expect(JSON.parse(terminalSafe(JSON.stringify(value)))).to.deep.equal(value);
+  });
 });

@@ -21,6 +21,8 @@ import { hostError, HostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { ToolAnnotations } from '../contract.ts';
 import type { Logger } from '../log.ts';
+import { jsonLongerThan } from '../safe-json.ts';
+import type { Progress } from '../types.ts';
 import { killProcessGroup } from './child-processes.ts';
 import { CrashBudget } from './crash-budget.ts';
 import type { Isolate, IsolateFault, StartIsolate } from './isolate.ts';
@@ -42,6 +44,10 @@ interface Pending {
   rerunnable: boolean;
   settle(outcome: Attempt): void;
 }
+
+const LOG_LEVELS: ReadonlySet<string> = new Set(['error', 'warn', 'info', 'debug']);
+/** The most meta a log line from an isolate carries, as JSON; more is dropped. */
+const MAX_LOG_META_BYTES = 16 * 1024;
 
 /** How one attempt at a call ended: an outcome, or a call to run again on the next isolate. */
 type Attempt = RunOutcome | { rerun: 'unstarted' | 'started' };
@@ -232,12 +238,23 @@ class IsolatedRunner implements PluginRunner {
         pending.settle(message.ok ? { ok: true, output: message.output } : { ok: false, code: 'tool_error', message: message.message });
         break;
       }
-      case 'log':
-        this.log.log(message.level, message.message, message.meta ?? {});
+      case 'log': {
+        // The isolate runs the plugin's code, which can post any message past the relay: only a
+        // known level, a string, and meta whose JSON is small (a DAG kept small by structured clone
+        // would be written out on the host thread) reach the log.
+        const level = LOG_LEVELS.has(message.level) ? message.level : 'info';
+        const meta = message.meta !== null && typeof message.meta === 'object' && !jsonLongerThan(message.meta, MAX_LOG_META_BYTES) ? message.meta : {};
+        this.log.log(level, String(message.message), meta);
         break;
-      case 'progress':
-        box.calls.get(message.id)?.request.onProgress?.(message.progress);
+      }
+      case 'progress': {
+        // Rebuilt from its typed fields, for the same reason: MCP writes it out as JSON.
+        const { done, total, message: text } = (message.progress ?? {}) as Partial<Progress>;
+        if (typeof done !== 'number') break;
+        const progress: Progress = { done, ...(typeof total === 'number' ? { total } : {}), ...(typeof text === 'string' ? { message: text.slice(0, 1024) } : {}) };
+        box.calls.get(message.id)?.request.onProgress?.(progress);
         break;
+      }
       case 'authorize':
         void this.authorize(box, message);
         break;

@@ -93,6 +93,19 @@ export interface PluginHealth {
 }
 
 
+/**
+ * How many `ctx.authorize` questions one call may ask. Each is judged, may prompt the user and
+ * writes an audit line: without a budget a plugin could flood the approver and the audit trail
+ * from a single call. http_get needs at most MAX_REDIRECTS (10); past the budget the answer is no.
+ */
+export const MAX_AUTHORIZE_PER_CALL = 64;
+
+/** `ctx.authorize` once the budget of a call is spent. */
+export const AUTHORIZE_BUDGET_SPENT: Authorization = Object.freeze({
+  allowed: false,
+  message: `a call may ask at most ${MAX_AUTHORIZE_PER_CALL} questions with ctx.authorize`,
+});
+
 /** `ctx.authorize` once the host has answered the call: nothing more is allowed. */
 export const CALL_ENDED: Authorization = Object.freeze({ allowed: false, message: 'the call has ended' });
 
