@@ -13,6 +13,7 @@ import type { HostConfig } from '../../core/config-schema.ts';
 import { createHost, type Host } from '../../core/host.ts';
 import type { CallResult } from '../../core/types.ts';
 import { capturingStderr, FIXTURES, ROOT, runCli, tempDir, until } from '../helpers.ts';
+import { running } from '../plugins/shell/procs.ts';
 
 const FAULTS = join(FIXTURES, 'faults');
 const fault = (file: string) => join(FAULTS, file);
@@ -52,16 +53,6 @@ function makeHost(plugins: NonNullable<HostConfig['plugins']>, extra: Partial<Ho
 async function bystanderServes(host: Host): Promise<void> {
   const result = await host.call('say', { text: 'still here' });
   expect(result, result.content).to.include({ isError: false, content: 'still here' });
-}
-
-/** Gone, or a zombie waiting to be reaped: either way no longer running. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 function expectFailure(result: CallResult, code: string, pattern: RegExp): void {

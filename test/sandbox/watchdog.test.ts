@@ -3,22 +3,11 @@
 // process of the test (from dist/, as the bin does) and is killed four ways.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FIXTURES, ROOT, tempDir, until } from '../helpers.ts';
 import { isKillableGroup } from '../../core/sandbox/watchdog.ts';
-import { processesMatching, processesRunning } from '../plugins/shell/procs.ts';
-
-/** Alive and not a zombie. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+import { processesMatching, processesRunning, running } from '../plugins/shell/procs.ts';
 
 const DEATHS = ['process.exit', 'an uncaught throw', 'SIGTERM', 'SIGKILL'] as const;
 

@@ -1,6 +1,16 @@
 // Looks for live processes in /proc (Linux), to show that nothing a test started is left running.
 import { readdirSync, readFileSync } from 'node:fs';
 
+/** Alive and not a zombie (one that ended and waits only to be reaped). */
+export function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 /** Pids of live (non-zombie) processes whose command line contains `needle`. */
 export function processesMatching(needle: string): number[] {
   return livePids((cmdline) => cmdline.includes(needle));
