@@ -83,7 +83,7 @@ describe('plugins/shell sandbox: no ancestor\'s environment is readable', functi
     mkdirSync(extra);
     try {
       configure({ sandbox: 'bwrap', filesystem: 'workspace', network: false, writable: [extra] });
-      const command = `echo hi > sub/f && cat sub/f; echo there > ${extra}/f && cat ${extra}/f; touch /etc/rh-sandbox-probe ${ROOT}/rh-sandbox-probe 2>&1 | grep -o "Read-only file system"; (exec 3<>/dev/tcp/192.0.2.1/80) 2>&1 | grep -o -m1 "Network is unreachable"`;
+      const command = `echo hi > sub/f && cat sub/f; echo there > ${extra}/f && cat ${extra}/f; touch /etc/rh-sandbox-probe /usr/local/rh-sandbox-probe 2>&1 | grep -o "Read-only file system"; (exec 3<>/dev/tcp/192.0.2.1/80) 2>&1 | grep -o -m1 "Network is unreachable"`;
       const r = await callUnderShell(tmp.dir, { command });
       expect(JSON.parse(r.stdout).content, r.stderr).to.equal('hi\nthere\nRead-only file system\nRead-only file system\nNetwork is unreachable\n[exit code 0]');
     } finally {
