@@ -176,12 +176,19 @@ function safeStringify(value: unknown): string {
  * round trip), and the JSON is built after the call has answered, not on its path. `close()` hands
  * over what is pending before it ends the stream, and so does the process exiting.
  */
-export function createAuditSink(file: string, { onError = () => {}, closeTimeoutMs = 5000, workspace = dirname(file) }: AuditSinkOptions = {}): AuditSink {
+export function createAuditSink(
+  file: string,
+  { onError = () => {}, closeTimeoutMs = 5000, workspace = dirname(file) }: AuditSinkOptions = {},
+): AuditSink {
   let fd: number;
   try {
     fd = openHostFile(file, workspace);
   } catch (error) {
-    throw hostError('RH_ERR_CONFIG_INVALID', [`(log.audit: ${file})`, `  cannot open the audit file for appending: ${messageOf(error)}`], error);
+    throw hostError(
+      'RH_ERR_CONFIG_INVALID',
+      [`(log.audit: ${file})`, `  cannot open the audit file for appending: ${messageOf(error)}`],
+      error,
+    );
   }
   let failed: Error | undefined;
   const fail = (error: Error) => {
@@ -196,7 +203,12 @@ export function createAuditSink(file: string, { onError = () => {}, closeTimeout
     return info;
   });
   const transport = new winston.transports.Stream({ stream, format: line(), eol: '\n' });
-  const logger = winston.createLogger({ level: 'audit', levels: { audit: 0 }, transports: [transport], exitOnError: false });
+  const logger = winston.createLogger({
+    level: 'audit',
+    levels: { audit: 0 },
+    transports: [transport],
+    exitOnError: false,
+  });
   // Without listeners a write error would be an uncaught 'error' event: the host must survive it.
   stream.on('error', fail);
   logger.on('error', fail);

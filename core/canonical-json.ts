@@ -102,7 +102,10 @@ function normalizedEntries(obj: Record<string, unknown>, path: string): [string,
     const value = obj[key];
     if (value === undefined) continue;
     const nfc = key.normalize('NFC');
-    if (seen.has(nfc)) throw new JsonInputError(`two keys at ${path || '/'} are both "${nfc}" once Unicode-normalised (NFC); give each key once`);
+    if (seen.has(nfc))
+      throw new JsonInputError(
+        `two keys at ${path || '/'} are both "${nfc}" once Unicode-normalised (NFC); give each key once`,
+      );
     seen.add(nfc);
     entries.push([nfc, value]);
   }

@@ -43,7 +43,10 @@ export function checkPlugin(
     add('/name', `plugin name must match ${PLUGIN_NAME.source}, got ${JSON.stringify(plugin.name) ?? 'undefined'}`);
   }
   if (typeof plugin.version !== 'string' || !SEMVER.test(plugin.version)) {
-    add('/version', `version must be a semantic version such as "1.0.0", got ${JSON.stringify(plugin.version) ?? 'undefined'}`);
+    add(
+      '/version',
+      `version must be a semantic version such as "1.0.0", got ${JSON.stringify(plugin.version) ?? 'undefined'}`,
+    );
   }
   if (plugin.description !== undefined && typeof plugin.description !== 'string') {
     add('/description', 'description must be a string');
@@ -62,7 +65,8 @@ export function checkPlugin(
   }
   if (plugin.optionsError) add('/options', plugin.optionsError);
   else if (plugin.options !== undefined) checkSchema(plugin.options, '/options', add, { lenient: true });
-  for (const key of plugin.unknownKeys) add(`/${escapeSegment(key)}`, `unknown plugin key "${key}" (a typo?)`, 'warning');
+  for (const key of plugin.unknownKeys)
+    add(`/${escapeSegment(key)}`, `unknown plugin key "${key}" (a typo?)`, 'warning');
 
   if (tools) out.push(...checkTools(file, tools, options));
   return out;
@@ -76,7 +80,13 @@ function checkTools(file: string, tools: readonly ToolReport[], options: CheckOp
     const toolName = typeof tool.name === 'string' ? tool.name : undefined;
     const base = `/tools/${index}`;
     const add = (pointer: string, message: string, severity: Violation['severity'] = 'error') =>
-      out.push({ file, ...(toolName === undefined ? {} : { tool: toolName }), pointer: base + pointer, message, severity });
+      out.push({
+        file,
+        ...(toolName === undefined ? {} : { tool: toolName }),
+        pointer: base + pointer,
+        message,
+        severity,
+      });
     const style: Violation['severity'] = options.lenient ? 'warning' : 'error';
 
     if (tool.valueType !== 'object') {
@@ -84,14 +94,21 @@ function checkTools(file: string, tools: readonly ToolReport[], options: CheckOp
       return;
     }
     if (toolName === undefined || !TOOL_NAME.test(toolName)) {
-      add('/name', `tool name must match ${TOOL_NAME.source} (safe for every provider), got ${JSON.stringify(tool.name) ?? 'undefined'}`);
+      add(
+        '/name',
+        `tool name must match ${TOOL_NAME.source} (safe for every provider), got ${JSON.stringify(tool.name) ?? 'undefined'}`,
+      );
     } else if (seen.has(toolName)) {
       add('/name', `duplicate tool name "${toolName}" (also /tools/${seen.get(toolName)})`);
     } else {
       seen.set(toolName, index);
     }
     if (typeof tool.description !== 'string' || tool.description.trim() === '') {
-      add('/description', 'description must be a non-empty string: the model reads it to decide when and how to call the tool', style);
+      add(
+        '/description',
+        'description must be a non-empty string: the model reads it to decide when and how to call the tool',
+        style,
+      );
     }
     if (tool.inputSchemaError) {
       add('/inputSchema', tool.inputSchemaError);
@@ -101,8 +118,18 @@ function checkTools(file: string, tools: readonly ToolReport[], options: CheckOp
     if (tool.executeType !== 'function' && !options.lenient) {
       add('/execute', `execute must be a function, got ${tool.executeType}`);
     }
-    if (tool.timeoutMs !== undefined && !(Number.isInteger(tool.timeoutMs) && (tool.timeoutMs as number) > 0 && (tool.timeoutMs as number) <= MAX_TIMEOUT_MS)) {
-      add('/timeoutMs', `timeoutMs must be a positive integer of at most ${MAX_TIMEOUT_MS} (about 24.8 days), got ${JSON.stringify(tool.timeoutMs)}`);
+    if (
+      tool.timeoutMs !== undefined &&
+      !(
+        Number.isInteger(tool.timeoutMs) &&
+        (tool.timeoutMs as number) > 0 &&
+        (tool.timeoutMs as number) <= MAX_TIMEOUT_MS
+      )
+    ) {
+      add(
+        '/timeoutMs',
+        `timeoutMs must be a positive integer of at most ${MAX_TIMEOUT_MS} (about 24.8 days), got ${JSON.stringify(tool.timeoutMs)}`,
+      );
     }
     checkAnnotations(tool.annotations, add);
     for (const key of tool.unknownKeys) add(`/${escapeSegment(key)}`, `unknown tool key "${key}" (a typo?)`, 'warning');
@@ -119,7 +146,10 @@ function checkInputSchema(schema: unknown, at: string, add: Add, style: Violatio
   }
   const s = schema as Record<string, unknown>;
   if (s.type !== 'object') {
-    add(`${at}/type`, `inputSchema must have type "object" (providers require it), got ${JSON.stringify(s.type) ?? 'undefined'}`);
+    add(
+      `${at}/type`,
+      `inputSchema must have type "object" (providers require it), got ${JSON.stringify(s.type) ?? 'undefined'}`,
+    );
   }
   checkSchema(s, at, add, { lenient: style === 'warning' });
 }
@@ -152,7 +182,11 @@ function forbiddenKeys(value: unknown, at: string, add: Add): void {
   if (value === null || typeof value !== 'object') return;
   for (const key of Object.keys(value)) {
     const p = `${at}/${escapeSegment(key)}`;
-    if (FORBIDDEN_KEYS.has(key)) add(p, `"${key}" is not allowed as a key in a schema: it names a prototype, and the host would follow it when filling defaults`);
+    if (FORBIDDEN_KEYS.has(key))
+      add(
+        p,
+        `"${key}" is not allowed as a key in a schema: it names a prototype, and the host would follow it when filling defaults`,
+      );
     else forbiddenKeys((value as Record<string, unknown>)[key], p, add);
   }
 }
@@ -165,7 +199,8 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
   }
   const s = schema as Record<string, unknown>;
   const types = Array.isArray(s.type) ? s.type : s.type === undefined ? [] : [s.type];
-  for (const t of types) if (typeof t !== 'string' || !JSON_TYPES.has(t)) add(`${at}/type`, `unknown JSON type ${JSON.stringify(t)}`);
+  for (const t of types)
+    if (typeof t !== 'string' || !JSON_TYPES.has(t)) add(`${at}/type`, `unknown JSON type ${JSON.stringify(t)}`);
   if (s.enum !== undefined && !Array.isArray(s.enum)) add(`${at}/enum`, 'enum must be an array');
 
   if (s.properties !== undefined) {
@@ -175,7 +210,11 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
       for (const [key, sub] of Object.entries(s.properties as Record<string, unknown>)) {
         const p = `${at}/properties/${escapeSegment(key)}`;
         if (kindOf(sub) === 'object' && !hasDescription(sub as Record<string, unknown>)) {
-          add(`${p}/description`, `property "${key}" has no description: the model cannot know what to put there`, style);
+          add(
+            `${p}/description`,
+            `property "${key}" has no description: the model cannot know what to put there`,
+            style,
+          );
         }
         walkSchema(sub, p, add, style);
       }
@@ -203,7 +242,8 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
     if (!Array.isArray(list)) add(`${at}/${key}`, `${key} must be an array`);
     else list.forEach((sub, i) => walkSchema(sub, `${at}/${key}/${i}`, add, style));
   }
-  if (kindOf(s.additionalProperties) === 'object') walkSchema(s.additionalProperties, `${at}/additionalProperties`, add, style);
+  if (kindOf(s.additionalProperties) === 'object')
+    walkSchema(s.additionalProperties, `${at}/additionalProperties`, add, style);
 }
 
 /** A property is described by `description` (or `title`), or by a `$ref`'d/combined schema it points to. */
@@ -223,7 +263,7 @@ function checkAnnotations(annotations: unknown, add: Add): void {
   }
   if (a.title !== undefined && typeof a.title !== 'string') add('/annotations/title', 'title must be a string');
   for (const key of Object.keys(a)) {
-    if (key !== 'title' && !ANNOTATION_FLAGS.includes(key)) add(`/annotations/${escapeSegment(key)}`, `unknown annotation "${key}"`, 'warning');
+    if (key !== 'title' && !ANNOTATION_FLAGS.includes(key))
+      add(`/annotations/${escapeSegment(key)}`, `unknown annotation "${key}"`, 'warning');
   }
 }
-

@@ -6,7 +6,8 @@ import Type, { type Static } from 'typebox';
 import { MAX_TIMEOUT_MS } from './deadlines.ts';
 
 const Isolation = Type.Enum(['inline', 'worker', 'process'], {
-  description: "Where the plugin runs: 'worker' (own thread, the default for non-built-ins), 'inline' (the host's thread) or 'process' (own child process).",
+  description:
+    "Where the plugin runs: 'worker' (own thread, the default for non-built-ins), 'inline' (the host's thread) or 'process' (own child process).",
 });
 
 const Decision = Type.Enum(['allow', 'ask', 'deny']);
@@ -14,8 +15,15 @@ const Decision = Type.Enum(['allow', 'ask', 'deny']);
 const Rule = Type.Object(
   {
     tool: Type.String({ minLength: 1, description: 'Exact tool name, or a glob such as `fs_*`.' }),
-    match: Type.Optional(Type.String({ description: 'Regex tested against the canonical JSON of the validated input.' })),
-    where: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Per-field anchored regexes; a key is a top-level field, or a JSON pointer ("/headers/host") into the input.' })),
+    match: Type.Optional(
+      Type.String({ description: 'Regex tested against the canonical JSON of the validated input.' }),
+    ),
+    where: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          'Per-field anchored regexes; a key is a top-level field, or a JSON pointer ("/headers/host") into the input.',
+      }),
+    ),
     reason: Type.Optional(Type.String({ description: 'Shown to the model and in the audit log.' })),
   },
   { additionalProperties: false },
@@ -35,7 +43,9 @@ const McpServer = Type.Object(
 /** Per-plugin settings, shared by module, MCP and built-in entries. */
 const PluginSettings = {
   options: Type.Optional(Type.Unknown({ description: "Validated against the plugin's own `options` schema." })),
-  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: 'Per-call timeout (tools may set their own).' })),
+  timeoutMs: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: 'Per-call timeout (tools may set their own).' }),
+  ),
   loadTimeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
   maxOutputBytes: Type.Optional(Type.Integer({ minimum: 256 })),
   isolation: Type.Optional(Isolation),
@@ -49,7 +59,9 @@ const PluginEntry = Type.Union([
   Type.String({ minLength: 1 }),
   Type.Object(
     {
-      module: Type.Optional(Type.String({ minLength: 1, description: 'Path (relative to the config file) or package name.' })),
+      module: Type.Optional(
+        Type.String({ minLength: 1, description: 'Path (relative to the config file) or package name.' }),
+      ),
       mcp: Type.Optional(McpServer),
       name: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{0,63}$' })),
       ...PluginSettings,

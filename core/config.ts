@@ -26,7 +26,10 @@ const MODULE = 'rousseau';
 
 /** Finds the config from `cwd` upward, or loads `configFile`. */
 export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?: string }): Promise<LoadedConfig> {
-  const [{ cosmiconfig, getDefaultSearchPlaces }, { createJiti }] = await Promise.all([import('cosmiconfig'), import('jiti')]);
+  const [{ cosmiconfig, getDefaultSearchPlaces }, { createJiti }] = await Promise.all([
+    import('cosmiconfig'),
+    import('jiti'),
+  ]);
   const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true, alias: hostAliases() });
   const loadTs = async (file: string) => jiti.import(file, { default: true });
   const explorer = cosmiconfig(MODULE, {
@@ -69,13 +72,18 @@ export function validateConfig(raw: unknown, origin: string): HostConfig {
     checkPluginEntries(raw, origin);
     return raw;
   }
-  const problems = schemaProblems(validator.Errors(raw), raw).map((p) => `  ${keyPath(p.pointer) || '(root)'}: ${p.message}`);
+  const problems = schemaProblems(validator.Errors(raw), raw).map(
+    (p) => `  ${keyPath(p.pointer) || '(root)'}: ${p.message}`,
+  );
   throw hostError('RH_ERR_CONFIG_INVALID', [origin, problems.join('\n')]);
 }
 
 /** `/plugins/1/timeoutMs` → `plugins[1].timeoutMs`. */
 export function keyPath(pointer: string): string {
-  return segments(pointer).reduce((path, seg) => (/^\d+$/.test(seg) ? `${path}[${seg}]` : path ? `${path}.${seg}` : seg), '');
+  return segments(pointer).reduce(
+    (path, seg) => (/^\d+$/.test(seg) ? `${path}[${seg}]` : path ? `${path}.${seg}` : seg),
+    '',
+  );
 }
 
 /** Rules the schema cannot say: a plugin entry object names exactly one of `module` and `mcp`. */
@@ -85,7 +93,8 @@ function checkPluginEntries(config: HostConfig, origin: string): void {
     if (typeof entry === 'string') return;
     const hasModule = entry.module !== undefined;
     const hasMcp = entry.mcp !== undefined;
-    if (hasModule === hasMcp) problems.push(`  plugins[${i}]: give exactly one of "module" (a path or package) and "mcp" (a server)`);
+    if (hasModule === hasMcp)
+      problems.push(`  plugins[${i}]: give exactly one of "module" (a path or package) and "mcp" (a server)`);
     if (hasMcp && !entry.name) problems.push(`  plugins[${i}].name: an MCP plugin needs a name`);
     if (hasMcp && (entry.mcp!.command === undefined) === (entry.mcp!.url === undefined)) {
       problems.push(`  plugins[${i}].mcp: give exactly one of "command" (stdio) and "url" (HTTP)`);

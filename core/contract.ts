@@ -103,7 +103,9 @@ export interface Plugin<OptionsSchema extends TSchema = TSchema> {
   /** The tools, when they do not depend on options. */
   tools?: Tool<any, Static<OptionsSchema>>[];
   /** Builds the tools from validated options. Either `tools` or `setup` is required. */
-  setup?(ctx: PluginSetupContext<Static<OptionsSchema>>): Tool<any, Static<OptionsSchema>>[] | Promise<Tool<any, Static<OptionsSchema>>[]>;
+  setup?(
+    ctx: PluginSetupContext<Static<OptionsSchema>>,
+  ): Tool<any, Static<OptionsSchema>>[] | Promise<Tool<any, Static<OptionsSchema>>[]>;
   /** Called once when the host closes. */
   dispose?(): void | Promise<void>;
 }
@@ -112,12 +114,16 @@ export interface Plugin<OptionsSchema extends TSchema = TSchema> {
  * Types a tool; returns it unchanged.
  * @example defineTool({ name: 'echo', description: 'Echo the text back.', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), execute: ({ text }) => text })
  */
-export function defineTool<Input extends TSchema, Options = Record<string, unknown>>(tool: Tool<Input, Options>): Tool<Input, Options> {
+export function defineTool<Input extends TSchema, Options = Record<string, unknown>>(
+  tool: Tool<Input, Options>,
+): Tool<Input, Options> {
   return tool;
 }
 
 /** Types a plugin; returns it unchanged. */
-export function definePlugin<OptionsSchema extends TSchema = TSchema>(plugin: Plugin<OptionsSchema>): Plugin<OptionsSchema> {
+export function definePlugin<OptionsSchema extends TSchema = TSchema>(
+  plugin: Plugin<OptionsSchema>,
+): Plugin<OptionsSchema> {
   return plugin;
 }
 

@@ -65,7 +65,9 @@ class Queue {
     // Re-armed for the oldest deadline left, whatever the expired calls added or cancelled meanwhile.
     clearTimeout(this.timer);
     const next = this.entries.values().next();
-    this.timer = next.done ? undefined : setTimeout(this.sweep, Math.max(1, Math.ceil(next.value.at - performance.now())));
+    this.timer = next.done
+      ? undefined
+      : setTimeout(this.sweep, Math.max(1, Math.ceil(next.value.at - performance.now())));
   };
 }
 
@@ -74,7 +76,8 @@ const queues = new Map<number, Queue>();
 /** Runs `expire` in `ms` milliseconds unless the deadline is cancelled first. */
 export function deadline(ms: number, expire: () => void): Deadline {
   // Config and the contract check keep timeouts in range; a timer past it would fire at once.
-  if (!(Number.isInteger(ms) && ms >= 1 && ms <= MAX_TIMEOUT_MS)) throw new RangeError(`a deadline takes 1 to ${MAX_TIMEOUT_MS} ms, got ${ms}`);
+  if (!(Number.isInteger(ms) && ms >= 1 && ms <= MAX_TIMEOUT_MS))
+    throw new RangeError(`a deadline takes 1 to ${MAX_TIMEOUT_MS} ms, got ${ms}`);
   let queue = queues.get(ms);
   if (!queue) queues.set(ms, (queue = new Queue(ms)));
   return queue.add(expire);

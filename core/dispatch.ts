@@ -21,7 +21,14 @@ import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, emptyRecord, jsonLongerThan, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
-import { AUTHORIZE_BUDGET_SPENT, CALL_ENDED, MAX_AUTHORIZE_PER_CALL, timeoutReason, type RunOutcome, type RunRequest } from './sandbox/runner.ts';
+import {
+  AUTHORIZE_BUDGET_SPENT,
+  CALL_ENDED,
+  MAX_AUTHORIZE_PER_CALL,
+  timeoutReason,
+  type RunOutcome,
+  type RunRequest,
+} from './sandbox/runner.ts';
 import type { CallOptions, CallResult, ToolInfo } from './types.ts';
 
 /** Asks a person whether a call may run. `always` approves this exact input for the session. */
@@ -54,7 +61,12 @@ export interface DispatchEnv {
 type Failure = { code: ResultCode; content: string };
 
 /** Runs one call through the whole pipeline. Never throws. */
-export async function dispatch(env: DispatchEnv, name: string, rawInput: unknown, given: CallOptions = {}): Promise<CallResult> {
+export async function dispatch(
+  env: DispatchEnv,
+  name: string,
+  rawInput: unknown,
+  given: CallOptions = {},
+): Promise<CallResult> {
   const started = performance.now();
   const options = ownCallOptions(given);
   const callId = options.callId ?? randomUUID();
@@ -83,16 +95,27 @@ interface Judged {
  * The policy's decision on a prepared input, the approver's answer to an `ask`, and the audit line.
  * A promise only when someone is asked: an allowed call does not wait a turn here.
  */
-function judge(env: DispatchEnv, tool: RegisteredTool, input: unknown, callId: string, options: CallOptions, source?: 'authorize'): Judged | Promise<Judged> {
+function judge(
+  env: DispatchEnv,
+  tool: RegisteredTool,
+  input: unknown,
+  callId: string,
+  options: CallOptions,
+  source?: 'authorize',
+): Judged | Promise<Judged> {
   let canonical: string | undefined;
   const canonicalText = () => (canonical ??= canonicalJson(input));
   const decision = env.policy.decide(tool.info, canonicalText, input, options.sessionId);
   const judged = (verdict: Verdict): Judged => ({
     decision,
     verdict,
-    inputSha256: env.audit.enabled ? auditDecision(env, callId, options, tool, canonicalText(), decision, verdict, source) : undefined,
+    inputSha256: env.audit.enabled
+      ? auditDecision(env, callId, options, tool, canonicalText(), decision, verdict, source)
+      : undefined,
   });
-  return decision.decision === 'allow' ? judged(ALLOWED) : approve(env, tool, decision, canonicalText, callId, options).then(judged);
+  return decision.decision === 'allow'
+    ? judged(ALLOWED)
+    : approve(env, tool, decision, canonicalText, callId, options).then(judged);
 }
 
 /**
@@ -100,7 +123,13 @@ function judge(env: DispatchEnv, tool: RegisteredTool, input: unknown, callId: s
  * policy (validation, canonical form, rules, approval, audit), and nothing runs. The approver's
  * wait ends with the call (its timeout, its cancellation, the host's close).
  */
-async function authorize(env: DispatchEnv, tool: RegisteredTool, raw: unknown, callId: string, options: CallOptions): Promise<Authorization> {
+async function authorize(
+  env: DispatchEnv,
+  tool: RegisteredTool,
+  raw: unknown,
+  callId: string,
+  options: CallOptions,
+): Promise<Authorization> {
   const prepared = prepareInput(tool, raw);
   if ('code' in prepared) return { allowed: false, message: prepared.content };
   const { decision, verdict } = await judge(env, tool, prepared.input, callId, options, 'authorize');
@@ -124,7 +153,10 @@ function ownCallOptions(given: CallOptions): CallOptions {
 /** The message of an unknown tool, naming the ones that exist. */
 export function unknownTool(registry: Registry, name: string): Failure {
   const known = registry.names();
-  return { code: 'unknown_tool', content: `Unknown tool "${name}". ${known.length ? `Available tools: ${known.join(', ')}.` : 'No tools are loaded.'}` };
+  return {
+    code: 'unknown_tool',
+    content: `Unknown tool "${name}". ${known.length ? `Available tools: ${known.join(', ')}.` : 'No tools are loaded.'}`,
+  };
 }
 
 /** Parses (strings) or checks (values) the input, applies schema defaults, normalises, validates. */
@@ -168,7 +200,12 @@ async function approve(
   const rule = decision.rule ? ` (policy rule ${decision.rule.id})` : ' (the default policy)';
   const because = `${decision.reason ? `: ${decision.reason}` : ''}${rule}`;
   if (decision.decision === 'deny') {
-    return { failure: { code: 'denied', content: `Call to "${tool.info.name}" denied${because}. Do not retry it; try another way or ask the user.` } };
+    return {
+      failure: {
+        code: 'denied',
+        content: `Call to "${tool.info.name}" denied${because}. Do not retry it; try another way or ask the user.`,
+      },
+    };
   }
   if (!env.approve) {
     return {
@@ -182,9 +219,22 @@ async function approve(
   let answer: Answer = 'refused';
   try {
     // A person may take their time: no timeout here, but the caller's cancel and the host's close end the wait.
-    const given = signal?.aborted || env.closing.aborted ? ABORTED : await untilAborted(env.approve({ tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) }), signal, env.closing);
+    const given =
+      signal?.aborted || env.closing.aborted
+        ? ABORTED
+        : await untilAborted(
+            env.approve({ tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) }),
+            signal,
+            env.closing,
+          );
     if (given === ABORTED) {
-      return { answer: 'cancelled', failure: { code: 'cancelled', content: `Call to "${tool.info.name}" was cancelled while waiting for approval.` } };
+      return {
+        answer: 'cancelled',
+        failure: {
+          code: 'cancelled',
+          content: `Call to "${tool.info.name}" was cancelled while waiting for approval.`,
+        },
+      };
     }
     if (given === 'always') env.policy.allowForSession(tool.info.name, canonical(), sessionId);
     if (given === true || given === 'always') return { answer: given === true ? 'approved' : 'approved_always' };
@@ -192,7 +242,13 @@ async function approve(
     answer = 'prompt_failed';
     env.log.warn(`approval prompt failed: ${messageOf(error)}`);
   }
-  return { answer, failure: { code: 'denied', content: `Call to "${tool.info.name}" was denied by the user. Do not retry it; ask the user what to do instead.` } };
+  return {
+    answer,
+    failure: {
+      code: 'denied',
+      content: `Call to "${tool.info.name}" was denied by the user. Do not retry it; ask the user what to do instead.`,
+    },
+  };
 }
 
 /** How an `ask` was answered, for the audit trail. */
@@ -201,7 +257,10 @@ type Answer = 'approved' | 'approved_always' | 'refused' | 'no_approver' | 'prom
 const ABORTED = Symbol('aborted');
 
 /** The value of `pending`, or ABORTED as soon as one of the signals aborts. */
-function untilAborted<T>(pending: T | Promise<T>, ...signals: (AbortSignal | undefined)[]): Promise<T | typeof ABORTED> {
+function untilAborted<T>(
+  pending: T | Promise<T>,
+  ...signals: (AbortSignal | undefined)[]
+): Promise<T | typeof ABORTED> {
   const live = signals.filter((s): s is AbortSignal => s !== undefined);
   if (live.some((s) => s.aborted)) return Promise.resolve(ABORTED);
   return new Promise((resolve, reject) => {
@@ -261,9 +320,9 @@ function runGuarded(
   callId: string,
   options: CallOptions,
 ): Promise<Extract<RunOutcome, { ok: true }> | Failure> {
-  return new Promise<RunOutcome | Failure>((resolve) => new GuardedRun(env, tool, input, callId, options, resolve).start()).then((outcome) =>
-    'ok' in outcome ? (outcome.ok ? outcome : outcomeFailure(tool, outcome)) : outcome,
-  );
+  return new Promise<RunOutcome | Failure>((resolve) =>
+    new GuardedRun(env, tool, input, callId, options, resolve).start(),
+  ).then((outcome) => ('ok' in outcome ? (outcome.ok ? outcome : outcomeFailure(tool, outcome)) : outcome));
 }
 
 class GuardedRun implements RunRequest {
@@ -286,10 +345,27 @@ class GuardedRun implements RunRequest {
   private deadline?: Deadline;
   private abandon?: NodeJS.Timeout;
   private onStopped?: () => void;
-  private readonly cancel = () => this.stop(this.external?.reason ?? new DOMException('cancelled', 'AbortError'), 'cancelled', `Call to "${this.tool}" was cancelled.`);
-  private readonly shutdown = () => this.stop(new DOMException('host closed', 'AbortError'), 'cancelled', `Call to "${this.tool}" was cancelled: the host is closing.`);
+  private readonly cancel = () =>
+    this.stop(
+      this.external?.reason ?? new DOMException('cancelled', 'AbortError'),
+      'cancelled',
+      `Call to "${this.tool}" was cancelled.`,
+    );
+  private readonly shutdown = () =>
+    this.stop(
+      new DOMException('host closed', 'AbortError'),
+      'cancelled',
+      `Call to "${this.tool}" was cancelled: the host is closing.`,
+    );
 
-  constructor(env: DispatchEnv, tool: RegisteredTool, input: unknown, callId: string, options: CallOptions, resolve: (outcome: RunOutcome | Failure) => void) {
+  constructor(
+    env: DispatchEnv,
+    tool: RegisteredTool,
+    input: unknown,
+    callId: string,
+    options: CallOptions,
+    resolve: (outcome: RunOutcome | Failure) => void,
+  ) {
     this.env = env;
     this.registered = tool;
     this.tool = tool.info.name;
@@ -309,7 +385,10 @@ class GuardedRun implements RunRequest {
     // A tool still running after its answer (an inline one that ignores its signal) gets nothing more.
     if (this.settled) return Promise.resolve(CALL_ENDED);
     if (++this.questions > MAX_AUTHORIZE_PER_CALL) return Promise.resolve(AUTHORIZE_BUDGET_SPENT);
-    return authorize(this.env, this.registered, input, this.callId, { signal: this.signal, ...(this.sessionId ? { sessionId: this.sessionId } : {}) });
+    return authorize(this.env, this.registered, input, this.callId, {
+      signal: this.signal,
+      ...(this.sessionId ? { sessionId: this.sessionId } : {}),
+    });
   }
 
   whenStopped(listener: () => void): void {
@@ -329,7 +408,13 @@ class GuardedRun implements RunRequest {
     if (this.external?.aborted) return this.cancel();
     if (this.env.closing.aborted) return this.shutdown();
     const limit = this.registered.timeoutMs;
-    this.deadline = deadline(limit, () => this.stop(timeoutReason(limit), 'timeout', `Tool "${this.tool}" timed out after ${limit} ms. Try a smaller request, or another approach.`));
+    this.deadline = deadline(limit, () =>
+      this.stop(
+        timeoutReason(limit),
+        'timeout',
+        `Tool "${this.tool}" timed out after ${limit} ms. Try a smaller request, or another approach.`,
+      ),
+    );
     this.external?.addEventListener('abort', this.cancel, { once: true });
     this.env.inflight.add(this.shutdown);
     const { limiter } = this.registered.plugin;
@@ -339,7 +424,10 @@ class GuardedRun implements RunRequest {
         if (this.settled) limiter.release();
         else this.run();
       } else if (got === 'queue_full') {
-        this.settle({ code: 'tool_error', content: `Plugin "${this.registered.plugin.name}" is busy (${limiter.max} calls running, ${limiter.maxQueue} waiting). Try again later.` });
+        this.settle({
+          code: 'tool_error',
+          content: `Plugin "${this.registered.plugin.name}" is busy (${limiter.max} calls running, ${limiter.maxQueue} waiting). Try again later.`,
+        });
       }
     });
   }
@@ -389,7 +477,9 @@ class GuardedRun implements RunRequest {
     listener?.();
     if (this.running && !this.settled) {
       this.abandon = setTimeout(() => {
-        this.env.log.warn(`tool "${this.tool}" still running ${this.registered.timeoutMs} ms after it was stopped; its concurrency slot is released`);
+        this.env.log.warn(
+          `tool "${this.tool}" still running ${this.registered.timeoutMs} ms after it was stopped; its concurrency slot is released`,
+        );
         this.releaseSlot();
       }, this.registered.timeoutMs).unref();
     }
@@ -416,7 +506,10 @@ function outcomeFailure(tool: RegisteredTool, outcome: Extract<RunOutcome, { ok:
     case 'quarantined':
       return { code: 'quarantined', content: `Tool "${name}" is unavailable: ${outcome.message}` };
     case 'crashed':
-      return { code: 'crashed', content: `Tool "${name}" crashed: ${outcome.message}. The plugin was restarted; you may retry once.` };
+      return {
+        code: 'crashed',
+        content: `Tool "${name}" crashed: ${outcome.message}. The plugin was restarted; you may retry once.`,
+      };
   }
 }
 
@@ -430,7 +523,10 @@ function normalise(tool: RegisteredTool, output: unknown): CallResult | Failure 
   try {
     return readOutput(tool, output);
   } catch (error) {
-    return { code: 'tool_error', content: `Tool "${tool.info.name}" returned a value the host cannot read: ${messageOf(error)}` };
+    return {
+      code: 'tool_error',
+      content: `Tool "${tool.info.name}" returned a value the host cannot read: ${messageOf(error)}`,
+    };
   }
 }
 
@@ -460,17 +556,26 @@ function readOutput(tool: RegisteredTool, output: unknown): CallResult | Failure
     // Not for inline data: it is read once (a getter read twice may answer differently), and an
     // inline plugin shares the host's thread anyway; isolated data is plain, cloned values.
     if (tool.plugin.isolation !== 'inline' && jsonLongerThan(data, cap)) {
-      return { code: 'output_too_large', content: `Tool "${tool.info.name}" returned data whose JSON is over the plugin's cap of ${cap} bytes.` };
+      return {
+        code: 'output_too_large',
+        content: `Tool "${tool.info.name}" returned data whose JSON is over the plugin's cap of ${cap} bytes.`,
+      };
     }
     let json: string | undefined;
     try {
       json = JSON.stringify(data);
     } catch (error) {
-      return { code: 'tool_error', content: `Tool "${tool.info.name}" returned data that is not JSON: ${messageOf(error)}` };
+      return {
+        code: 'tool_error',
+        content: `Tool "${tool.info.name}" returned data that is not JSON: ${messageOf(error)}`,
+      };
     }
     const size = Buffer.byteLength(json ?? '');
     if (size > cap) {
-      return { code: 'output_too_large', content: `Tool "${tool.info.name}" returned ${size} bytes of data, over the plugin's cap of ${cap} bytes.` };
+      return {
+        code: 'output_too_large',
+        content: `Tool "${tool.info.name}" returned ${size} bytes of data, over the plugin's cap of ${cap} bytes.`,
+      };
     }
     if (json !== undefined) result.data = JSON.parse(json);
   }
@@ -490,7 +595,9 @@ function finish(
 ): CallResult {
   const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
   const result: CallResult =
-    'isError' in outcome ? Object.assign(outcome, { durationMs }) : { isError: true, content: outcome.content, code: outcome.code, durationMs };
+    'isError' in outcome
+      ? Object.assign(outcome, { durationMs })
+      : { isError: true, content: outcome.content, code: outcome.code, durationMs };
   if (env.audit.enabled) {
     // The input itself is on the decision's line; this line ties to it by call id and hash.
     env.audit.write({

@@ -34,7 +34,8 @@ const HOST_ERRORS = {
   RH_ERR_PLUGIN_CONTRACT: "Plugin '%s' breaks the tool contract:\n%s",
   RH_ERR_PLUGIN_OPTIONS: "Plugin '%s' options are invalid:\n%s",
   RH_ERR_PLUGIN_SETUP: "Plugin '%s' setup() threw: %s",
-  RH_ERR_PLUGIN_LOAD_TIMEOUT: "Plugin '%s' did not finish loading within %d ms (a top-level await or a setup() that never resolves?)",
+  RH_ERR_PLUGIN_LOAD_TIMEOUT:
+    "Plugin '%s' did not finish loading within %d ms (a top-level await or a setup() that never resolves?)",
   RH_ERR_PLUGIN_DUPLICATE: "Plugin name '%s' is already taken by %s",
   RH_ERR_TOOL_COLLISION: "Tool '%s' of plugin '%s' collides with the tool of the same name in plugin '%s'",
   RH_ERR_PLUGIN_CRASHED: "Plugin '%s' crashed while loading: %s",

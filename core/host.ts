@@ -57,7 +57,9 @@ export interface Host {
 }
 
 /** What `host.decide()` answers: the decision on the validated, canonical input, or why the input never got that far. */
-export type PolicyCheck = (PolicyDecision & { ok: true; canonical: string }) | { ok: false; code: ResultCode; content: string };
+export type PolicyCheck =
+  | (PolicyDecision & { ok: true; canonical: string })
+  | { ok: false; code: ResultCode; content: string };
 
 /** The audit file when the config says nothing, relative to the workspace. */
 export const DEFAULT_AUDIT_FILE = '.rousseau/audit.jsonl';
@@ -71,11 +73,19 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const { config } = loaded;
   const logLevel = options.logLevel ?? config.log?.level ?? 'info';
   const log = options.logger ?? createLogger({ level: logLevel });
-  const workspace = resolve(options.workspace ?? (config.workspace ? resolve(loaded.dir, config.workspace) : loaded.dir));
+  const workspace = resolve(
+    options.workspace ?? (config.workspace ? resolve(loaded.dir, config.workspace) : loaded.dir),
+  );
   const policy = compilePolicy(config.policy, loaded.file ?? 'the config object');
 
   const auditSetting = options.audit ?? config.log?.audit ?? DEFAULT_AUDIT_FILE;
-  const audit: AuditSink = auditSetting === false ? NO_AUDIT : createAuditSink(resolve(workspace, auditSetting), { workspace, onError: (error) => log.error(`audit trail: ${error.message}`) });
+  const audit: AuditSink =
+    auditSetting === false
+      ? NO_AUDIT
+      : createAuditSink(resolve(workspace, auditSetting), {
+          workspace,
+          onError: (error) => log.error(`audit trail: ${error.message}`),
+        });
 
   const registry = new Registry();
   const closing = new AbortController();
@@ -105,7 +115,12 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     tools: () => registry.tools(),
     call(tool, input, callOptions) {
       if (closing.signal.aborted) {
-        return Promise.resolve({ isError: true, code: 'cancelled', content: hostError('RH_ERR_HOST_CLOSED', []).message, durationMs: 0 });
+        return Promise.resolve({
+          isError: true,
+          code: 'cancelled',
+          content: hostError('RH_ERR_HOST_CLOSED', []).message,
+          durationMs: 0,
+        });
       }
       return dispatch(env, tool, input, callOptions);
     },
@@ -115,7 +130,11 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       const prepared = prepareInput(tool, input);
       if ('code' in prepared) return { ok: false, ...prepared };
       const canonical = canonicalJson(prepared.input);
-      return { ok: true, ...policy.decide(tool.info, () => canonical, prepared.input, decideOptions?.sessionId), canonical };
+      return {
+        ok: true,
+        ...policy.decide(tool.info, () => canonical, prepared.input, decideOptions?.sessionId),
+        canonical,
+      };
     },
     close() {
       closed ??= (async () => {

@@ -3,7 +3,16 @@
  * (`createHost`, `Agent`).
  */
 export { defineConfig, definePlugin, defineTool } from './contract.ts';
-export type { Authorization, Plugin, PluginLogger, PluginSetupContext, Tool, ToolAnnotations, ToolContext, ToolOutput } from './contract.ts';
+export type {
+  Authorization,
+  Plugin,
+  PluginLogger,
+  PluginSetupContext,
+  Tool,
+  ToolAnnotations,
+  ToolContext,
+  ToolOutput,
+} from './contract.ts';
 export type { HostConfig } from './config-schema.ts';
 export { createHost, DEFAULT_AUDIT_FILE } from './host.ts';
 export type { Host, HostOptions, PolicyCheck } from './host.ts';
@@ -14,9 +23,27 @@ export { HostError, RESULT_CODES } from './errors.ts';
 export type { HostErrorCode, ResultCode } from './errors.ts';
 export type { CallOptions, CallResult, PluginStatus, Progress, ToolInfo, Violation } from './types.ts';
 export { Agent } from './agent/agent.ts';
-export type { AgentError, AgentEvent, AgentHost, AgentOptions, RunOptions, RunResult, RunStopReason } from './agent/agent.ts';
+export type {
+  AgentError,
+  AgentEvent,
+  AgentHost,
+  AgentOptions,
+  RunOptions,
+  RunResult,
+  RunStopReason,
+} from './agent/agent.ts';
 export { ProviderError } from './agent/messages.ts';
-export type { Message, ModelRequest, ModelResponse, Provider, ProviderErrorCode, ToolCall, ToolResult, ToolSpec, Usage } from './agent/messages.ts';
+export type {
+  Message,
+  ModelRequest,
+  ModelResponse,
+  Provider,
+  ProviderErrorCode,
+  ToolCall,
+  ToolResult,
+  ToolSpec,
+  Usage,
+} from './agent/messages.ts';
 export { anthropicProvider, createProvider, openaiProvider, replayProvider } from './agent/providers/index.ts';
 export type { AnthropicOptions } from './agent/providers/anthropic.ts';
 export type { OpenAIOptions } from './agent/providers/openai.ts';

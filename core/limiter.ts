@@ -44,7 +44,8 @@ export class Limiter {
 
   release(): void {
     const next = this.waiting.shift();
-    if (next) next(true); // the slot passes straight to the next caller
+    if (next)
+      next(true); // the slot passes straight to the next caller
     else this.active--;
   }
 

@@ -29,7 +29,10 @@ function linearEngine(): boolean {
  */
 export function linearRegExp(source: string, flags = '', shown = source): RegExp {
   // First: the fallback must be on before any regex of ours is compiled.
-  if (!linearEngine()) throw new Error('this Node.js has no linear-time regular expression engine (V8 --enable-experimental-regexp-engine)');
+  if (!linearEngine())
+    throw new Error(
+      'this Node.js has no linear-time regular expression engine (V8 --enable-experimental-regexp-engine)',
+    );
   const re = new RegExp(source, flags);
   try {
     new RegExp(source, `${flags}l`);
@@ -74,13 +77,17 @@ export function schemaPatternRegExp(pattern: string): RegExp {
     re = linearRegExp(source);
   } catch {
     // Backreferences were refused and counted repeats written out: a lookaround is what is left.
-    throw new Error(`pattern /${pattern}/ uses a lookaround ((?=…), (?!…), (?<=…), (?<!…)), which cannot be matched in bounded time`);
+    throw new Error(
+      `pattern /${pattern}/ uses a lookaround ((?=…), (?!…), (?<=…), (?<!…)), which cannot be matched in bounded time`,
+    );
   }
   // Linear is not cheap: the engine's work grows with the text's length times the pattern's written
   // size, a few tens of ns a unit here, so a hostile `(?:a{1,16}){1,40}b` took 16 s on 100 KB. A
   // text past the budget is refused without running the match (schema-errors.ts says why).
   const longest = Math.max(1, Math.floor(PATTERN_BUDGET / source.length));
-  Object.defineProperty(re, 'test', { value: (text: string) => text.length <= longest && RegExp.prototype.test.call(re, text) });
+  Object.defineProperty(re, 'test', {
+    value: (text: string) => text.length <= longest && RegExp.prototype.test.call(re, text),
+  });
   longestText.set(re, longest);
   return re;
 }
@@ -92,7 +99,9 @@ function expandRepeats(pattern: string): string {
   let atom = -1;
   let inClass = false;
   const refuse = (what: string): never => {
-    throw new Error(`pattern /${pattern}/ uses ${what}, which needs the u flag; the host matches patterns without it to keep them linear`);
+    throw new Error(
+      `pattern /${pattern}/ uses ${what}, which needs the u flag; the host matches patterns without it to keep them linear`,
+    );
   };
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
@@ -102,9 +111,11 @@ function expandRepeats(pattern: string): string {
       const next = pattern[i + 1]!;
       if (next === 'p' || next === 'P') refuse('a Unicode property class (\\p{…})');
       if (next === 'u' && pattern[i + 2] === '{') refuse('a code point escape (\\u{…})');
-      if (next === 'u' && /^[dD][89abAB]/.test(pattern.slice(i + 2, i + 4))) refuse('a surrogate escape (an astral character)');
+      if (next === 'u' && /^[dD][89abAB]/.test(pattern.slice(i + 2, i + 4)))
+        refuse('a surrogate escape (an astral character)');
       // Checked here, not by the engine: groups no longer capture, so `\1` would read as an octal escape.
-      if (/[1-9k]/.test(next)) throw new Error(`pattern /${pattern}/ uses a backreference, which cannot be matched in bounded time`);
+      if (/[1-9k]/.test(next))
+        throw new Error(`pattern /${pattern}/ uses a backreference, which cannot be matched in bounded time`);
       if (!inClass) atom = out.length;
       out += c + next;
       i++;
@@ -143,7 +154,9 @@ function expandRepeats(pattern: string): string {
       for (let n = high === Infinity ? 0 : high - low; n > 0; n--) tail = `(?:${body}${tail})?${lazy}`;
       out = out.slice(0, atom) + `(?:${body})`.repeat(low) + tail;
       if (out.length > MAX_EXPANDED_CHARS) {
-        throw new Error(`pattern /${pattern}/ repeats too much: written out for the linear engine it passes ${MAX_EXPANDED_CHARS} characters`);
+        throw new Error(
+          `pattern /${pattern}/ repeats too much: written out for the linear engine it passes ${MAX_EXPANDED_CHARS} characters`,
+        );
       }
       i += text.length - 1 + lazy.length;
     } else {

@@ -90,13 +90,18 @@ export async function loadPlugins(ctx: LoadContext): Promise<void> {
       await handle.runner?.close();
       delete handle.runner; // closed: host.close() must not dispose it twice
     } else {
-      ctx.log.debug(`loaded plugin ${handle.name} (${tools.length} tools, ${handle.loadMs?.toFixed(1)} ms, ${handle.isolation})`);
+      ctx.log.debug(
+        `loaded plugin ${handle.name} (${tools.length} tools, ${handle.loadMs?.toFixed(1)} ms, ${handle.isolation})`,
+      );
     }
   }
 }
 
 function runsInline(entry: Entry): boolean {
-  return !('mcp' in entry.settings && entry.settings.mcp) && (entry.settings.isolation ?? (entry.builtin ? 'inline' : DEFAULTS.isolation)) === 'inline';
+  return (
+    !('mcp' in entry.settings && entry.settings.mcp) &&
+    (entry.settings.isolation ?? (entry.builtin ? 'inline' : DEFAULTS.isolation)) === 'inline'
+  );
 }
 
 function entriesOf(config: HostConfig): Entry[] {
@@ -141,7 +146,9 @@ async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: Plugin
       memoryMb: s.memoryMb ?? DEFAULTS.memoryMb,
       quarantine: { ...DEFAULTS.quarantine, ...ctx.config.isolation?.quarantine },
       logLevel: ctx.logLevel,
-      ...(mcp ? { mcp: { ...mcp, name: handle.name, ...(mcp.command ? { cwd: resolve(ctx.dir, mcp.cwd ?? '.') } : {}) } } : {}),
+      ...(mcp
+        ? { mcp: { ...mcp, name: handle.name, ...(mcp.command ? { cwd: resolve(ctx.dir, mcp.cwd ?? '.') } : {}) } }
+        : {}),
     };
     handle.runner = await createRunner(ctx, spec, ctx.log.child({ plugin: entry.source }), entry.builtin);
     const loaded = plainData(await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source));
@@ -156,7 +163,8 @@ async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: Plugin
     return { handle, tools: (loaded.tools ?? []).map(toDefinition) };
   } catch (error) {
     handle.loadMs = performance.now() - started;
-    handle.error = error instanceof HostError ? error : hostError('RH_ERR_PLUGIN_IMPORT', [entry.source, messageOf(error)], error);
+    handle.error =
+      error instanceof HostError ? error : hostError('RH_ERR_PLUGIN_IMPORT', [entry.source, messageOf(error)], error);
     await handle.runner?.close();
     delete handle.runner;
     return { handle, tools: [] };
@@ -164,7 +172,9 @@ async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: Plugin
 }
 
 function contractError(name: string, violations: Violation[]): HostError & { violations: Violation[] } {
-  const lines = violations.map((v) => `  ${v.file}${v.tool ? ` tool "${v.tool}"` : ''} at ${v.pointer || '/'}: ${v.message}`);
+  const lines = violations.map(
+    (v) => `  ${v.file}${v.tool ? ` tool "${v.tool}"` : ''} at ${v.pointer || '/'}: ${v.message}`,
+  );
   return Object.assign(hostError('RH_ERR_PLUGIN_CONTRACT', [name, lines.join('\n')]), { violations });
 }
 
@@ -181,7 +191,11 @@ function toDefinition(t: NonNullable<Awaited<ReturnType<PluginRunner['load']>>['
 async function createRunner(ctx: LoadContext, spec: PluginSpec, log: Logger, builtin: boolean): Promise<PluginRunner> {
   const { audit } = ctx;
   if (spec.mcp) {
-    if (!ctx.mcpRunner) throw hostError('RH_ERR_MCP_CONNECT', [spec.source, 'no MCP client was given to the loader (createHost passes one)']);
+    if (!ctx.mcpRunner)
+      throw hostError('RH_ERR_MCP_CONNECT', [
+        spec.source,
+        'no MCP client was given to the loader (createHost passes one)',
+      ]);
     return ctx.mcpRunner({ ...spec, mcp: spec.mcp }, log, audit);
   }
   switch (spec.isolation) {
@@ -230,13 +244,24 @@ export function resolvePlugin(specifier: string, dir: string): string {
   }
   const candidates = [specifier];
   if (!specifier.includes('rousseau-plugin')) {
-    candidates.push(specifier.startsWith('@') ? specifier.replace(/^(@[^/]+)(?:\/(.+))?$/, (_, scope: string, rest?: string) => `${scope}/rousseau-plugin${rest ? `-${rest}` : ''}`) : `rousseau-plugin-${specifier}`);
+    candidates.push(
+      specifier.startsWith('@')
+        ? specifier.replace(
+            /^(@[^/]+)(?:\/(.+))?$/,
+            (_, scope: string, rest?: string) => `${scope}/rousseau-plugin${rest ? `-${rest}` : ''}`,
+          )
+        : `rousseau-plugin-${specifier}`,
+    );
   }
   for (const name of candidates) {
     const file = resolvePackage(name, dir);
     if (file) return file;
   }
-  throw hostError('RH_ERR_PLUGIN_NOT_FOUND', [specifier, dir, `no package ${candidates.map((c) => `"${c}"`).join(' or ')} in node_modules (install it, or write a path starting with ./)`]);
+  throw hostError('RH_ERR_PLUGIN_NOT_FOUND', [
+    specifier,
+    dir,
+    `no package ${candidates.map((c) => `"${c}"`).join(' or ')} in node_modules (install it, or write a path starting with ./)`,
+  ]);
 }
 
 function resolveFile(target: string): string | undefined {

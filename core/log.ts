@@ -80,7 +80,9 @@ function createWinston(level: string, json: boolean): Winston.Logger {
     delete meta.tool;
     const rest = Object.keys(meta).length ? ` ${JSON.stringify(meta)}` : '';
     // For a terminal: what plugins log must not move its cursor or reorder its text (terminal-text.ts).
-    const line = terminalSafe(`${scope ? `[${scope}] ` : ''}${String(message)}${rest}${stack && level === 'debug' ? `\n${String(stack)}` : ''}`);
+    const line = terminalSafe(
+      `${scope ? `[${scope}] ` : ''}${String(message)}${rest}${stack && level === 'debug' ? `\n${String(stack)}` : ''}`,
+    );
     return `${lvl} ${line}`;
   });
   return winston.createLogger({

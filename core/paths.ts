@@ -4,7 +4,19 @@
  * has one place in each layout, named here. And how the host opens a file it writes in a workspace
  * (`openHostFile`), whose content it does not control.
  */
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,7 +62,8 @@ export function hostAliases(): Record<string, string> {
     for (const sub of TYPEBOX_SUBPATHS) aliases[`typebox${sub}`] = require.resolve(`typebox${sub}`);
   } else {
     // The bundled copy scripts/build.js makes: one file per subpath instead of 373 modules.
-    for (const sub of TYPEBOX_SUBPATHS) aliases[`typebox${sub}`] = join(PACKAGE_ROOT, 'dist', 'vendor', 'typebox', `${sub.slice(1) || 'index'}.mjs`);
+    for (const sub of TYPEBOX_SUBPATHS)
+      aliases[`typebox${sub}`] = join(PACKAGE_ROOT, 'dist', 'vendor', 'typebox', `${sub.slice(1) || 'index'}.mjs`);
   }
   // The host's own subpath export of typebox, for a plugin that names it: without these the
   // `rousseau-host` alias would take it for a path below contract.js.
@@ -77,7 +90,9 @@ export function openHostFile(file: string, workspace: string, how: 'append' | 'r
   }
   let dir = resolve(workspace);
   mkdirSync(dir, { recursive: true });
-  for (const part of dirname(below).split(sep).filter((p) => p !== '.')) {
+  for (const part of dirname(below)
+    .split(sep)
+    .filter((p) => p !== '.')) {
     dir = join(dir, part);
     try {
       mkdirSync(dir);
@@ -85,29 +100,39 @@ export function openHostFile(file: string, workspace: string, how: 'append' | 'r
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const stat = lstatSync(dir);
-    if (stat.isSymbolicLink()) throw new Error(`${dir} is a symlink; the host does not follow links to its own files in the workspace`);
+    if (stat.isSymbolicLink())
+      throw new Error(`${dir} is a symlink; the host does not follow links to its own files in the workspace`);
     if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
   }
   let fd: number;
   try {
     const append = how === 'append' ? constants.O_APPEND : 0;
-    fd = openSync(file, constants.O_WRONLY | append | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o666);
+    fd = openSync(
+      file,
+      constants.O_WRONLY | append | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o666,
+    );
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw new Error(`${file} is a symlink; the host does not follow links to its own files in the workspace`);
+    if (code === 'ELOOP')
+      throw new Error(`${file} is a symlink; the host does not follow links to its own files in the workspace`);
     if (code === 'ENXIO') throw new Error(`${file} is not a regular file (a FIFO or socket)`); // a FIFO with no reader
     throw error;
   }
   try {
     const opened = fstatSync(fd);
     if (!opened.isFile()) throw new Error(`${file} is not a regular file`);
-    if (opened.nlink !== 1) throw new Error(`${file} has ${opened.nlink} hard links; the host appends only to a file of its own`);
+    if (opened.nlink !== 1)
+      throw new Error(`${file} has ${opened.nlink} hard links; the host appends only to a file of its own`);
     // Where the descriptor really is (Linux): a directory on the way swapped for a symlink after its
     // check would send the open elsewhere, and a second lstat would follow it there too.
     const moved = existsSync('/proc/self/fd')
       ? readlinkSync(`/proc/self/fd/${fd}`) !== join(realpathSync(workspace), below)
       : lstatSync(file).ino !== opened.ino;
-    if (moved) throw new Error(`${file} was replaced, or a directory on its path swapped for a symlink, while it was being opened`);
+    if (moved)
+      throw new Error(
+        `${file} was replaced, or a directory on its path swapped for a symlink, while it was being opened`,
+      );
     // Truncated only now: O_TRUNC at open would have emptied a hard-linked file before the checks.
     if (how === 'replace') ftruncateSync(fd, 0);
     return fd;

@@ -68,7 +68,13 @@ export function describeTool(value: unknown): ToolReport {
 /** Describes an untrusted default export as plain data for `checkPlugin`. */
 export function describePlugin(value: unknown): PluginReport {
   if (kindOf(value) !== 'object') {
-    return { exportType: kindOf(value), toolsType: 'undefined', setupType: 'undefined', disposeType: 'undefined', unknownKeys: [] };
+    return {
+      exportType: kindOf(value),
+      toolsType: 'undefined',
+      setupType: 'undefined',
+      disposeType: 'undefined',
+      unknownKeys: [],
+    };
   }
   const p = value as Record<string, unknown>;
   const report: PluginReport = {

@@ -35,7 +35,12 @@ export interface PolicyDecision {
 
 export interface Policy {
   /** `canonical` is called only when a rule reads the whole input, or a session rule may apply. */
-  decide(tool: Pick<ToolInfo, 'name' | 'annotations'>, canonical: () => string, input: unknown, sessionId?: string): PolicyDecision;
+  decide(
+    tool: Pick<ToolInfo, 'name' | 'annotations'>,
+    canonical: () => string,
+    input: unknown,
+    sessionId?: string,
+  ): PolicyDecision;
   /**
    * Records an "always" answer as an exact-input rule: this tool with this canonical input is
    * allowed for the rest of the session (`sessionId`; none = the host's lifetime). It never widens:
@@ -168,7 +173,11 @@ function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin:
   };
   const source: PolicyRule = Object.freeze({ ...rule, id, list });
   return {
-    decision: decisionOf({ decision: list, rule: source, ...(rule.reason === undefined ? {} : { reason: rule.reason }) }),
+    decision: decisionOf({
+      decision: list,
+      rule: source,
+      ...(rule.reason === undefined ? {} : { reason: rule.reason }),
+    }),
     tool: toolMatcher(rule.tool),
     // Both always set, if only to undefined: an absent one would be read from Object.prototype.
     match: rule.match === undefined ? undefined : compile(rule.match, 'match', false),
@@ -219,6 +228,12 @@ function matchesWhere(where: [string[], RegExp][], input: unknown): boolean {
 /** An exact name, or a glob: `*` is any run of characters, `?` one character; anchored at both ends. */
 function toolMatcher(pattern: string): (name: string) => boolean {
   if (!/[*?]/.test(pattern)) return (name) => name === pattern;
-  const re = linearRegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
+  const re = linearRegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    's',
+  );
   return (name) => re.test(name);
 }

@@ -64,7 +64,8 @@ export class Registry {
     if (owner) return this.reject(handle, hostError('RH_ERR_PLUGIN_DUPLICATE', [handle.name, owner.source]));
     for (const tool of tools) {
       const taken = this.byName.get(tool.name);
-      if (taken) return this.reject(handle, hostError('RH_ERR_TOOL_COLLISION', [tool.name, handle.name, taken.plugin.name]));
+      if (taken)
+        return this.reject(handle, hostError('RH_ERR_TOOL_COLLISION', [tool.name, handle.name, taken.plugin.name]));
     }
     this.handles.push(handle);
     for (const tool of tools) {
@@ -93,7 +94,9 @@ export class Registry {
 
   /** Every tool, sorted by name. */
   tools(): ToolInfo[] {
-    this.sorted ??= [...this.byName.values()].map((t) => t.info).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.sorted ??= [...this.byName.values()]
+      .map((t) => t.info)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return this.sorted;
   }
 
@@ -120,10 +123,19 @@ export class Registry {
         ...(h.loadMs === undefined ? {} : { loadMs: Math.round(h.loadMs * 10) / 10 }),
         tools: this.tools()
           .filter((t) => t.plugin === h.name && !h.error)
-          .map(({ name, description, inputSchema, annotations }) => ({ name, description, inputSchema, ...(annotations ? { annotations } : {}) })),
+          .map(({ name, description, inputSchema, annotations }) => ({
+            name,
+            description,
+            inputSchema,
+            ...(annotations ? { annotations } : {}),
+          })),
       };
       if (h.error) {
-        status.error = { code: h.error.code, message: h.error.message, ...(h.error.violations ? { violations: h.error.violations } : {}) };
+        status.error = {
+          code: h.error.code,
+          message: h.error.message,
+          ...(h.error.violations ? { violations: h.error.violations } : {}),
+        };
       } else if (health?.quarantined) {
         status.error = { code: 'quarantined', message: health.reason ?? 'quarantined' };
       }

@@ -60,7 +60,10 @@ export const MAX_COPIED_VALUES = 1 << 20;
 
 /** Throws a bare reason; `copyJsonValue` adds the path, which `path` holds at the moment of the throw. */
 function copy(value: unknown, path: (string | number)[], budget: { left: number }): unknown {
-  if (--budget.left < 0) throw new JsonInputError(`more than ${MAX_COPIED_VALUES.toLocaleString('en-US')} values (a value shared by several places counts each time)`);
+  if (--budget.left < 0)
+    throw new JsonInputError(
+      `more than ${MAX_COPIED_VALUES.toLocaleString('en-US')} values (a value shared by several places counts each time)`,
+    );
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -140,15 +143,31 @@ export function jsonLongerThan(data: unknown, cap: number): boolean {
  * arrive as ordinary objects), and the policy its config.
  */
 export function plainData<T>(value: T): T {
-  if (jsonLongerThan(value, MAX_PLAIN_DATA_BYTES)) throw new JsonInputError(`over ${MAX_PLAIN_DATA_BYTES / 1024 / 1024} MiB as JSON (a value shared by several places counts each time)`);
+  if (jsonLongerThan(value, MAX_PLAIN_DATA_BYTES))
+    throw new JsonInputError(
+      `over ${MAX_PLAIN_DATA_BYTES / 1024 / 1024} MiB as JSON (a value shared by several places counts each time)`,
+    );
   return JSON.parse(JSON.stringify(value), (_key, item: unknown) =>
     item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.assign(Object.create(null), item) : item,
   ) as T;
 }
 
 const C = {
-  Tab: 9, Newline: 10, Return: 13, Space: 32, Quote: 34, Comma: 44, Minus: 45, Zero: 48, Nine: 57, Colon: 58,
-  OpenBracket: 91, Backslash: 92, CloseBracket: 93, OpenBrace: 123, CloseBrace: 125,
+  Tab: 9,
+  Newline: 10,
+  Return: 13,
+  Space: 32,
+  Quote: 34,
+  Comma: 44,
+  Minus: 45,
+  Zero: 48,
+  Nine: 57,
+  Colon: 58,
+  OpenBracket: 91,
+  Backslash: 92,
+  CloseBracket: 93,
+  OpenBrace: 123,
+  CloseBrace: 125,
 } as const;
 
 class StrictParser {
@@ -170,22 +189,27 @@ class StrictParser {
 
   private parseValue(path: string, depth = 0): unknown {
     const c = this.text.charCodeAt(this.i);
-    if ((c === C.OpenBrace || c === C.OpenBracket) && depth >= MAX_DEPTH) this.fail(`nested deeper than ${MAX_DEPTH} levels (at ${path})`);
+    if ((c === C.OpenBrace || c === C.OpenBracket) && depth >= MAX_DEPTH)
+      this.fail(`nested deeper than ${MAX_DEPTH} levels (at ${path})`);
     if (c === C.OpenBrace) return this.parseObject(path, depth + 1);
     if (c === C.OpenBracket) return this.parseArray(path, depth + 1);
     if (c === C.Quote) return this.parseString();
     if (c === C.Minus || (c >= C.Zero && c <= C.Nine)) return this.parseNumber();
-    if (this.text.startsWith('true', this.i)) return (this.i += 4), true;
-    if (this.text.startsWith('false', this.i)) return (this.i += 5), false;
-    if (this.text.startsWith('null', this.i)) return (this.i += 4), null;
-    return this.fail(this.i >= this.text.length ? 'unexpected end of input' : `unexpected character ${JSON.stringify(this.text[this.i])}`);
+    if (this.text.startsWith('true', this.i)) return ((this.i += 4), true);
+    if (this.text.startsWith('false', this.i)) return ((this.i += 5), false);
+    if (this.text.startsWith('null', this.i)) return ((this.i += 4), null);
+    return this.fail(
+      this.i >= this.text.length
+        ? 'unexpected end of input'
+        : `unexpected character ${JSON.stringify(this.text[this.i])}`,
+    );
   }
 
   private parseObject(path: string, depth: number): Record<string, unknown> {
     const out = emptyRecord();
     this.i++;
     this.skipSpace();
-    if (this.text.charCodeAt(this.i) === C.CloseBrace) return this.i++, out;
+    if (this.text.charCodeAt(this.i) === C.CloseBrace) return (this.i++, out);
     for (;;) {
       this.skipSpace();
       if (this.text.charCodeAt(this.i) !== C.Quote) this.fail('expected a property name in double quotes');
@@ -209,7 +233,7 @@ class StrictParser {
     const out: unknown[] = [];
     this.i++;
     this.skipSpace();
-    if (this.text.charCodeAt(this.i) === C.CloseBracket) return this.i++, out;
+    if (this.text.charCodeAt(this.i) === C.CloseBracket) return (this.i++, out);
     for (;;) {
       this.skipSpace();
       out.push(this.parseValue(`${path}/${out.length}`, depth));

@@ -27,20 +27,31 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown): 
     if (!seen.has(key)) seen.add(key), out.push({ pointer, message });
   };
   const unknownKeys = new Set(
-    errors.filter((e) => e.keyword === 'additionalProperties').flatMap((e) => ((e.params.additionalProperties as string[] | undefined) ?? []).map((k) => `${e.instancePath}/${escapeSegment(k)}`)),
+    errors
+      .filter((e) => e.keyword === 'additionalProperties')
+      .flatMap((e) =>
+        ((e.params.additionalProperties as string[] | undefined) ?? []).map(
+          (k) => `${e.instancePath}/${escapeSegment(k)}`,
+        ),
+      ),
   );
   for (const e of errors) {
     if (e.keyword === 'boolean' && unknownKeys.has(e.instancePath)) continue; // restates the unknown key below
-    if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`))) continue;
+    if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`)))
+      continue;
     if (e.keyword === 'additionalProperties') {
-      for (const key of (e.params.additionalProperties as string[] | undefined) ?? []) add(`${e.instancePath}/${escapeSegment(key)}`, 'unknown key');
+      for (const key of (e.params.additionalProperties as string[] | undefined) ?? [])
+        add(`${e.instancePath}/${escapeSegment(key)}`, 'unknown key');
     } else if (e.keyword === 'anyOf') {
       add(e.instancePath, `${describeValue(valueAt(value, segments(e.instancePath)))} is not an accepted form here`);
     } else if (e.keyword === 'boolean') {
       add(e.instancePath, 'not allowed here (the schema has no place for this value)');
     } else if (e.keyword === 'pattern' && isTooLong(e, value)) {
       const text = valueAt(value, segments(e.instancePath)) as string;
-      add(e.instancePath, `is ${text.length} characters long: too long to be matched against the pattern ${String(e.params.pattern)} in bounded time (at most ${patternTextLimit(e.params.pattern)}); send a shorter value`);
+      add(
+        e.instancePath,
+        `is ${text.length} characters long: too long to be matched against the pattern ${String(e.params.pattern)} in bounded time (at most ${patternTextLimit(e.params.pattern)}); send a shorter value`,
+      );
     } else {
       add(e.instancePath, e.message);
     }

@@ -18,7 +18,19 @@ import { schemaPatternRegExp } from './linear-regex.ts';
 export type PatternProblem = (pointer: string, message: string) => void;
 
 /** Keywords whose value is one schema, a list of schemas, or a map of names to schemas. */
-const ONE = new Set(['additionalProperties', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems', 'items']);
+const ONE = new Set([
+  'additionalProperties',
+  'additionalItems',
+  'contains',
+  'not',
+  'if',
+  'then',
+  'else',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'items',
+]);
 const LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items']);
 const MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
 
@@ -28,7 +40,10 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function linearSchema(schema: unknown, at: string, problem: PatternProblem): unknown {
   const root: { defs?: Record<string, unknown> } = {};
   const out = rewrite(schema, at, problem, root);
-  if (isRecord(out)) root.defs = Object.fromEntries(['$defs', 'definitions'].filter((k) => Object.hasOwn(out, k)).map((k) => [k, out[k]]));
+  if (isRecord(out))
+    root.defs = Object.fromEntries(
+      ['$defs', 'definitions'].filter((k) => Object.hasOwn(out, k)).map((k) => [k, out[k]]),
+    );
   return out;
 }
 
@@ -41,7 +56,12 @@ export function compileLinear(schema: unknown): Validator {
   );
 }
 
-function rewrite(schema: unknown, at: string, problem: PatternProblem, root: { defs?: Record<string, unknown> }): unknown {
+function rewrite(
+  schema: unknown,
+  at: string,
+  problem: PatternProblem,
+  root: { defs?: Record<string, unknown> },
+): unknown {
   if (!isRecord(schema)) return schema;
   const sub = (value: unknown, pointer: string) => rewrite(value, pointer, problem, root);
   // Object.fromEntries defines keys as own data properties: a `__proto__` key stays a key.
@@ -51,7 +71,11 @@ function rewrite(schema: unknown, at: string, problem: PatternProblem, root: { d
       if (key === 'pattern') return [key, pattern(value, here, problem)];
       if (LIST.has(key) && Array.isArray(value)) return [key, value.map((s, i) => sub(s, `${here}/${i}`))];
       if (ONE.has(key)) return [key, sub(value, here)];
-      if (MAP.has(key) && isRecord(value)) return [key, Object.fromEntries(Object.entries(value).map(([k, s]) => [k, sub(s, `${here}/${escapeSegment(k)}`)]))];
+      if (MAP.has(key) && isRecord(value))
+        return [
+          key,
+          Object.fromEntries(Object.entries(value).map(([k, s]) => [k, sub(s, `${here}/${escapeSegment(k)}`)])),
+        ];
       return [key, value];
     }),
   );
@@ -80,9 +104,15 @@ function refinePatternProperties(
   problem: PatternProblem,
   root: { defs?: Record<string, unknown> },
 ): Record<string, unknown> {
-  const { patternProperties, additionalProperties, ...rest } = schema as { patternProperties: Record<string, unknown>; additionalProperties?: unknown };
+  const { patternProperties, additionalProperties, ...rest } = schema as {
+    patternProperties: Record<string, unknown>;
+    additionalProperties?: unknown;
+  };
   if (Object.hasOwn(schema, 'unevaluatedProperties')) {
-    problem(`${at}/patternProperties`, 'patternProperties beside unevaluatedProperties is not supported: write the keys under properties, or drop unevaluatedProperties');
+    problem(
+      `${at}/patternProperties`,
+      'patternProperties beside unevaluatedProperties is not supported: write the keys under properties, or drop unevaluatedProperties',
+    );
   }
   const validator = (s: unknown): (() => Validator) => {
     let compiled: Validator | undefined;
@@ -98,7 +128,8 @@ function refinePatternProperties(
     }
   }
   const named = isRecord(schema.properties) ? schema.properties : {};
-  const extra = additionalProperties === undefined || additionalProperties === true ? undefined : validator(additionalProperties);
+  const extra =
+    additionalProperties === undefined || additionalProperties === true ? undefined : validator(additionalProperties);
 
   /** The first key that fails, and why; undefined when every key passes. */
   const failure = (value: unknown): string | undefined => {
@@ -108,14 +139,23 @@ function refinePatternProperties(
       for (const [re, valid, source] of patterns) {
         if (!re.test(key)) continue;
         matched = true;
-        if (!valid().Check(item)) return `"${key}" (a key matching ${JSON.stringify(source)}): ${valid().Errors(item)[0]?.message ?? 'invalid'}`;
+        if (!valid().Check(item))
+          return `"${key}" (a key matching ${JSON.stringify(source)}): ${valid().Errors(item)[0]?.message ?? 'invalid'}`;
       }
-      if (!matched && extra && !extra().Check(item)) return additionalProperties === false ? `unknown key "${key}"` : `"${key}": ${extra().Errors(item)[0]?.message ?? 'invalid'}`;
+      if (!matched && extra && !extra().Check(item))
+        return additionalProperties === false
+          ? `unknown key "${key}"`
+          : `"${key}": ${extra().Errors(item)[0]?.message ?? 'invalid'}`;
     }
     return undefined;
   };
-  const refine = { check: (value: unknown) => failure(value) === undefined, error: (value: unknown) => failure(value) ?? '' };
+  const refine = {
+    check: (value: unknown) => failure(value) === undefined,
+    error: (value: unknown) => failure(value) ?? '',
+  };
   // An inline plugin's own refinements stay; typebox ignores the whole list if one entry is not a pair of functions.
-  const own = Array.isArray(schema['~refine']) ? schema['~refine'].filter((r) => isRecord(r) && typeof r.check === 'function' && typeof r.error === 'function') : [];
+  const own = Array.isArray(schema['~refine'])
+    ? schema['~refine'].filter((r) => isRecord(r) && typeof r.check === 'function' && typeof r.error === 'function')
+    : [];
   return { ...rest, '~refine': [...own, refine] };
 }

@@ -5,7 +5,18 @@
 //
 // The bundle is written beside dist/ and swapped in whole, so a process running the CLI never sees
 // a half-written dist/. `--if-stale` skips the build when no source is newer than the bundle.
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -28,7 +39,9 @@ function newestSource(dir) {
 /** Everything the bundle is made from: the sources, the manifest and lockfile (dependencies, exports), the tsconfigs (declarations), this script. */
 function newestInput() {
   const dirs = ['core', 'plugins'].map((d) => join(root, d)).filter(existsSync);
-  const files = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.types.json', 'scripts/build.js'].map((f) => join(root, f)).filter(existsSync);
+  const files = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.types.json', 'scripts/build.js']
+    .map((f) => join(root, f))
+    .filter(existsSync);
   return Math.max(...dirs.map(newestSource), ...files.map((f) => statSync(f).mtimeMs));
 }
 
@@ -44,7 +57,8 @@ for (;;) {
   } catch (error) {
     if (error.code !== 'EEXIST') throw error;
     const heldSince = statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
-    if (Date.now() - heldSince > 120_000 || Date.now() > deadline) rmSync(lock, { force: true }); // left by a killed build
+    if (Date.now() - heldSince > 120_000 || Date.now() > deadline)
+      rmSync(lock, { force: true }); // left by a killed build
     else await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -74,7 +88,10 @@ const external = Object.keys(manifest.dependencies ?? {})
 const typeboxFromVendor = {
   name: 'typebox-from-vendor',
   setup(build) {
-    build.onResolve({ filter: /^typebox(\/.*)?$/ }, ({ path }) => ({ path: `rousseau-host/vendor/${path}`, external: true }));
+    build.onResolve({ filter: /^typebox(\/.*)?$/ }, ({ path }) => ({
+      path: `rousseau-host/vendor/${path}`,
+      external: true,
+    }));
   },
 };
 const TYPEBOX_SUBPATHS = ['', 'compile', 'error', 'format', 'guard', 'schema', 'system', 'type', 'value'];
@@ -112,7 +129,10 @@ await build({
 // Declarations for plugin authors and embedders (tsconfig.types.json says why they are not the sources).
 const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
 try {
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.types.json'), '--outDir', join(staging, 'types')], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.types.json'), '--outDir', join(staging, 'types')], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 } catch (error) {
   rmSync(staging, { recursive: true, force: true });
   throw new Error(`build: emitting dist/types failed:\n${error.stdout ?? ''}${error.stderr ?? error.message}`);

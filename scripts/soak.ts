@@ -38,7 +38,8 @@ const MARKER = `rh-soak-${process.pid}-${Date.now()}`;
 
 type Kind = (typeof HEALTHY)[number] | keyof typeof FAULTS;
 
-if (!Number.isInteger(CALLS) || CALLS < 1) throw new Error(`SOAK_CALLS must be a positive integer, got ${process.env.SOAK_CALLS}`);
+if (!Number.isInteger(CALLS) || CALLS < 1)
+  throw new Error(`SOAK_CALLS must be a positive integer, got ${process.env.SOAK_CALLS}`);
 
 const dir = mkdtempSync(join(tmpdir(), 'rh-soak-'));
 try {
@@ -53,7 +54,18 @@ async function soak(): Promise<void> {
       const name = `soak-${isolation}-${i}`;
       const module = join(dir, `${name}.mjs`);
       writeFileSync(module, pluginSource(name));
-      return { name, faulty: i < FAULTY_PER_ISOLATION, prefix: name.replaceAll('-', '_'), config: { module, isolation: isolation as 'worker' | 'process', memoryMb: MEMORY_MB, timeoutMs: 15_000, loadTimeoutMs: 60_000 } };
+      return {
+        name,
+        faulty: i < FAULTY_PER_ISOLATION,
+        prefix: name.replaceAll('-', '_'),
+        config: {
+          module,
+          isolation: isolation as 'worker' | 'process',
+          memoryMb: MEMORY_MB,
+          timeoutMs: 15_000,
+          loadTimeoutMs: 60_000,
+        },
+      };
     }),
   );
   const audit = join(dir, 'audit.jsonl');
@@ -88,13 +100,19 @@ async function soak(): Promise<void> {
 
   // Figures.
   const once = answers.filter((n) => n === 1).length;
-  const lines = readFileSync(audit, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event: string; callId?: string });
+  const lines = readFileSync(audit, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { event: string; callId?: string });
   const perCall = new Map<string, number>();
   for (const line of lines) if (line.event === 'call') perCall.set(line.callId!, (perCall.get(line.callId!) ?? 0) + 1);
   const auditedOnce = [...perCall.values()].filter((n) => n === 1).length;
-  const healthyCalls = kinds.map((k, i) => ({ kind: k, shared: shared[i]!, result: results[i]! })).filter((c) => (HEALTHY as readonly string[]).includes(c.kind));
+  const healthyCalls = kinds
+    .map((k, i) => ({ kind: k, shared: shared[i]!, result: results[i]! }))
+    .filter((c) => (HEALTHY as readonly string[]).includes(c.kind));
   const hurt = healthyCalls.filter((c) => c.result.isError);
-  const hurtOf = (kind: string) => `${hurt.filter((c) => c.kind === kind).length}/${healthyCalls.filter((c) => c.shared && c.kind === kind).length}`;
+  const hurtOf = (kind: string) =>
+    `${hurt.filter((c) => c.kind === kind).length}/${healthyCalls.filter((c) => c.shared && c.kind === kind).length}`;
   const zombies = children().filter((p) => p.state === 'Z').length;
   const orphans = survivors(seen).length;
   const hurtShare = hurt.length / Math.max(1, healthyCalls.length);
@@ -105,19 +123,35 @@ async function soak(): Promise<void> {
 
   const rows: [string, string, boolean][] = [
     ['calls answered exactly once', `${once}/${CALLS}`, once === CALLS],
-    ['audit call lines vs calls', `${perCall.size} calls audited, ${auditedOnce} exactly once, of ${CALLS}`, auditedOnce === CALLS && perCall.size === CALLS],
-    ['RSS before / peak / after', `${mib(rssBefore)} / ${mib(rssPeak)} / ${mib(rssAfter)} (${(rssChange * 100).toFixed(1)}%); JS heap ${mib(heapBefore)} / ${mib(heapAfter)}`, rssChange <= 0.2],
+    [
+      'audit call lines vs calls',
+      `${perCall.size} calls audited, ${auditedOnce} exactly once, of ${CALLS}`,
+      auditedOnce === CALLS && perCall.size === CALLS,
+    ],
+    [
+      'RSS before / peak / after',
+      `${mib(rssBefore)} / ${mib(rssPeak)} / ${mib(rssAfter)} (${(rssChange * 100).toFixed(1)}%); JS heap ${mib(heapBefore)} / ${mib(heapAfter)}`,
+      rssChange <= 0.2,
+    ],
     ['zombies after close', String(zombies), zombies === 0],
     ['orphans after close', String(orphans), orphans === 0],
     [
-      'healthy calls hurt by another call\'s fault',
+      "healthy calls hurt by another call's fault",
       `${hurt.length}/${healthyCalls.length} (${(hurtShare * 100).toFixed(2)}%); of those sharing an isolate with faults: echo ${hurtOf('echo')}, lookup (readOnly) ${hurtOf('lookup')}; ${[...codes].map(([c, n]) => `${c} ${n}`).join(', ') || 'none'}`,
       hurtShare <= 0.01,
     ],
   ];
-  process.stderr.write(`soak: ${CALLS} calls (${kinds.length - healthyCalls.length} faulty) over ${plugins.length} plugins (${PLUGINS.worker} worker, ${PLUGINS.process} process), ${IN_FLIGHT} in flight; load ${(loadedMs / 1000).toFixed(1)} s, calls ${(callsMs / 1000).toFixed(1)} s\n`);
-  if (process.env.SOAK_DEBUG) for (const c of hurt) process.stderr.write(`  ${c.kind}: ${c.result.content.slice(0, 300)} (${c.result.durationMs} ms)\n`);
-  if (process.env.SOAK_DEBUG) for (const pid of survivors(seen)) process.stderr.write(`  survivor ${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').slice(0, 200)}\n`);
+  process.stderr.write(
+    `soak: ${CALLS} calls (${kinds.length - healthyCalls.length} faulty) over ${plugins.length} plugins (${PLUGINS.worker} worker, ${PLUGINS.process} process), ${IN_FLIGHT} in flight; load ${(loadedMs / 1000).toFixed(1)} s, calls ${(callsMs / 1000).toFixed(1)} s\n`,
+  );
+  if (process.env.SOAK_DEBUG)
+    for (const c of hurt)
+      process.stderr.write(`  ${c.kind}: ${c.result.content.slice(0, 300)} (${c.result.durationMs} ms)\n`);
+  if (process.env.SOAK_DEBUG)
+    for (const pid of survivors(seen))
+      process.stderr.write(
+        `  survivor ${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').slice(0, 200)}\n`,
+      );
   for (const [name, value, ok] of rows) process.stderr.write(`${ok ? 'ok  ' : 'MISS'} ${name}: ${value}\n`);
   if (rows.some(([, , ok]) => !ok)) process.exitCode = 1;
 }
@@ -130,7 +164,11 @@ async function openHost(plugins: SoakPlugin[], audit: string | false): Promise<H
     audit,
     logLevel: 'error',
     approve: () => true,
-    config: { builtins: false, plugins: plugins.map((p) => p.config), isolation: { quarantine: { failures: 1_000_000 } } },
+    config: {
+      builtins: false,
+      plugins: plugins.map((p) => p.config),
+      isolation: { quarantine: { failures: 1_000_000 } },
+    },
   });
   const failed = host.plugins().filter((p) => p.status !== 'loaded');
   if (failed.length) {
@@ -157,7 +195,12 @@ async function callAll(host: Host, plugins: SoakPlugin[], count: number, ids: st
       shared[i] = plugin.faulty;
       const result = await host.call(`${plugin.prefix}_${kind}`, { n: i }, { callId: `${ids}-${i}` });
       answers[i]!++;
-      results[i] = { isError: result.isError, code: result.code, content: result.isError ? result.content.slice(0, 500) : '', durationMs: result.durationMs };
+      results[i] = {
+        isError: result.isError,
+        code: result.code,
+        content: result.isError ? result.content.slice(0, 500) : '',
+        durationMs: result.durationMs,
+      };
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, lane));

@@ -24,7 +24,10 @@ describe('audit trail at exit', () => {
         code = (error as { status: number }).status;
       }
       expect(code).to.equal(3);
-      const records = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const records = readFileSync(audit, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(records.map((r) => r.event)).to.deep.equal(['decision', 'call']);
       expect(records[1]).to.include({ tool: 'echo', outcome: 'ok' });
     } finally {
@@ -51,7 +54,9 @@ describe('audit trail at exit', () => {
       const text = readFileSync(audit, 'utf8');
       expect(text.endsWith('\n')).to.equal(true);
       const lines = text.slice(0, -1).split('\n');
-      expect(lines.map((line) => (JSON.parse(line) as { n: number }).n)).to.deep.equal(Array.from({ length: 600 }, (_, i) => i));
+      expect(lines.map((line) => (JSON.parse(line) as { n: number }).n)).to.deep.equal(
+        Array.from({ length: 600 }, (_, i) => i),
+      );
     } finally {
       t.cleanup();
     }

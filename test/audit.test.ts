@@ -3,7 +3,16 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import winston from 'winston';
@@ -19,7 +28,11 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 type Line = Record<string, unknown>;
 
 function readLines(file: string): Line[] {
-  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
 }
 
 describe('audit trail', () => {
@@ -36,7 +49,12 @@ describe('audit trail', () => {
       cwd: dir.dir,
       audit: file,
       logLevel: 'error',
-      config: { builtins: false, plugins: [{ module: KIT, isolation: 'inline' }], policy: { default: 'allow', deny: [{ tool: 'shell_run', match: 'rm ', reason: 'no deletes' }] }, ...config },
+      config: {
+        builtins: false,
+        plugins: [{ module: KIT, isolation: 'inline' }],
+        policy: { default: 'allow', deny: [{ tool: 'shell_run', match: 'rm ', reason: 'no deletes' }] },
+        ...config,
+      },
       ...options,
     });
   }
@@ -80,14 +98,26 @@ describe('audit trail', () => {
   });
 
   it('denied and headless-ask calls: the rule, the reason and the answer are on the decision line', async () => {
-    const h = await host({ policy: { default: 'allow', deny: [{ tool: 'shell_run', match: 'rm ', reason: 'no deletes' }], ask: [{ tool: 'shell_runner' }] } });
+    const h = await host({
+      policy: {
+        default: 'allow',
+        deny: [{ tool: 'shell_run', match: 'rm ', reason: 'no deletes' }],
+        ask: [{ tool: 'shell_runner' }],
+      },
+    });
     await h.call('shell_run', '{"command":"rm -rf x"}', { callId: 'c-deny' });
     await h.call('shell_runner', '{"command":"ls"}', { callId: 'c-ask' });
     await h.close();
     const lines = readLines(file);
     const [deny, denyCall] = linesOf(lines, 'c-deny');
     expect(deny).to.include({ event: 'decision', decision: 'deny', rule: 'policy.deny[0]', reason: 'no deletes' });
-    expect(denyCall).to.include({ event: 'call', decision: 'deny', rule: 'policy.deny[0]', outcome: 'error', code: 'denied' });
+    expect(denyCall).to.include({
+      event: 'call',
+      decision: 'deny',
+      rule: 'policy.deny[0]',
+      outcome: 'error',
+      code: 'denied',
+    });
     const [ask, askCall] = linesOf(lines, 'c-ask');
     expect(ask).to.include({ event: 'decision', decision: 'ask', rule: 'policy.ask[0]', answer: 'no_approver' });
     expect(askCall).to.include({ event: 'call', outcome: 'error', code: 'denied' });
@@ -99,7 +129,11 @@ describe('audit trail', () => {
     await h.call('shell_run', '{"command":"ls"}', { callId: 'second', sessionId: 's' });
     await h.close();
     const lines = readLines(file);
-    expect(linesOf(lines, 'first')[0]).to.include({ decision: 'ask', rule: 'policy.ask[0]', answer: 'approved_always' });
+    expect(linesOf(lines, 'first')[0]).to.include({
+      decision: 'ask',
+      rule: 'policy.ask[0]',
+      answer: 'approved_always',
+    });
     expect(linesOf(lines, 'second')[0]).to.include({ decision: 'allow', rule: 'session.allow[0]' });
     expect(linesOf(lines, 'second')[1]).to.include({ outcome: 'ok' });
   });
@@ -111,7 +145,11 @@ describe('audit trail', () => {
     await h.call('shell_run', '{"command":1}', { callId: 'c-invalid' });
     await h.close();
     const lines = readLines(file);
-    for (const [id, code] of [['c-dup', 'invalid_json'], ['c-unknown', 'unknown_tool'], ['c-invalid', 'invalid_input']] as const) {
+    for (const [id, code] of [
+      ['c-dup', 'invalid_json'],
+      ['c-unknown', 'unknown_tool'],
+      ['c-invalid', 'invalid_input'],
+    ] as const) {
       const mine = linesOf(lines, id);
       expect(mine, id).to.have.length(1);
       expect(mine[0]).to.include({ event: 'call', outcome: 'error', code });
@@ -120,17 +158,34 @@ describe('audit trail', () => {
   });
 
   it('a timeout, a throw and a crash each leave exactly their decision and call lines', async () => {
-    const h = await host({ plugins: [{ module: KIT, isolation: 'inline' }, { module: CRASH, isolation: 'worker' }] });
+    const h = await host({
+      plugins: [
+        { module: KIT, isolation: 'inline' },
+        { module: CRASH, isolation: 'worker' },
+      ],
+    });
     const timedOut = await h.call('hang', '{"tag":"t"}', { callId: 'c-timeout' });
     const failed = await h.call('fail', '{}', { callId: 'c-fail' });
     const crashed = await h.call('crash', '{"code":3}', { callId: 'c-crash' });
     expect([timedOut.code, failed.code, crashed.code]).to.deep.equal(['timeout', 'tool_error', 'crashed']);
     await h.close();
     const lines = readLines(file);
-    for (const [id, code, result] of [['c-timeout', 'timeout', timedOut], ['c-fail', 'tool_error', failed], ['c-crash', 'crashed', crashed]] as const) {
+    for (const [id, code, result] of [
+      ['c-timeout', 'timeout', timedOut],
+      ['c-fail', 'tool_error', failed],
+      ['c-crash', 'crashed', crashed],
+    ] as const) {
       const mine = linesOf(lines, id);
-      expect(mine.map((l) => l.event), id).to.deep.equal(['decision', 'call']);
-      expect(mine[1]).to.include({ outcome: 'error', code, durationMs: result.durationMs, bytes: Buffer.byteLength(result.content) });
+      expect(
+        mine.map((l) => l.event),
+        id,
+      ).to.deep.equal(['decision', 'call']);
+      expect(mine[1]).to.include({
+        outcome: 'error',
+        code,
+        durationMs: result.durationMs,
+        bytes: Buffer.byteLength(result.content),
+      });
       expect(mine[1]!.inputSha256).to.equal(mine[0]!.inputSha256);
     }
   });
@@ -142,7 +197,11 @@ describe('audit trail', () => {
     await h.close();
     const [decision] = linesOf(readLines(file), 'c-big');
     const canonical = JSON.stringify({ text });
-    expect(decision).to.include({ inputTruncated: true, inputBytes: Buffer.byteLength(canonical), inputSha256: sha256(canonical) });
+    expect(decision).to.include({
+      inputTruncated: true,
+      inputBytes: Buffer.byteLength(canonical),
+      inputSha256: sha256(canonical),
+    });
     const kept = decision!.input as string;
     expect(canonical.startsWith(kept)).to.equal(true);
     expect(Buffer.byteLength(kept)).to.be.at.most(24).and.at.least(23);
@@ -150,20 +209,35 @@ describe('audit trail', () => {
   });
 
   it('auditedInput keeps short input whole', () => {
-    expect(auditedInput('{"a":"é"}', 100)).to.deep.equal({ inputSha256: sha256('{"a":"é"}'), inputBytes: 10, input: '{"a":"é"}' });
+    expect(auditedInput('{"a":"é"}', 100)).to.deep.equal({
+      inputSha256: sha256('{"a":"é"}'),
+      inputBytes: 10,
+      input: '{"a":"é"}',
+    });
     expect(auditedInput('{"a":"é"}', 7)).to.include({ input: '{"a":"', inputTruncated: true });
   });
 
   it('defaults to .rousseau/audit.jsonl in the workspace; log.audit: false writes nothing', async () => {
     const plugins = [{ module: KIT, isolation: 'inline' as const }];
-    const a = await createHost({ cwd: dir.dir, logLevel: 'error', config: { builtins: false, plugins, policy: { default: 'allow' } } });
+    const a = await createHost({
+      cwd: dir.dir,
+      logLevel: 'error',
+      config: { builtins: false, plugins, policy: { default: 'allow' } },
+    });
     await a.call('shell_run', '{"command":"ls"}');
     await a.close();
-    expect(readLines(join(dir.dir, '.rousseau', 'audit.jsonl')).map((l) => l.event)).to.deep.equal(['decision', 'call']);
+    expect(readLines(join(dir.dir, '.rousseau', 'audit.jsonl')).map((l) => l.event)).to.deep.equal([
+      'decision',
+      'call',
+    ]);
 
     const off = tempDir();
     try {
-      const b = await createHost({ cwd: off.dir, logLevel: 'error', config: { builtins: false, plugins, policy: { default: 'allow' }, log: { audit: false } } });
+      const b = await createHost({
+        cwd: off.dir,
+        logLevel: 'error',
+        config: { builtins: false, plugins, policy: { default: 'allow' }, log: { audit: false } },
+      });
       await b.call('shell_run', '{"command":"ls"}');
       await b.close();
       expect(existsSync(join(off.dir, '.rousseau'))).to.equal(false);
@@ -174,7 +248,11 @@ describe('audit trail', () => {
 
   it('close() flushes every line at once, even right after a burst of calls', async () => {
     const h = await host();
-    await Promise.all(Array.from({ length: 300 }, (_, i) => h.call('shell_run', JSON.stringify({ command: `echo ${i}` }), { callId: `burst-${i}` })));
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        h.call('shell_run', JSON.stringify({ command: `echo ${i}` }), { callId: `burst-${i}` }),
+      ),
+    );
     await h.close();
     const lines = readLines(file);
     expect(lines.filter((l) => String(l.callId).startsWith('burst-'))).to.have.length(600);
@@ -194,7 +272,10 @@ describe('audit trail', () => {
     const seen = new PassThrough();
     let logged = '';
     seen.on('data', (d: Buffer) => (logged += d.toString()));
-    const logger = winston.createLogger({ level: 'error', transports: [new winston.transports.Stream({ stream: seen })] });
+    const logger = winston.createLogger({
+      level: 'error',
+      transports: [new winston.transports.Stream({ stream: seen })],
+    });
     const h = await host({}, { logger, audit: '/dev/full' });
     const r = await h.call('shell_run', '{"command":"ls"}');
     expect(r).to.include({ isError: false });
@@ -225,12 +306,44 @@ describe('audit trail', () => {
 
   it('writes each line exactly as JSON.stringify would, time first, whatever the values hold', () => {
     const time = Date.UTC(2026, 11, 2, 18, 0, 0, 123);
-    const strings = ['plain', '', 'say "hi"', 'back\\slash', 'tab\tnew\nline\u0000\u001f', 'del\u007f', 'é and ü', 'emoji 😀', 'lone \ud800 surrogate', '</script>', '{"text":"hello"}'];
-    const values: unknown[] = [...strings, 0, -0, 1.5, -2e-7, 1e21, Number.NaN, Number.POSITIVE_INFINITY, true, false, null, undefined, () => 1, Symbol('s'), { nested: ['a', 1, null] }, [1, 'two'], new Date(time)];
+    const strings = [
+      'plain',
+      '',
+      'say "hi"',
+      'back\\slash',
+      'tab\tnew\nline\u0000\u001f',
+      'del\u007f',
+      'é and ü',
+      'emoji 😀',
+      'lone \ud800 surrogate',
+      '</script>',
+      '{"text":"hello"}',
+    ];
+    const values: unknown[] = [
+      ...strings,
+      0,
+      -0,
+      1.5,
+      -2e-7,
+      1e21,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      true,
+      false,
+      null,
+      undefined,
+      () => 1,
+      Symbol('s'),
+      { nested: ['a', 1, null] },
+      [1, 'two'],
+      new Date(time),
+    ];
     for (const [i, value] of values.entries()) {
       const key = strings[i % strings.length]!;
       const record = { event: 'call' as const, callId: `c${i}`, [key]: value, n: i };
-      expect(auditLine(time, record), `value #${i}`).to.equal(JSON.stringify({ time: '2026-12-02T18:00:00.123Z', ...record }));
+      expect(auditLine(time, record), `value #${i}`).to.equal(
+        JSON.stringify({ time: '2026-12-02T18:00:00.123Z', ...record }),
+      );
     }
     expect(() => auditLine(time, { event: 'call', n: 1n })).to.throw(TypeError, /BigInt/);
   });
@@ -276,7 +389,9 @@ describe('audit trail: the file is never reached through a link in the workspace
     symlinkSync(join(outside, 'bashrc'), join(workspace, '.rousseau', 'audit.jsonl'));
     const error = await refusal();
     expect(error.code).to.equal('RH_ERR_CONFIG_INVALID');
-    expect(error.message).to.include(join(workspace, '.rousseau', 'audit.jsonl')).and.include('is a symlink');
+    expect(error.message)
+      .to.include(join(workspace, '.rousseau', 'audit.jsonl'))
+      .and.include('is a symlink');
     expect(readFileSync(join(outside, 'bashrc'), 'utf8')).to.equal('original\n');
   });
 
@@ -310,10 +425,19 @@ describe('audit trail: the file is never reached through a link in the workspace
 
   it('creates .rousseau and the file when they are missing, and appends to its own file', async () => {
     for (let run = 0; run < 2; run++) {
-      const h = await createHost({ cwd: workspace, logLevel: 'error', config: { builtins: false, plugins: [{ module: KIT, isolation: 'inline' }] } });
+      const h = await createHost({
+        cwd: workspace,
+        logLevel: 'error',
+        config: { builtins: false, plugins: [{ module: KIT, isolation: 'inline' }] },
+      });
       await h.call('open_echo', '{"text":"hi"}', { callId: `run-${run}` });
       await h.close();
     }
-    expect(readLines(join(workspace, '.rousseau', 'audit.jsonl')).map((l) => l.callId)).to.deep.equal(['run-0', 'run-0', 'run-1', 'run-1']);
+    expect(readLines(join(workspace, '.rousseau', 'audit.jsonl')).map((l) => l.callId)).to.deep.equal([
+      'run-0',
+      'run-0',
+      'run-1',
+      'run-1',
+    ]);
   });
 });

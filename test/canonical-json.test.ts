@@ -9,7 +9,9 @@ const canon = (raw: string) => canonicalJson(normalizeValue(parseStrictJson(raw)
 
 describe('canonical JSON', () => {
   it('sorts keys at every depth (UTF-16 code units) and drops insignificant whitespace', () => {
-    expect(canon('{ "b" : { "z":1, "a" : [ { "y":2,"x":1 } ] },\n\t"a":null, "B":true }')).to.equal('{"B":true,"a":null,"b":{"a":[{"x":1,"y":2}],"z":1}}');
+    expect(canon('{ "b" : { "z":1, "a" : [ { "y":2,"x":1 } ] },\n\t"a":null, "B":true }')).to.equal(
+      '{"B":true,"a":null,"b":{"a":[{"x":1,"y":2}],"z":1}}',
+    );
     expect(canonicalJson({ '10': 1, '9': 2, a: 3 })).to.equal('{"10":1,"9":2,"a":3}'); // no hoisting of integer-like keys
     expect(canonicalJson({ '\u{1F600}': 1, '\uFFFF': 2 })).to.equal('{"\u{1F600}":1,"\uFFFF":2}'); // code units: a surrogate (D83D) sorts before FFFF
   });
@@ -27,8 +29,17 @@ describe('canonical JSON', () => {
 
   it('writes every number in one form', () => {
     for (const [raw, out] of [
-      ['1', '1'], ['1.0', '1'], ['1e0', '1'], ['10e-1', '1'], ['100E-2', '1'], ['-0', '0'], ['-0.0', '0'],
-      ['0.1', '0.1'], ['1e21', '1e+21'], ['123456789012345678901', '123456789012345680000'], ['1.5e-7', '1.5e-7'],
+      ['1', '1'],
+      ['1.0', '1'],
+      ['1e0', '1'],
+      ['10e-1', '1'],
+      ['100E-2', '1'],
+      ['-0', '0'],
+      ['-0.0', '0'],
+      ['0.1', '0.1'],
+      ['1e21', '1e+21'],
+      ['123456789012345678901', '123456789012345680000'],
+      ['1.5e-7', '1.5e-7'],
     ]) {
       expect(canon(`{"n":${raw}}`), raw).to.equal(`{"n":${out}}`);
     }
@@ -61,9 +72,28 @@ describe('canonical JSON', () => {
   it('its fast path agrees with a plain reference (NFC, sorted keys, JSON.stringify) on generated values', () => {
     // Characters on both sides of the fast path's bounds: quotes, controls, DEL, the last
     // non-combining code point (U+02FF), the first combining mark (U+0300), surrogates, U+2028.
-    const pool = ['a', 'Z', ' ', '"', '\\', '\n', '\u001f', '\u007f', 'é', 'e\u0301', '\u02ff', '\u0300', 'A\u030a', '\u212b', '\ud83d\ude00', '\ud800', '\u2028', '/'];
+    const pool = [
+      'a',
+      'Z',
+      ' ',
+      '"',
+      '\\',
+      '\n',
+      '\u001f',
+      '\u007f',
+      'é',
+      'e\u0301',
+      '\u02ff',
+      '\u0300',
+      'A\u030a',
+      '\u212b',
+      '\ud83d\ude00',
+      '\ud800',
+      '\u2028',
+      '/',
+    ];
     let seed = 42;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
     const text = () => Array.from({ length: rand(6) }, () => pool[rand(pool.length)]).join('');
     const value = (depth: number): unknown => {
       const kind = rand(depth > 2 ? 3 : 5);

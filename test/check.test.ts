@@ -8,7 +8,7 @@ const FILE = '/plugins/p.ts';
 /** Runs the check on a live export, the way the loader does (describe, then check). */
 function check(exported: unknown, options = {}) {
   const plugin = describePlugin(exported);
-  const tools = plugin.toolsType === 'array' ? ((exported as { tools: unknown[] }).tools).map(describeTool) : null;
+  const tools = plugin.toolsType === 'array' ? (exported as { tools: unknown[] }).tools.map(describeTool) : null;
   return checkPlugin(FILE, plugin, tools, options);
 }
 
@@ -18,14 +18,32 @@ const goodTool = () => ({
   inputSchema: Type.Object({ city: Type.String({ description: 'City name.' }) }, { additionalProperties: false }),
   execute: () => 'sunny',
 });
-const plugin = (over: Record<string, unknown> = {}) => ({ name: 'weather', version: '1.0.0', tools: [goodTool()], ...over });
+const plugin = (over: Record<string, unknown> = {}) => ({
+  name: 'weather',
+  version: '1.0.0',
+  tools: [goodTool()],
+  ...over,
+});
 const errors = (exported: unknown, options = {}) => check(exported, options).filter((v) => v.severity === 'error');
 const pointers = (exported: unknown) => errors(exported).map((v) => v.pointer);
 
 describe('contract check', () => {
   it('passes a good plugin and a plain-object plugin with no host imports', () => {
     expect(errors(plugin())).to.deep.equal([]);
-    const plain = { name: 'plain', version: '0.0.1', tools: [{ name: 'x', description: 'X.', inputSchema: { type: 'object', properties: {} }, execute() { return ''; } }] };
+    const plain = {
+      name: 'plain',
+      version: '0.0.1',
+      tools: [
+        {
+          name: 'x',
+          description: 'X.',
+          inputSchema: { type: 'object', properties: {} },
+          execute() {
+            return '';
+          },
+        },
+      ],
+    };
     expect(errors(plain)).to.deep.equal([]);
   });
 
@@ -66,18 +84,29 @@ describe('contract check', () => {
   });
 
   it('requires inputSchema to be an object schema that compiles', () => {
-    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: undefined }] }))).to.deep.equal(['/tools/0/inputSchema']);
-    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: Type.String() }] }))).to.deep.equal(['/tools/0/inputSchema/type']);
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: undefined }] }))).to.deep.equal([
+      '/tools/0/inputSchema',
+    ]);
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: Type.String() }] }))).to.deep.equal([
+      '/tools/0/inputSchema/type',
+    ]);
     const badPattern = { type: 'object', properties: { q: { type: 'string', description: 'Q.', pattern: '(' } } };
-    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: badPattern }] }))).to.deep.equal(['/tools/0/inputSchema/properties/q/pattern']);
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: badPattern }] }))).to.deep.equal([
+      '/tools/0/inputSchema/properties/q/pattern',
+    ]);
     const badType = { type: 'object', properties: { q: { type: 'strin', description: 'Q.' } } };
-    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: badType }] }))).to.deep.equal(['/tools/0/inputSchema/properties/q/type']);
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: badType }] }))).to.deep.equal([
+      '/tools/0/inputSchema/properties/q/type',
+    ]);
   });
 
   it('requires every property, nested ones too, to have a description', () => {
     const schema = Type.Object({
       city: Type.String(),
-      where: Type.Object({ lat: Type.Number({ description: 'Latitude.' }), lon: Type.Number() }, { description: 'Position.' }),
+      where: Type.Object(
+        { lat: Type.Number({ description: 'Latitude.' }), lon: Type.Number() },
+        { description: 'Position.' },
+      ),
     });
     expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema: schema }] }))).to.deep.equal([
       '/tools/0/inputSchema/properties/city/description',
@@ -97,11 +126,15 @@ describe('contract check', () => {
     // Past 2^31 − 1 ms a Node timer fires at once: a "week-long" timeout would time every call out.
     expect(pointers(plugin({ tools: [{ ...goodTool(), timeoutMs: 2 ** 31 }] }))).to.deep.equal(['/tools/0/timeoutMs']);
     expect(pointers(plugin({ tools: [{ ...goodTool(), timeoutMs: 2 ** 31 - 1 }] }))).to.deep.equal([]);
-    expect(pointers(plugin({ tools: [{ ...goodTool(), annotations: { readOnly: 'yes' } }] }))).to.deep.equal(['/tools/0/annotations/readOnly']);
+    expect(pointers(plugin({ tools: [{ ...goodTool(), annotations: { readOnly: 'yes' } }] }))).to.deep.equal([
+      '/tools/0/annotations/readOnly',
+    ]);
   });
 
   it('checks the options schema', () => {
-    expect(pointers(plugin({ options: { type: 'object', properties: { k: { type: 'nope' } } } }))).to.deep.equal(['/options/properties/k/type']);
+    expect(pointers(plugin({ options: { type: 'object', properties: { k: { type: 'nope' } } } }))).to.deep.equal([
+      '/options/properties/k/type',
+    ]);
   });
 
   it('reports every violation at once, each with the file, the tool and a pointer', () => {
@@ -109,7 +142,12 @@ describe('contract check', () => {
       name: 'Bad',
       version: 'x',
       tools: [
-        { name: 'a b', description: '', inputSchema: { type: 'object', properties: { c: { type: 'string' } }, required: ['d'] }, execute: 1 },
+        {
+          name: 'a b',
+          description: '',
+          inputSchema: { type: 'object', properties: { c: { type: 'string' } }, required: ['d'] },
+          execute: 1,
+        },
         { name: 'fine', description: 'Fine.', inputSchema: { type: 'array' }, execute() {} },
       ],
     });
@@ -130,11 +168,20 @@ describe('contract check', () => {
   it('only warns about style for lenient (MCP) tools, but still fails a schema that cannot compile', () => {
     const tools = [
       { name: 'srv_a', description: '', inputSchema: { type: 'object', properties: { x: { type: 'string' } } } },
-      { name: 'srv_b', description: 'B.', inputSchema: { type: 'object', properties: { y: { type: 'string', pattern: '[' } } } },
+      {
+        name: 'srv_b',
+        description: 'B.',
+        inputSchema: { type: 'object', properties: { y: { type: 'string', pattern: '[' } } },
+      },
     ];
     const all = check({ name: 'srv', version: '1.0.0', tools }, { lenient: true });
-    expect(all.filter((v) => v.severity === 'warning').map((v) => v.pointer)).to.include.members(['/tools/0/description', '/tools/0/inputSchema/properties/x/description']);
-    expect(all.filter((v) => v.severity === 'error').map((v) => v.pointer)).to.deep.equal(['/tools/1/inputSchema/properties/y/pattern']);
+    expect(all.filter((v) => v.severity === 'warning').map((v) => v.pointer)).to.include.members([
+      '/tools/0/description',
+      '/tools/0/inputSchema/properties/x/description',
+    ]);
+    expect(all.filter((v) => v.severity === 'error').map((v) => v.pointer)).to.deep.equal([
+      '/tools/1/inputSchema/properties/y/pattern',
+    ]);
   });
 
   describe('property names that reach a prototype (__proto__, constructor, prototype)', () => {
@@ -144,9 +191,14 @@ describe('contract check', () => {
 
     it('refuses each as a property name, at any depth, with a pointer to it', () => {
       for (const key of ['__proto__', 'constructor', 'prototype']) {
-        const inputSchema = schema(`{"type":"object","properties":{"outer":{"type":"object","description":"Outer.","properties":{"${key}":${described('Inner')}}}}}`);
+        const inputSchema = schema(
+          `{"type":"object","properties":{"outer":{"type":"object","description":"Outer.","properties":{"${key}":${described('Inner')}}}}}`,
+        );
         const v = errors(plugin({ tools: [{ ...goodTool(), inputSchema }] }));
-        expect(v.map((x) => x.pointer), key).to.deep.equal([`/tools/0/inputSchema/properties/outer/properties/${key}`]);
+        expect(
+          v.map((x) => x.pointer),
+          key,
+        ).to.deep.equal([`/tools/0/inputSchema/properties/outer/properties/${key}`]);
         expect(v[0]!.message).to.contain(`"${key}" is not allowed`);
       }
     });
@@ -163,14 +215,23 @@ describe('contract check', () => {
     });
 
     it('refuses them in the options schema', () => {
-      const options = schema(`{"type":"object","properties":{"__proto__":{"type":"object","properties":{"polluted":{"type":"boolean","default":true}}}}}`);
+      const options = schema(
+        `{"type":"object","properties":{"__proto__":{"type":"object","properties":{"polluted":{"type":"boolean","default":true}}}}}`,
+      );
       expect(pointers(plugin({ options }))).to.deep.equal(['/options/properties/__proto__']);
     });
 
     it('is an error, not a style warning, for the tools of an MCP server (lenient)', () => {
-      const inputSchema = schema(`{"type":"object","properties":{"__proto__":{"type":"object","properties":{"command":{"type":"string","default":"echo pwned"}}}}}`);
-      const v = check({ name: 'srv', version: '1.0.0', tools: [{ name: 'srv_a', description: 'A.', inputSchema }] }, { lenient: true });
-      expect(v.filter((x) => x.severity === 'error').map((x) => x.pointer)).to.deep.equal(['/tools/0/inputSchema/properties/__proto__']);
+      const inputSchema = schema(
+        `{"type":"object","properties":{"__proto__":{"type":"object","properties":{"command":{"type":"string","default":"echo pwned"}}}}}`,
+      );
+      const v = check(
+        { name: 'srv', version: '1.0.0', tools: [{ name: 'srv_a', description: 'A.', inputSchema }] },
+        { lenient: true },
+      );
+      expect(v.filter((x) => x.severity === 'error').map((x) => x.pointer)).to.deep.equal([
+        '/tools/0/inputSchema/properties/__proto__',
+      ]);
     });
   });
 

@@ -24,7 +24,10 @@ describe('config', () => {
 
   it('finds a TypeScript config (loaded with jiti) from a subdirectory, up to the project root', async () => {
     t.write('package.json', '{"name":"proj"}');
-    t.write('rousseau.config.ts', "const n: number = 5;\nexport default { builtins: false, agent: { maxTurns: n } };\n");
+    t.write(
+      'rousseau.config.ts',
+      'const n: number = 5;\nexport default { builtins: false, agent: { maxTurns: n } };\n',
+    );
     mkdirSync(join(t.dir, 'a', 'b'), { recursive: true });
     const found = await loadConfig({ cwd: join(t.dir, 'a', 'b') });
     expect(found.file).to.equal(join(t.dir, 'rousseau.config.ts'));
@@ -73,7 +76,10 @@ describe('config', () => {
   });
 
   it('rejects unknown keys and wrong types, naming the file and each key path', async () => {
-    const file = t.write('rousseau.config.json', JSON.stringify({ plugins: ['./a', { module: './b', timeoutMs: 'fast' }], polcy: {}, agent: { maxTurns: 0 } }));
+    const file = t.write(
+      'rousseau.config.json',
+      JSON.stringify({ plugins: ['./a', { module: './b', timeoutMs: 'fast' }], polcy: {}, agent: { maxTurns: 0 } }),
+    );
     t.write('package.json', '{}');
     const error = await loadConfig({ cwd: t.dir }).catch((e: unknown) => e);
     expect(error).to.have.property('code', 'RH_ERR_CONFIG_INVALID');
@@ -85,7 +91,9 @@ describe('config', () => {
   });
 
   it('checks what the schema cannot: module xor mcp, an MCP entry needs a name', () => {
-    const huge = configError(() => validateConfig({ plugins: [{ module: './a', timeoutMs: 30 * 24 * 3600 * 1000 }] }, 'cfg.json'));
+    const huge = configError(() =>
+      validateConfig({ plugins: [{ module: './a', timeoutMs: 30 * 24 * 3600 * 1000 }] }, 'cfg.json'),
+    );
     expect(huge.message).to.contain('plugins[0].timeoutMs').and.contain('2147483647');
     const e1 = configError(() => validateConfig({ plugins: [{ timeoutMs: 5 }] }, 'cfg.json'));
     expect(e1.message).to.contain('plugins[0]').and.contain('exactly one of "module"');

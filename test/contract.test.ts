@@ -31,7 +31,12 @@ describe('contract helpers', () => {
       ],
     });
     expect(plugin.name).to.equal('typed');
-    const tools = await plugin.setup!({ options: { units: 'si' }, log: toolContext('/').log, workspace: '/', signal: new AbortController().signal });
+    const tools = await plugin.setup!({
+      options: { units: 'si' },
+      log: toolContext('/').log,
+      workspace: '/',
+      signal: new AbortController().signal,
+    });
     expect(await tools[0]!.execute({}, toolContext('/'))).to.equal('SI');
     expect(() => plain.execute({}, toolContext('/'))).to.throw(TypeError);
   });

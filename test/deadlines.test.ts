@@ -69,7 +69,8 @@ describe('deadlines', () => {
   });
 
   it('refuses a duration a timer cannot hold', () => {
-    for (const ms of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) expect(() => deadline(ms, () => {}), String(ms)).to.throw(RangeError, /1 to 2147483647 ms/);
+    for (const ms of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31])
+      expect(() => deadline(ms, () => {}), String(ms)).to.throw(RangeError, /1 to 2147483647 ms/);
   });
 
   it('keeps the process alive while a deadline is pending, and not once every one is cancelled', async () => {
@@ -77,13 +78,18 @@ describe('deadlines', () => {
       new Promise<{ out: string; ms: number }>((resolve, reject) => {
         const t0 = performance.now();
         const script = `import { deadline } from './core/deadlines.ts';\n${code}`;
-        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, timeout: 30_000 }, (error, stdout) =>
-          error ? reject(error) : resolve({ out: stdout, ms: performance.now() - t0 }),
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', script],
+          { cwd: ROOT, timeout: 30_000 },
+          (error, stdout) => (error ? reject(error) : resolve({ out: stdout, ms: performance.now() - t0 })),
         );
       });
     const pending = await run(`deadline(300, () => console.log('expired'));`);
     expect(pending.out).to.equal('expired\n');
-    const cancelled = await run(`const d = deadline(20000, () => console.log('expired')); setTimeout(() => d.cancel(), 50);`);
+    const cancelled = await run(
+      `const d = deadline(20000, () => console.log('expired')); setTimeout(() => d.cancel(), 50);`,
+    );
     expect(cancelled.out).to.equal('');
     expect(cancelled.ms).to.be.below(15_000); // it would otherwise wait out the 20 s
   });

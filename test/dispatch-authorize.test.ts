@@ -52,17 +52,27 @@ for (const isolation of ['inline', 'worker', 'process'] as const) {
       expect(denied!.message).to.include('not there (policy rule policy.deny[0])');
     });
 
-    it('validates the input against the tool\'s schema first, as for a call', async () => {
-      const [wrongType, unknownKey, notData] = await answers([{ target: 5 }, { target: 'fine', extra: 1 }, '<function>']);
+    it("validates the input against the tool's schema first, as for a call", async () => {
+      const [wrongType, unknownKey, notData] = await answers([
+        { target: 5 },
+        { target: 'fine', extra: 1 },
+        '<function>',
+      ]);
       expect(wrongType).to.include({ allowed: false });
-      expect(wrongType!.message).to.match(/Invalid input for tool "step"/).and.include('/target');
+      expect(wrongType!.message)
+        .to.match(/Invalid input for tool "step"/)
+        .and.include('/target');
       expect(unknownKey).to.include({ allowed: false });
       expect(notData).to.include({ allowed: false });
       expect(asked).to.have.length(0);
     });
 
     it("puts an ask to the approver, whose 'always' holds for that exact input in the call's session", async () => {
-      const result = await host.call('step', { target: 'start', next: [{ target: 'ask-me' }, { target: 'ask-me' }, { target: 'ask-other' }] }, { sessionId: 's1' });
+      const result = await host.call(
+        'step',
+        { target: 'start', next: [{ target: 'ask-me' }, { target: 'ask-me' }, { target: 'ask-other' }] },
+        { sessionId: 's1' },
+      );
       expect(result.data).to.deep.equal([{ allowed: true }, { allowed: true }, { allowed: true }]);
       expect(asked.map((a) => [a.tool.name, a.input, a.sessionId])).to.deep.equal([
         ['step', '{"target":"ask-me"}', 's1'],
@@ -73,8 +83,13 @@ for (const isolation of ['inline', 'worker', 'process'] as const) {
     it('writes a decision line for each question, under the call id, marked source: authorize', async () => {
       const callId = `audit-${isolation}`;
       await host.call('step', { target: 'start', next: [{ target: 'fine' }, { target: 'no-way' }] }, { callId });
-      await until(() => readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8').includes(`"event":"call","callId":"${callId}"`));
-      const lines = readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      await until(() =>
+        readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8').includes(`"event":"call","callId":"${callId}"`),
+      );
+      const lines = readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const decisions = lines.filter((l) => l.callId === callId && l.event === 'decision');
       expect(decisions.map((d) => [d.input, d.decision, d.source])).to.deep.equal([
         ['{"next":[{"target":"fine"},{"target":"no-way"}],"target":"start"}', 'allow', undefined],
@@ -91,16 +106,26 @@ for (const isolation of ['inline', 'worker', 'process'] as const) {
       expect(data.allowed).to.equal(MAX_AUTHORIZE_PER_CALL);
       expect(data.last.allowed).to.equal(false);
       expect(data.last.message).to.match(/at most \d+ questions/);
-      await until(() => readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8').includes(`"event":"call","callId":"${callId}"`));
-      const lines = readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(lines.filter((l) => l.callId === callId && l.source === 'authorize')).to.have.length(MAX_AUTHORIZE_PER_CALL);
+      await until(() =>
+        readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8').includes(`"event":"call","callId":"${callId}"`),
+      );
+      const lines = readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.filter((l) => l.callId === callId && l.source === 'authorize')).to.have.length(
+        MAX_AUTHORIZE_PER_CALL,
+      );
     });
 
     it('refuses a question whose input is a DAG of 2^40 values after a bounded copy (the host thread is not frozen)', async function () {
       if (isolation === 'inline') this.skip(); // an inline plugin shares the host's thread anyway
       let last = performance.now();
       let stall = 0;
-      const timer = setInterval(() => ((stall = Math.max(stall, performance.now() - last)), (last = performance.now())), 5);
+      const timer = setInterval(
+        () => ((stall = Math.max(stall, performance.now() - last)), (last = performance.now())),
+        5,
+      );
       const result = await host.call('ask_dag', { depth: 40 });
       clearInterval(timer);
       stall = Math.max(stall, performance.now() - last);

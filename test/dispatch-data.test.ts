@@ -45,7 +45,16 @@ for (const isolation of ['worker', 'process'] as const) {
     it('keeps a small DAG as its JSON copy', async () => {
       const result = await host.call('dag', { depth: 3 });
       expect(result.isError, result.content).to.equal(false);
-      expect(result.data).to.deep.equal([[[0, 0], [0, 0]], [[0, 0], [0, 0]]]);
+      expect(result.data).to.deep.equal([
+        [
+          [0, 0],
+          [0, 0],
+        ],
+        [
+          [0, 0],
+          [0, 0],
+        ],
+      ]);
     });
 
     it('refuses a DAG whose JSON would be over the cap without writing it out (the host thread is not frozen)', async () => {
@@ -61,7 +70,7 @@ for (const isolation of ['worker', 'process'] as const) {
   describe(`a plugin report with shared references (${isolation})`, function () {
     this.timeout(60_000);
 
-    it('fails that plugin\'s load after a bounded walk, without freezing or killing the host', async () => {
+    it("fails that plugin's load after a bounded walk, without freezing or killing the host", async () => {
       const temp = tempDir('rh-dag-report-');
       try {
         const { value: host, stallMs } = await longestStall(() =>
@@ -69,7 +78,11 @@ for (const isolation of ['worker', 'process'] as const) {
             cwd: temp.dir,
             audit: false,
             logLevel: 'error',
-            config: { builtins: false, plugins: [{ module: join(FIXTURES, 'plugins', 'hostile-dag-report.ts'), isolation }], policy: { default: 'allow' } },
+            config: {
+              builtins: false,
+              plugins: [{ module: join(FIXTURES, 'plugins', 'hostile-dag-report.ts'), isolation }],
+              policy: { default: 'allow' },
+            },
           }),
         );
         try {

@@ -17,7 +17,14 @@ describe('call pipeline (inline)', () => {
       config: {
         builtins: false,
         plugins: [
-          { module: plugin('kit.ts'), isolation: 'inline', options: { greeting: 'hi' }, maxOutputBytes: 4096, maxConcurrency: 1, maxQueue: 1 },
+          {
+            module: plugin('kit.ts'),
+            isolation: 'inline',
+            options: { greeting: 'hi' },
+            maxOutputBytes: 4096,
+            maxConcurrency: 1,
+            maxQueue: 1,
+          },
           { module: plugin('echo.ts'), isolation: 'inline' },
         ],
         policy: { default: 'allow', deny: [{ tool: 'echo', match: '"text":"forbidden"', reason: 'not that word' }] },
@@ -70,7 +77,7 @@ describe('call pipeline (inline)', () => {
     expect(r.content).to.match(/call again/);
   });
 
-  it('denied by a policy rule, with the rule\'s reason', async () => {
+  it("denied by a policy rule, with the rule's reason", async () => {
     const r = await host.call('echo', '{"text":"forbidden"}');
     expect(r).to.include({ isError: true, code: 'denied' });
     expect(r.content).to.contain('not that word');
@@ -106,7 +113,7 @@ describe('call pipeline (inline)', () => {
     expect(r.content).to.not.contain('aborted'); // the rejection that followed the abort did not replace the result
   });
 
-  it('cancelled: the caller\'s signal ends the call at once', async () => {
+  it("cancelled: the caller's signal ends the call at once", async () => {
     const controller = new AbortController();
     const pending = host.call('slow', '{"ms":5000,"tag":"x"}', { signal: controller.signal });
     setTimeout(() => controller.abort(), 20);
@@ -121,8 +128,16 @@ describe('call pipeline (inline)', () => {
   });
 
   it('normalises outputs: { content, isError, data }, and rejects other shapes', async () => {
-    expect(await host.call('returns', '{"kind":"error-object"}')).to.include({ isError: true, code: 'tool_error', content: 'it went wrong' });
-    expect(await host.call('returns', '{"kind":"data"}')).to.deep.include({ isError: false, content: 'with data', data: { n: 1 } });
+    expect(await host.call('returns', '{"kind":"error-object"}')).to.include({
+      isError: true,
+      code: 'tool_error',
+      content: 'it went wrong',
+    });
+    expect(await host.call('returns', '{"kind":"data"}')).to.deep.include({
+      isError: false,
+      content: 'with data',
+      data: { n: 1 },
+    });
     for (const kind of ['number', 'null', 'object']) {
       const r = await host.call('returns', JSON.stringify({ kind }));
       expect(r.code, kind).to.equal('tool_error');
@@ -175,7 +190,13 @@ describe('call pipeline (inline)', () => {
   });
 
   it('never throws, and each code it can return is a documented code', async () => {
-    const inputs: [string, unknown][] = [['greet', undefined], ['greet', 12], ['greet', 'null'], ['nope', '{'], ['greet', { who: 1n }]];
+    const inputs: [string, unknown][] = [
+      ['greet', undefined],
+      ['greet', 12],
+      ['greet', 'null'],
+      ['nope', '{'],
+      ['greet', { who: 1n }],
+    ];
     for (const [tool, input] of inputs) {
       const r = await host.call(tool, input);
       expect(r.isError).to.equal(true);
@@ -193,7 +214,11 @@ describe('call pipeline (inline)', () => {
         asked++;
         return new Promise<boolean>(() => {}); // a person who never answers
       },
-      config: { builtins: false, plugins: [{ module: plugin('echo.ts'), isolation: 'inline' }], policy: { default: 'ask', readOnlyDefault: 'ask' } },
+      config: {
+        builtins: false,
+        plugins: [{ module: plugin('echo.ts'), isolation: 'inline' }],
+        policy: { default: 'ask', readOnlyDefault: 'ask' },
+      },
     });
     const controller = new AbortController();
     const cancelled = h.call('echo', '{"text":"a"}', { signal: controller.signal });
@@ -207,7 +232,12 @@ describe('call pipeline (inline)', () => {
   });
 
   it('after close(), calls are refused without throwing', async () => {
-    const h = await createHost({ cwd: FIXTURES, audit: false, logLevel: 'error', config: { builtins: false, plugins: [{ module: plugin('echo.ts'), isolation: 'inline' }] } });
+    const h = await createHost({
+      cwd: FIXTURES,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: plugin('echo.ts'), isolation: 'inline' }] },
+    });
     const pending = h.call('echo', '{"text":"a"}');
     await h.close();
     await pending;
@@ -216,7 +246,7 @@ describe('call pipeline (inline)', () => {
   });
 });
 
-describe('a plugin cannot change the host\'s objects (issue 11, prototype pollution)', () => {
+describe("a plugin cannot change the host's objects (issue 11, prototype pollution)", () => {
   const proto = Object.prototype as Record<string, unknown>;
   const ISOLATIONS = ['inline', 'worker', 'process'] as const;
 
@@ -236,7 +266,9 @@ describe('a plugin cannot change the host\'s objects (issue 11, prototype pollut
         const hostile = host.plugins().find((p) => p.name === 'hostile-proto')!;
         expect(hostile.status).to.equal('failed');
         expect(hostile.error?.code).to.equal('RH_ERR_PLUGIN_CONTRACT');
-        expect(hostile.error?.violations?.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/properties/__proto__']);
+        expect(hostile.error?.violations?.map((v) => v.pointer)).to.deep.equal([
+          '/tools/0/inputSchema/properties/__proto__',
+        ]);
         expect((await host.call('trap', '{}')).code).to.equal('unknown_tool');
         expect(Object.hasOwn(proto, 'command'), 'Object.prototype.command').to.equal(false);
         const bare = await host.call('bash', '{}');
@@ -255,12 +287,19 @@ describe('a plugin cannot change the host\'s objects (issue 11, prototype pollut
       cwd: FIXTURES,
       audit: false,
       logLevel: 'error',
-      config: { builtins: false, plugins: [{ name: 'srv', mcp: { command: process.execPath, args: [join(FIXTURES, 'mcp', 'hostile-proto.mjs')] } }] },
+      config: {
+        builtins: false,
+        plugins: [
+          { name: 'srv', mcp: { command: process.execPath, args: [join(FIXTURES, 'mcp', 'hostile-proto.mjs')] } },
+        ],
+      },
     });
     try {
       const [srv] = host.plugins();
       expect(srv!.status).to.equal('failed');
-      expect(srv!.error?.violations?.filter((v) => v.severity === 'error').map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/properties/constructor']);
+      expect(srv!.error?.violations?.filter((v) => v.severity === 'error').map((v) => v.pointer)).to.deep.equal([
+        '/tools/0/inputSchema/properties/constructor',
+      ]);
       expect(host.tools()).to.deep.equal([]);
     } finally {
       await host.close();
@@ -303,7 +342,10 @@ describe('a plugin cannot change the host\'s objects (issue 11, prototype pollut
           policy: {
             default: 'deny',
             readOnlyDefault: 'allow',
-            deny: [{ tool: 'inspect', where: { command: '.*pwned.*' } }, { tool: 'inspect', where: { '/nested/flag': 'true' } }],
+            deny: [
+              { tool: 'inspect', where: { command: '.*pwned.*' } },
+              { tool: 'inspect', where: { '/nested/flag': 'true' } },
+            ],
             allow: [{ tool: 'inspect' }],
           },
         },
@@ -343,7 +385,11 @@ describe('inline: odd values a tool returns or throws (issue 11)', () => {
         cwd: dir.dir,
         audit,
         logLevel: 'error',
-        config: { builtins: false, plugins: [{ module: plugin('odd-values.ts'), isolation: 'inline' }], policy: { default: 'allow' } },
+        config: {
+          builtins: false,
+          plugins: [{ module: plugin('odd-values.ts'), isolation: 'inline' }],
+          policy: { default: 'allow' },
+        },
       });
       const names = host.tools().map((t) => t.name);
       try {
@@ -361,7 +407,10 @@ describe('inline: odd values a tool returns or throws (issue 11)', () => {
       } finally {
         await host.close();
       }
-      const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = readFileSync(audit, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       for (const name of names) {
         const call = lines.find((l) => l.event === 'call' && l.callId === `odd-${name}`);
         expect(call, name).to.include({ tool: name, outcome: name === 'data_getter_changes' ? 'ok' : 'error' });

@@ -16,7 +16,8 @@ describe('error codes', () => {
   it('documents every stop reason of an agent run, and every agent and provider error code', () => {
     const agent = doc.slice(doc.indexOf('## Agent runs'));
     expect(agent).to.not.equal(doc.slice(-1));
-    for (const code of [...RUN_STOP_REASONS, ...AGENT_ERROR_CODES, ...PROVIDER_ERROR_CODES]) expect(agent, code).to.contain(`| \`${code}\` |`);
+    for (const code of [...RUN_STOP_REASONS, ...AGENT_ERROR_CODES, ...PROVIDER_ERROR_CODES])
+      expect(agent, code).to.contain(`| \`${code}\` |`);
   });
 
   it('builds messages from the registered templates, in argument order', () => {
@@ -37,7 +38,8 @@ describe('error codes', () => {
     const revoked = Proxy.revocable({}, {});
     revoked.revoke();
     const bare: unknown = Object.defineProperty(Object.create(null), 'toJSON', { get: boom });
-    for (const thrown of [messageGetter, proxy, revoked.proxy, bare]) expect(messageOf(thrown)).to.be.a('string').and.not.equal('');
+    for (const thrown of [messageGetter, proxy, revoked.proxy, bare])
+      expect(messageOf(thrown)).to.be.a('string').and.not.equal('');
     expect(messageOf(new Error('plain'))).to.equal('plain');
     expect(messageOf('text')).to.equal('text');
     expect(messageOf({ a: 1 })).to.equal('{"a":1}');

@@ -11,7 +11,11 @@ export const FIXTURES = join(ROOT, 'test', 'fixtures');
 export const BIN = join(ROOT, 'bin', 'rousseau-host.js');
 
 /** A fresh temp directory (real path), removed by `cleanup()`. */
-export function tempDir(prefix = 'rh-test-'): { dir: string; write(rel: string, text: string): string; cleanup(): void } {
+export function tempDir(prefix = 'rh-test-'): {
+  dir: string;
+  write(rel: string, text: string): string;
+  cleanup(): void;
+} {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   return {
     dir,
@@ -41,7 +45,10 @@ export async function until<T>(predicate: () => T | Promise<T>, options: UntilOp
   for (;;) {
     const value = await predicate();
     if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof message === 'function' ? message() : message}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof message === 'function' ? message() : message}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
@@ -65,7 +72,10 @@ export interface CliResult {
 }
 
 /** Runs `rousseau-host ...args` as a real child process. */
-export function runCli(args: string[], options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: options.cwd ?? ROOT,
@@ -78,7 +88,11 @@ export function runCli(args: string[], options: { cwd?: string; input?: string; 
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`rousseau-host ${args.join(' ')} did not exit within ${options.timeoutMs ?? 15000} ms\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `rousseau-host ${args.join(' ')} did not exit within ${options.timeoutMs ?? 15000} ms\nstderr: ${stderr}`,
+        ),
+      );
     }, options.timeoutMs ?? 15000);
     child.on('error', reject);
     child.on('close', (code, signal) => {

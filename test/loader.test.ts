@@ -5,10 +5,19 @@ import { resolvePlugin } from '../core/loader.ts';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const fixture = (name: string) => join(FIXTURES, 'plugins', name);
-const inline = (name: string, extra: Record<string, unknown> = {}) => ({ module: fixture(name), isolation: 'inline' as const, ...extra });
+const inline = (name: string, extra: Record<string, unknown> = {}) => ({
+  module: fixture(name),
+  isolation: 'inline' as const,
+  ...extra,
+});
 
 async function statuses(plugins: unknown[]) {
-  const host = await createHost({ cwd: FIXTURES, audit: false, logLevel: 'error', config: { builtins: false, plugins: plugins as never, policy: { default: 'allow' } } });
+  const host = await createHost({
+    cwd: FIXTURES,
+    audit: false,
+    logLevel: 'error',
+    config: { builtins: false, plugins: plugins as never, policy: { default: 'allow' } },
+  });
   const result = { plugins: host.plugins(), tools: host.tools().map((t) => t.name), host };
   return result;
 }
@@ -16,7 +25,11 @@ async function statuses(plugins: unknown[]) {
 describe('loader', () => {
   it('loads TypeScript, ESM and CommonJS plugins, with no build step', async () => {
     const { plugins, tools, host } = await statuses([inline('echo.ts'), inline('js-esm.mjs'), inline('js-cjs.cjs')]);
-    expect(plugins.map((p) => [p.name, p.status])).to.deep.equal([['echo', 'loaded'], ['js-esm', 'loaded'], ['js-cjs', 'loaded']]);
+    expect(plugins.map((p) => [p.name, p.status])).to.deep.equal([
+      ['echo', 'loaded'],
+      ['js-esm', 'loaded'],
+      ['js-cjs', 'loaded'],
+    ]);
     expect(tools).to.deep.equal(['echo', 'lower', 'upper']);
     expect((await host.call('upper', '{"text":"abc"}')).content).to.equal('ABC');
     expect((await host.call('lower', '{"text":"ABC"}')).content).to.equal('abc');
@@ -44,7 +57,12 @@ describe('loader', () => {
     expect(byFile('broken-setup.ts').error!.message).to.contain('cannot reach the database');
     const contract = byFile('broken-contract.ts').error!;
     expect(contract.code).to.equal('RH_ERR_PLUGIN_CONTRACT');
-    expect(contract.violations!.map((v) => v.pointer)).to.include.members(['/name', '/version', '/tools/0/execute', '/tools/1/inputSchema/type']);
+    expect(contract.violations!.map((v) => v.pointer)).to.include.members([
+      '/name',
+      '/version',
+      '/tools/0/execute',
+      '/tools/1/inputSchema/type',
+    ]);
     expect(contract.message).to.contain(fixture('broken-contract.ts'));
     const options = byFile('broken-options.ts').error!;
     expect(options.code).to.equal('RH_ERR_PLUGIN_OPTIONS');
@@ -60,7 +78,10 @@ describe('loader', () => {
     expect(plugins[0]!.status).to.equal('loaded');
     expect(plugins[1]!.status).to.equal('failed');
     expect(plugins[1]!.error!.code).to.equal('RH_ERR_TOOL_COLLISION');
-    expect(plugins[1]!.error!.message).to.contain("Tool 'echo'").and.contain("plugin 'collide'").and.contain("plugin 'echo'");
+    expect(plugins[1]!.error!.message)
+      .to.contain("Tool 'echo'")
+      .and.contain("plugin 'collide'")
+      .and.contain("plugin 'echo'");
     expect((await host.call('echo', '{"text":"first"}')).content).to.equal('first');
     await host.close();
   });
@@ -86,11 +107,14 @@ describe('loader', () => {
     await b.host.close();
   });
 
-  it('resolves a plugin\'s rousseau-host and typebox imports to the host\'s own copies', async () => {
+  it("resolves a plugin's rousseau-host and typebox imports to the host's own copies", async () => {
     const t = tempDir();
     // A plugin package that brought its own copies: importing either would throw.
     for (const name of ['typebox', 'rousseau-host']) {
-      t.write(`node_modules/${name}/package.json`, JSON.stringify({ name, type: 'module', exports: { '.': './index.js', './compile': './index.js' } }));
+      t.write(
+        `node_modules/${name}/package.json`,
+        JSON.stringify({ name, type: 'module', exports: { '.': './index.js', './compile': './index.js' } }),
+      );
       t.write(`node_modules/${name}/index.js`, `throw new Error('second copy of ${name} loaded');`);
     }
     t.write(
@@ -103,7 +127,16 @@ describe('loader', () => {
          { name: 'check_n', description: 'Checks n.', inputSchema: schema, execute: ({ n }: { n: number }) => String(Compile(schema).Check({ n })) },
        ] });`,
     );
-    const host = await createHost({ cwd: t.dir, audit: false, logLevel: 'error', config: { builtins: false, plugins: [{ module: './plugin.ts', isolation: 'inline' }], policy: { default: 'allow' } } });
+    const host = await createHost({
+      cwd: t.dir,
+      audit: false,
+      logLevel: 'error',
+      config: {
+        builtins: false,
+        plugins: [{ module: './plugin.ts', isolation: 'inline' }],
+        policy: { default: 'allow' },
+      },
+    });
     expect(host.plugins()[0]!.error).to.equal(undefined);
     expect((await host.call('check_n', '{"n":3}')).content).to.equal('true');
     await host.close();
@@ -116,9 +149,15 @@ describe('loader', () => {
       t = tempDir();
       t.write('local/index.ts', 'export default {}');
       t.write('file-no-ext.ts', 'export default {}');
-      t.write('node_modules/rousseau-plugin-weather/package.json', JSON.stringify({ name: 'rousseau-plugin-weather', exports: { '.': { import: './src/index.ts' } } }));
+      t.write(
+        'node_modules/rousseau-plugin-weather/package.json',
+        JSON.stringify({ name: 'rousseau-plugin-weather', exports: { '.': { import: './src/index.ts' } } }),
+      );
       t.write('node_modules/rousseau-plugin-weather/src/index.ts', 'export default {}');
-      t.write('node_modules/@acme/rousseau-plugin/package.json', JSON.stringify({ name: '@acme/rousseau-plugin', main: 'main.js' }));
+      t.write(
+        'node_modules/@acme/rousseau-plugin/package.json',
+        JSON.stringify({ name: '@acme/rousseau-plugin', main: 'main.js' }),
+      );
       t.write('node_modules/@acme/rousseau-plugin/main.js', 'module.exports = {}');
       t.write('node_modules/plain-name/package.json', JSON.stringify({ name: 'plain-name', module: 'esm.mjs' }));
       t.write('node_modules/plain-name/esm.mjs', 'export default {}');
@@ -133,7 +172,9 @@ describe('loader', () => {
 
     it('resolves package names from node_modules upward, with rousseau-plugin- short names', () => {
       const sub = join(t.dir, 'local');
-      expect(resolvePlugin('rousseau-plugin-weather', sub)).to.equal(join(t.dir, 'node_modules/rousseau-plugin-weather/src/index.ts'));
+      expect(resolvePlugin('rousseau-plugin-weather', sub)).to.equal(
+        join(t.dir, 'node_modules/rousseau-plugin-weather/src/index.ts'),
+      );
       expect(resolvePlugin('weather', sub)).to.equal(join(t.dir, 'node_modules/rousseau-plugin-weather/src/index.ts'));
       expect(resolvePlugin('@acme', t.dir)).to.equal(join(t.dir, 'node_modules/@acme/rousseau-plugin/main.js'));
       expect(resolvePlugin('plain-name', t.dir)).to.equal(join(t.dir, 'node_modules/plain-name/esm.mjs'));

@@ -11,7 +11,9 @@ const TSC = join(dirname(createRequire(import.meta.url).resolve('typescript/pack
 
 function tsc(cwd: string): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [TSC, '-p', cwd], { cwd }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }));
+    execFile(process.execPath, [TSC, '-p', cwd], { cwd }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }),
+    );
   });
 }
 
@@ -26,7 +28,19 @@ describe('the package for a TypeScript project', function () {
       symlinkSync(join(ROOT, 'node_modules', 'typebox'), join(tmp.dir, 'node_modules', 'typebox'));
       symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(tmp.dir, 'node_modules', '@types', 'node'));
       tmp.write('package.json', JSON.stringify({ name: 'rousseau-plugin-typed', type: 'module' }));
-      tmp.write('tsconfig.json', JSON.stringify({ compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true }, include: ['src'] }));
+      tmp.write(
+        'tsconfig.json',
+        JSON.stringify({
+          compilerOptions: {
+            target: 'es2022',
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            strict: true,
+            noEmit: true,
+          },
+          include: ['src'],
+        }),
+      );
       tmp.write(
         'src/index.ts',
         `import Type from 'typebox';
@@ -43,12 +57,17 @@ export async function shout(text: string): Promise<CallResult> {
 `,
       );
       // The input's type comes from the schema: a number method on a string field must be the one error.
-      tmp.write('src/wrong.ts', `import Type from 'typebox';\nimport { defineTool } from 'rousseau-host';\nexport const t = defineTool({ name: 'n', description: 'd', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), async execute({ text }) { return text.toFixed(1); } });\n`);
+      tmp.write(
+        'src/wrong.ts',
+        `import Type from 'typebox';\nimport { defineTool } from 'rousseau-host';\nexport const t = defineTool({ name: 'n', description: 'd', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), async execute({ text }) { return text.toFixed(1); } });\n`,
+      );
       const { code, output } = await tsc(tmp.dir);
       expect(code).to.not.equal(0);
       const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
       expect(errors, output).to.have.length(1);
-      expect(errors[0]).to.match(/^src\/wrong\.ts\(3,\d+\): error TS\d+: Property 'toFixed' does not exist on type 'string'/);
+      expect(errors[0]).to.match(
+        /^src\/wrong\.ts\(3,\d+\): error TS\d+: Property 'toFixed' does not exist on type 'string'/,
+      );
     } finally {
       tmp.cleanup();
     }

@@ -39,7 +39,9 @@ describe('openHostFile', () => {
   it('checks every directory between the workspace and the file, not only the last', () => {
     mkdirSync(join(workspace, 'state'));
     symlinkSync(t.dir, join(workspace, 'state', 'deeper'));
-    expect(() => openHostFile(join(workspace, 'state', 'deeper', 'keep'), workspace)).to.throw(`${join(workspace, 'state', 'deeper')} is a symlink`);
+    expect(() => openHostFile(join(workspace, 'state', 'deeper', 'keep'), workspace)).to.throw(
+      `${join(workspace, 'state', 'deeper')} is a symlink`,
+    );
     expect(readFileSync(join(t.dir, 'keep'), 'utf8')).to.equal('kept\n');
   });
 

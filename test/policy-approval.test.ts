@@ -16,7 +16,11 @@ function hostAsking(approve?: ApproveFn): Promise<Host> {
     audit: false,
     logLevel: 'error',
     ...(approve ? { approve } : {}),
-    config: { builtins: false, plugins: [{ module: KIT, isolation: 'inline' }], policy: { default: 'ask', ask: [{ tool: 'shell_*', reason: 'runs commands' }] } },
+    config: {
+      builtins: false,
+      plugins: [{ module: KIT, isolation: 'inline' }],
+      policy: { default: 'ask', ask: [{ tool: 'shell_*', reason: 'runs commands' }] },
+    },
   });
 }
 
@@ -107,7 +111,11 @@ describe('policy: approval', () => {
     const request = (command: string): ApprovalRequest => ({
       tool: { name: 'shell_run', description: '', inputSchema: {}, plugin: 'policy-kit' },
       input: JSON.stringify({ command }),
-      decision: { decision: 'ask', rule: { id: 'policy.ask[0]', list: 'ask', tool: 'shell_*', reason: 'runs commands' }, reason: 'runs commands' },
+      decision: {
+        decision: 'ask',
+        rule: { id: 'policy.ask[0]', list: 'ask', tool: 'shell_*', reason: 'runs commands' },
+        reason: 'runs commands',
+      },
       callId: 'c1',
     });
 

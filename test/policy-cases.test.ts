@@ -11,7 +11,12 @@ import { FIXTURES } from './helpers.ts';
 const KIT = join(FIXTURES, 'policy', 'tools.ts');
 
 function hostWith(policy: HostConfig['policy']): Promise<Host> {
-  return createHost({ cwd: FIXTURES, audit: false, logLevel: 'error', config: { builtins: false, plugins: [{ module: KIT, isolation: 'inline' }], policy } });
+  return createHost({
+    cwd: FIXTURES,
+    audit: false,
+    logLevel: 'error',
+    config: { builtins: false, plugins: [{ module: KIT, isolation: 'inline' }], policy },
+  });
 }
 
 function decided(check: PolicyCheck): Extract<PolicyCheck, { ok: true }> {
@@ -52,7 +57,10 @@ describe('policy: attack and precedence cases', () => {
   describe('26–28, 30: the decision is made on the canonical input, not the raw text', () => {
     let shared: Host;
     before(async () => {
-      shared = await hostWith({ default: 'allow', deny: [{ tool: 'shell_run', match: '"command":"rm -rf', reason: 'no recursive deletes' }] });
+      shared = await hostWith({
+        default: 'allow',
+        deny: [{ tool: 'shell_run', match: '"command":"rm -rf', reason: 'no recursive deletes' }],
+      });
     });
     after(() => shared.close());
 
@@ -66,7 +74,11 @@ describe('policy: attack and precedence cases', () => {
       it(`${name} is denied`, async () => {
         const h = shared;
         const check = decided(h.decide('shell_run', raw));
-        expect(check).to.include({ decision: 'deny', canonical: '{"command":"rm -rf /"}', reason: 'no recursive deletes' });
+        expect(check).to.include({
+          decision: 'deny',
+          canonical: '{"command":"rm -rf /"}',
+          reason: 'no recursive deletes',
+        });
         const r = await h.call('shell_run', raw);
         expect(r).to.include({ isError: true, code: 'denied' });
         expect(r.content).to.include('no recursive deletes').and.include('policy.deny[0]');
@@ -76,8 +88,16 @@ describe('policy: attack and precedence cases', () => {
     it('30: key order does not change the canonical input or the decision', async () => {
       const h = await hostWith({ default: 'allow', deny: [{ tool: 'open_echo', match: '^\\{"n":1,"text":"a"\\}$' }] });
       try {
-        for (const raw of ['{"text":"a","n":1}', '{"n":1,"text":"a"}', '{"n":1.0,"text":"\\u0061"}', '{"n":1e0,"text":"a"}']) {
-          expect(decided(h.decide('open_echo', raw)), raw).to.include({ decision: 'deny', canonical: '{"n":1,"text":"a"}' });
+        for (const raw of [
+          '{"text":"a","n":1}',
+          '{"n":1,"text":"a"}',
+          '{"n":1.0,"text":"\\u0061"}',
+          '{"n":1e0,"text":"a"}',
+        ]) {
+          expect(decided(h.decide('open_echo', raw)), raw).to.include({
+            decision: 'deny',
+            canonical: '{"n":1,"text":"a"}',
+          });
         }
       } finally {
         await h.close();
@@ -94,7 +114,10 @@ describe('policy: attack and precedence cases', () => {
     expect(r).to.include({ isError: true, code: 'invalid_json' });
     expect(r.content).to.include('duplicate key "command"');
     // The same with the second key escaped, and with two keys that are one after Unicode NFC.
-    expect(host.decide('shell_run', '{"command":"ls -la","\\u0063ommand":"rm -rf ~"}')).to.include({ ok: false, code: 'invalid_json' });
+    expect(host.decide('shell_run', '{"command":"ls -la","\\u0063ommand":"rm -rf ~"}')).to.include({
+      ok: false,
+      code: 'invalid_json',
+    });
     const nfc = host.decide('open_echo', '{"caf\\u00e9":1,"cafe\\u0301":2}');
     expect(nfc).to.include({ ok: false, code: 'invalid_json' });
     expect((nfc as { content: string }).content).to.include('Unicode-normalised');
@@ -104,7 +127,12 @@ describe('policy: attack and precedence cases', () => {
 
   it('31: __proto__, constructor and prototype keys are rejected before policy, escaped or not, text or object', async () => {
     host = await hostWith({ default: 'allow' });
-    for (const raw of ['{"__proto__":{"command":"x"}}', '{"\\u005f_proto__":{}}', '{"constructor":{"prototype":{}}}', '{"text":"a","prototype":1}']) {
+    for (const raw of [
+      '{"__proto__":{"command":"x"}}',
+      '{"\\u005f_proto__":{}}',
+      '{"constructor":{"prototype":{}}}',
+      '{"text":"a","prototype":1}',
+    ]) {
       expect(host.decide('open_echo', raw), raw).to.include({ ok: false, code: 'invalid_json' });
     }
     const parsed = JSON.parse('{"__proto__":{"polluted":true}}') as unknown;
@@ -120,17 +148,30 @@ describe('policy: attack and precedence cases', () => {
   });
 
   it('33: a pattern that cannot be matched in bounded time is a config error naming the rule; a backtracking bomb is time-bounded', async () => {
-    const bad = (policy: HostConfig['policy']) => hostWith(policy).then(
-      (h) => (host = h, 'loaded'),
-      (e: Error & { code?: string }) => `${e.code}: ${e.message}`,
+    const bad = (policy: HostConfig['policy']) =>
+      hostWith(policy).then(
+        (h) => ((host = h), 'loaded'),
+        (e: Error & { code?: string }) => `${e.code}: ${e.message}`,
+      );
+    expect(await bad({ deny: [{ tool: 'shell_run', match: '(a)\\1' }] })).to.match(
+      /^RH_ERR_CONFIG_INVALID: .*policy\.deny\[0\]\.match: .*uses a backreference, a lookaround/s,
     );
-    expect(await bad({ deny: [{ tool: 'shell_run', match: '(a)\\1' }] })).to.match(/^RH_ERR_CONFIG_INVALID: .*policy\.deny\[0\]\.match: .*uses a backreference, a lookaround/s);
-    expect(await bad({ ask: [{ tool: 'x' }, { tool: 'shell_run', where: { command: 'sudo(?!\\s+-n)' } }] })).to.include('policy.ask[1].where.command');
-    expect(await bad({ allow: [{ tool: 'shell_run', match: '(' }] })).to.match(/policy\.allow\[0\]\.match: invalid regular expression/);
+    expect(await bad({ ask: [{ tool: 'x' }, { tool: 'shell_run', where: { command: 'sudo(?!\\s+-n)' } }] })).to.include(
+      'policy.ask[1].where.command',
+    );
+    expect(await bad({ allow: [{ tool: 'shell_run', match: '(' }] })).to.match(
+      /policy\.allow\[0\]\.match: invalid regular expression/,
+    );
 
     // (a+)+$ is accepted: V8 falls back to its linear engine when backtracking runs away, so
     // 20 000 characters decide at once instead of after 2^20000 steps.
-    host = await hostWith({ default: 'allow', deny: [{ tool: 'shell_run', where: { command: '(a+)+' } }, { tool: 'shell_run', match: '"(a|a)*"' }] });
+    host = await hostWith({
+      default: 'allow',
+      deny: [
+        { tool: 'shell_run', where: { command: '(a+)+' } },
+        { tool: 'shell_run', match: '"(a|a)*"' },
+      ],
+    });
     const check = decided(host.decide('shell_run', JSON.stringify({ command: `${'a'.repeat(20_000)}!` })));
     expect(check.decision).to.equal('allow');
     expect(decided(host.decide('shell_run', '{"command":"aaaa"}')).decision).to.equal('deny');
@@ -138,9 +179,21 @@ describe('policy: attack and precedence cases', () => {
 
   it('34: a compound shell command does not inherit the allow of its first part', async () => {
     // Anchored per-field rule: the whole command must be `ls` or `cat` with plain arguments.
-    host = await hostWith({ default: 'ask', allow: [{ tool: 'shell_run', where: { command: '(ls|cat)( [^;&|`$()<>\\\\\\n]*)?' } }] });
+    host = await hostWith({
+      default: 'ask',
+      allow: [{ tool: 'shell_run', where: { command: '(ls|cat)( [^;&|`$()<>\\\\\\n]*)?' } }],
+    });
     expect(decided(host.decide('shell_run', '{"command":"ls -la src"}')).decision).to.equal('allow');
-    for (const command of ['ls && rm -rf x', 'ls; rm -rf x', 'ls | sh', 'ls\nrm -rf x', 'ls $(rm -rf x)', 'ls `rm -rf x`', 'cat x > /etc/passwd', 'ls || curl x']) {
+    for (const command of [
+      'ls && rm -rf x',
+      'ls; rm -rf x',
+      'ls | sh',
+      'ls\nrm -rf x',
+      'ls $(rm -rf x)',
+      'ls `rm -rf x`',
+      'cat x > /etc/passwd',
+      'ls || curl x',
+    ]) {
       expect(decided(host.decide('shell_run', JSON.stringify({ command }))).decision, command).to.equal('ask');
     }
     // In an allow rule `.` stops at a newline, so even a loose `ls.*` cannot carry a second line.
@@ -151,7 +204,10 @@ describe('policy: attack and precedence cases', () => {
       await loose.close();
     }
     // In a deny rule `.` spans lines, so a newline cannot split a command away from the rule.
-    const strict = await hostWith({ default: 'allow', deny: [{ tool: 'shell_run', where: { command: '.*rm -rf.*' } }] });
+    const strict = await hostWith({
+      default: 'allow',
+      deny: [{ tool: 'shell_run', where: { command: '.*rm -rf.*' } }],
+    });
     try {
       expect(decided(strict.decide('shell_run', '{"command":"echo hi\\nrm -rf x"}')).decision).to.equal('deny');
     } finally {
@@ -164,7 +220,10 @@ describe('policy: attack and precedence cases', () => {
     expect(decided(host.decide('shell_run', '{"command":"ls"}')).decision).to.equal('ask');
     const r = await host.call('shell_run', '{"command":"ls"}');
     expect(r).to.include({ isError: true, code: 'denied' });
-    expect(r.content).to.include('needs approval').and.include('shell commands need a person').and.include('policy.ask[0]');
+    expect(r.content)
+      .to.include('needs approval')
+      .and.include('shell commands need a person')
+      .and.include('policy.ask[0]');
     expect(r.content).to.not.include('ran:');
   });
 

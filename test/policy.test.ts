@@ -51,9 +51,19 @@ describe('policy', () => {
   it('where: a key starting with / is a JSON pointer into nested input, array indexes and escapes included', () => {
     const p = compilePolicy({
       default: 'deny',
-      allow: [{ tool: 't', where: { '/headers/host': 'api\\.example\\.com', '/paths/0': 'src/.*', '/a~1b/~0c': 'yes', mode: 'read' } }],
+      allow: [
+        {
+          tool: 't',
+          where: { '/headers/host': 'api\\.example\\.com', '/paths/0': 'src/.*', '/a~1b/~0c': 'yes', mode: 'read' },
+        },
+      ],
     });
-    const input = { headers: { host: 'api.example.com' }, paths: ['src/a.ts', '/etc/passwd'], 'a/b': { '~c': 'yes' }, mode: 'read' };
+    const input = {
+      headers: { host: 'api.example.com' },
+      paths: ['src/a.ts', '/etc/passwd'],
+      'a/b': { '~c': 'yes' },
+      mode: 'read',
+    };
     expect(decide(p, 't', input).decision).to.equal('allow');
     expect(decide(p, 't', { ...input, headers: { host: 'api.example.com.evil.net' } }).decision).to.equal('deny');
     expect(decide(p, 't', { ...input, paths: ['/etc/passwd', 'src/a.ts'] }).decision).to.equal('deny');
@@ -78,17 +88,27 @@ describe('policy', () => {
     const error = configError({ deny: [{ tool: 'x', match: '[' }] }, '/project/rousseau.config.ts');
     expect(error).to.be.instanceOf(HostError);
     expect((error as HostError).code).to.equal('RH_ERR_CONFIG_INVALID');
-    expect((error as HostError).message).to.include('/project/rousseau.config.ts').and.include('policy.deny[0].match: invalid regular expression');
+    expect((error as HostError).message)
+      .to.include('/project/rousseau.config.ts')
+      .and.include('policy.deny[0].match: invalid regular expression');
   });
 
   it('a pattern or a where field NFC would change is a config error: input is NFC, so the rule could never match it', () => {
     // A decomposed é, as a macOS file name holds it: this deny rule matched nothing before.
     const pattern = configError({ deny: [{ tool: 't', where: { path: 'secrets/cafe\u0301\\.txt' } }] });
     expect(pattern?.code).to.equal('RH_ERR_CONFIG_INVALID');
-    expect(pattern?.message).to.include('policy.deny[0].where.path: the pattern is not in Unicode NFC').and.include('"secrets/caf\\u00e9\\\\.txt"');
-    expect(configError({ ask: [{ tool: 't', match: '\u212a' }] })?.message).to.include('policy.ask[0].match: the pattern is not in Unicode NFC');
-    expect(configError({ deny: [{ tool: 't', where: { 'cafe\u0301': '.*' } }] })?.message).to.include('the field name is not in Unicode NFC');
-    expect(configError({ deny: [{ tool: 't', where: { path: 'secrets/caf\u00e9\\.txt' }, match: '[\u0300-\u036f]' }] })).to.equal(undefined);
+    expect(pattern?.message)
+      .to.include('policy.deny[0].where.path: the pattern is not in Unicode NFC')
+      .and.include('"secrets/caf\\u00e9\\\\.txt"');
+    expect(configError({ ask: [{ tool: 't', match: '\u212a' }] })?.message).to.include(
+      'policy.ask[0].match: the pattern is not in Unicode NFC',
+    );
+    expect(configError({ deny: [{ tool: 't', where: { 'cafe\u0301': '.*' } }] })?.message).to.include(
+      'the field name is not in Unicode NFC',
+    );
+    expect(
+      configError({ deny: [{ tool: 't', where: { path: 'secrets/caf\u00e9\\.txt' }, match: '[\u0300-\u036f]' }] }),
+    ).to.equal(undefined);
   });
 
   describe('regexes read decoded strings in where, escaped JSON text in match', () => {
@@ -105,7 +125,13 @@ describe('policy', () => {
     });
 
     it('a where rule with \\s matches the tab: a string field is tested decoded, nested ones through a JSON pointer', () => {
-      const p = compilePolicy({ default: 'allow', deny: [{ tool: 't', where: { command: 'a\\s+b' } }, { tool: 'u', where: { '/env/0': '.*\\s.*' } }] });
+      const p = compilePolicy({
+        default: 'allow',
+        deny: [
+          { tool: 't', where: { command: 'a\\s+b' } },
+          { tool: 'u', where: { '/env/0': '.*\\s.*' } },
+        ],
+      });
       expect(p.decide(tool('t'), canonical, input).decision).to.equal('deny');
       const nested = { env: ['X=1\tY=2'] };
       expect(p.decide(tool('u'), () => canonicalJson(nested), nested).decision).to.equal('deny');
@@ -114,7 +140,15 @@ describe('policy', () => {
 
   it('reads only own keys: Object.prototype polluted while the policy compiles or decides changes no decision', () => {
     const proto = Object.prototype as Record<string, unknown>;
-    const pollution: Record<string, unknown> = { match: 'never', where: { command: 'never' }, default: 'allow', readOnlyDefault: 'allow', annotations: { readOnly: true }, reason: 'polluted', rule: { id: 'polluted' } };
+    const pollution: Record<string, unknown> = {
+      match: 'never',
+      where: { command: 'never' },
+      default: 'allow',
+      readOnlyDefault: 'allow',
+      annotations: { readOnly: true },
+      reason: 'polluted',
+      rule: { id: 'polluted' },
+    };
     const config = { builtinRules: false, deny: [{ tool: 'bash' }], ask: [{ tool: 'write' }] };
     const clean = compilePolicy(config);
     const expected = [decide(clean, 'bash', {}), decide(clean, 'write', {}), decide(clean, 'other', {})];
@@ -124,7 +158,9 @@ describe('policy', () => {
       const polluted = compilePolicy(config);
       for (const p of [clean, polluted]) {
         const got = [decide(p, 'bash', {}), decide(p, 'write', {}), decide(p, 'other', {})];
-        expect(got.map((d) => [d.decision, d.rule?.id, d.reason])).to.deep.equal(expected.map((d) => [d.decision, d.rule?.id, undefined]));
+        expect(got.map((d) => [d.decision, d.rule?.id, d.reason])).to.deep.equal(
+          expected.map((d) => [d.decision, d.rule?.id, undefined]),
+        );
       }
     } finally {
       for (const key of Object.keys(pollution)) delete proto[key];
@@ -154,10 +190,17 @@ describe('policy', () => {
       });
     }
     it('lets public addresses through, and can be turned off', () => {
-      for (const url of ['https://example.com/', 'https://api.github.com/?next=http://127.0.0.1/', 'https://172.32.0.1/']) {
+      for (const url of [
+        'https://example.com/',
+        'https://api.github.com/?next=http://127.0.0.1/',
+        'https://172.32.0.1/',
+      ]) {
         expect(decide(p, 'http_get', { url }).decision, url).to.equal('allow');
       }
-      expect(decide(compilePolicy({ default: 'allow', builtinRules: false }), 'http_get', { url: 'https://127.0.0.1/' }).decision).to.equal('allow');
+      expect(
+        decide(compilePolicy({ default: 'allow', builtinRules: false }), 'http_get', { url: 'https://127.0.0.1/' })
+          .decision,
+      ).to.equal('allow');
     });
   });
 

@@ -2,11 +2,19 @@
 import { expect } from 'chai';
 import { copyJsonValue, JsonInputError, MAX_DEPTH, parseStrictJson } from '../core/safe-json.ts';
 
-const rejects = (text: string, message: RegExp) => expect(() => parseStrictJson(text), text).to.throw(JsonInputError, message);
+const rejects = (text: string, message: RegExp) =>
+  expect(() => parseStrictJson(text), text).to.throw(JsonInputError, message);
 
 describe('strict JSON', () => {
   it('parses what JSON.parse parses, the same way', () => {
-    for (const text of ['{}', '[]', '{"a":[1,-2.5e3,true,false,null,"x\\n\\u00e9"]}', ' {\n"a" : {"b":{}} }\t', '"s"', '0']) {
+    for (const text of [
+      '{}',
+      '[]',
+      '{"a":[1,-2.5e3,true,false,null,"x\\n\\u00e9"]}',
+      ' {\n"a" : {"b":{}} }\t',
+      '"s"',
+      '0',
+    ]) {
       expect(parseStrictJson(text), text).to.deep.equal(JSON.parse(text));
     }
   });
@@ -86,13 +94,22 @@ describe('strict JSON', () => {
     });
 
     it('rejects forbidden own keys, non-finite numbers, class instances, functions, undefined and cycles, naming the path', () => {
-      expect(() => copyJsonValue(JSON.parse('{"__proto__":{}}'))).to.throw(JsonInputError, /^\/__proto__: the key "__proto__" is not allowed$/);
+      expect(() => copyJsonValue(JSON.parse('{"__proto__":{}}'))).to.throw(
+        JsonInputError,
+        /^\/__proto__: the key "__proto__" is not allowed$/,
+      );
       expect(() => copyJsonValue({ n: NaN })).to.throw(JsonInputError, /^\/n: NaN is not a JSON number$/);
-      expect(() => copyJsonValue({ a: [0, { d: new Date() }] })).to.throw(JsonInputError, /^\/a\/1\/d: not a plain JSON object$/);
+      expect(() => copyJsonValue({ a: [0, { d: new Date() }] })).to.throw(
+        JsonInputError,
+        /^\/a\/1\/d: not a plain JSON object$/,
+      );
       expect(() => copyJsonValue({ f: () => 1 })).to.throw(JsonInputError, /^\/f: a function is not a JSON value$/);
       expect(() => copyJsonValue({ u: undefined })).to.throw(JsonInputError, /a undefined is not a JSON value/);
       expect(() => copyJsonValue(1n)).to.throw(JsonInputError, /^\/: a bigint is not a JSON value$/);
-      expect(() => copyJsonValue({ a: [1, , 3] })).to.throw(JsonInputError, /^\/a\/1: an array hole is not a JSON value$/);
+      expect(() => copyJsonValue({ a: [1, , 3] })).to.throw(
+        JsonInputError,
+        /^\/a\/1: an array hole is not a JSON value$/,
+      );
       const cycle: Record<string, unknown> = {};
       cycle.self = cycle;
       expect(() => copyJsonValue(cycle)).to.throw(JsonInputError, /nested deeper/);

@@ -14,7 +14,11 @@ describe('schema defaults', () => {
         list: { type: 'array', items: { type: 'object', properties: { c: { type: 'boolean', default: true } } } },
       },
     };
-    expect(applyDefaults(schema, { a: 5, o: {}, list: [{}, { c: false }] })).to.deep.equal({ a: 5, o: { b: 'x' }, list: [{ c: true }, { c: false }] });
+    expect(applyDefaults(schema, { a: 5, o: {}, list: [{}, { c: false }] })).to.deep.equal({
+      a: 5,
+      o: { b: 'x' },
+      list: [{ c: true }, { c: false }],
+    });
   });
 
   it('never follows a property named __proto__, constructor or prototype (the hostile schema of issue 11)', () => {
@@ -32,7 +36,7 @@ describe('schema defaults', () => {
     }
   });
 
-  it('reads only the schema\'s own keys: properties, items and default inherited from Object.prototype are ignored', () => {
+  it("reads only the schema's own keys: properties, items and default inherited from Object.prototype are ignored", () => {
     try {
       proto.properties = { injected: { default: 'from the prototype' } };
       proto.items = { properties: { injected: { default: 'from the prototype' } } };
@@ -52,14 +56,17 @@ describe('schema defaults', () => {
   it('a field present only on Object.prototype is missing: its default is filled in as an own property', () => {
     try {
       proto.mode = 'inherited';
-      const value = applyDefaults({ type: 'object', properties: { mode: { type: 'string', default: 'safe' } } }, {}) as Record<string, unknown>;
+      const value = applyDefaults(
+        { type: 'object', properties: { mode: { type: 'string', default: 'safe' } } },
+        {},
+      ) as Record<string, unknown>;
       expect(Object.hasOwn(value, 'mode') && value.mode).to.equal('safe');
     } finally {
       delete proto.mode;
     }
   });
 
-  it('fills in a copy of each default that inherits nothing, never the schema\'s own object', () => {
+  it("fills in a copy of each default that inherits nothing, never the schema's own object", () => {
     const schema = { type: 'object', properties: { o: { type: 'object', default: { k: [1] } } } };
     const first = applyDefaults(schema, {}) as { o: { k: number[] } };
     first.o.k.push(2);

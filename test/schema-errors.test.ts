@@ -20,8 +20,10 @@ describe('schema problems', () => {
     expect(found.map((p) => p.pointer)).to.include('/1');
   });
 
-  it('prefers what a union branch said to the union\'s catch-all', () => {
-    const schema = Type.Object({ v: Type.Union([Type.Object({ n: Type.Integer() }), Type.Object({ s: Type.String() })]) });
+  it("prefers what a union branch said to the union's catch-all", () => {
+    const schema = Type.Object({
+      v: Type.Union([Type.Object({ n: Type.Integer() }), Type.Object({ s: Type.String() })]),
+    });
     const found = problems(schema, { v: { n: 'x' } });
     expect(found).to.deep.include({ pointer: '/v/n', message: 'must be integer' });
     expect(found.map((p) => p.message)).to.not.include('must match a schema in anyOf');

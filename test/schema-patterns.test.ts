@@ -11,7 +11,12 @@ const SCHEMA_SERVER = join(FIXTURES, 'mcp', 'schema-server.mjs');
 const BOMB = '^(a+)+$';
 
 function hostWith(plugins: unknown[]): Promise<Host> {
-  return createHost({ cwd: FIXTURES, audit: false, logLevel: 'error', config: { builtins: false, policy: { default: 'allow' }, plugins: plugins as HostConfig['plugins'] } });
+  return createHost({
+    cwd: FIXTURES,
+    audit: false,
+    logLevel: 'error',
+    config: { builtins: false, policy: { default: 'allow' }, plugins: plugins as HostConfig['plugins'] },
+  });
 }
 
 const problemsOf = (schema: unknown) => {
@@ -24,8 +29,15 @@ describe('core/schema-patterns', function () {
   this.timeout(20_000);
 
   it('validates pattern, including counted repeats past the engine limit, as the u flag would', () => {
-    const v = compileLinear({ type: 'object', properties: { id: { type: 'string', pattern: '^[a-z]{2,20}$' }, bomb: { type: 'string', pattern: BOMB } } });
-    expect([{ id: 'ab' }, { id: 'a'.repeat(20) }, { id: 'a' }, { id: 'a'.repeat(21) }, { bomb: 'aaa' }, { bomb: 'aab' }].map((i) => v.Check(i))).to.deep.equal([true, true, false, false, true, false]);
+    const v = compileLinear({
+      type: 'object',
+      properties: { id: { type: 'string', pattern: '^[a-z]{2,20}$' }, bomb: { type: 'string', pattern: BOMB } },
+    });
+    expect(
+      [{ id: 'ab' }, { id: 'a'.repeat(20) }, { id: 'a' }, { id: 'a'.repeat(21) }, { bomb: 'aaa' }, { bomb: 'aab' }].map(
+        (i) => v.Check(i),
+      ),
+    ).to.deep.equal([true, true, false, false, true, false]);
     // The error names the pattern the schema wrote, not the one written out for the engine.
     expect(v.Errors({ id: 'A' }).map((e) => e.message)).to.deep.equal(['must match pattern "^[a-z]{2,20}$"']);
   });
@@ -42,7 +54,9 @@ describe('core/schema-patterns', function () {
     expect(v.Check({ n_aa: 'one' })).to.equal(false);
     expect(v.Check({ other: 1 })).to.equal(false);
     expect(v.Check({ [`n_${'a'.repeat(40)}!`]: 1 })).to.equal(false);
-    expect(v.Errors({ n_a: 'one' }).map((e) => e.message)).to.deep.equal(['"n_a" (a key matching "^n_(a+)+$"): must be number']);
+    expect(v.Errors({ n_a: 'one' }).map((e) => e.message)).to.deep.equal([
+      '"n_a" (a key matching "^n_(a+)+$"): must be number',
+    ]);
     expect(v.Errors({ other: 1 }).map((e) => e.message)).to.deep.equal(['unknown key "other"']);
   });
 
@@ -56,7 +70,13 @@ describe('core/schema-patterns', function () {
         patternProperties: { '\\k<x>(?<x>a)': {} },
         items: { pattern: 7 },
       }),
-    ).to.deep.equal(['/inputSchema/properties/a/pattern', '/inputSchema/$defs/d/not/pattern', '/inputSchema/anyOf/0/propertyNames/pattern', '/inputSchema/items/pattern', '/inputSchema/patternProperties/\\k<x>(?<x>a)']);
+    ).to.deep.equal([
+      '/inputSchema/properties/a/pattern',
+      '/inputSchema/$defs/d/not/pattern',
+      '/inputSchema/anyOf/0/propertyNames/pattern',
+      '/inputSchema/items/pattern',
+      '/inputSchema/patternProperties/\\k<x>(?<x>a)',
+    ]);
     // Data is not a schema: a `pattern` key inside const, default or enum is left alone.
     expect(problemsOf({ type: 'object', const: { pattern: '(a)\\1' }, default: { pattern: 1 } })).to.deep.equal([]);
   });
@@ -76,7 +96,9 @@ describe('core/schema-patterns', function () {
       let result: Awaited<ReturnType<Host['call']>> | undefined;
       const late = await timerLateness(async () => (result = await host.call('wide', { s: 'a'.repeat(100_000) })));
       expect(result).to.include({ isError: true, code: 'invalid_input' });
-      expect(result!.content).to.match(/\/s: is 100000 characters long: too long to be matched against the pattern \(\?:a\{1,16\}\)\{1,40\}b in bounded time \(at most \d+\)/);
+      expect(result!.content).to.match(
+        /\/s: is 100000 characters long: too long to be matched against the pattern \(\?:a\{1,16\}\)\{1,40\}b in bounded time \(at most \d+\)/,
+      );
       expect(late).to.be.below(1000);
       expect((await host.call('wide', { s: 'aab' })).content).to.equal('3');
     } finally {
@@ -100,12 +122,17 @@ describe('core/schema-patterns', function () {
       // With the u flag, 26 characters backtracked for seconds on the host thread (twice: check, then errors); 40, for days.
       for (const length of [26, 40]) {
         let result: Awaited<ReturnType<Host['call']>> | undefined;
-        const late = await timerLateness(async () => (result = await host.call('match', { s: `${'a'.repeat(length)}!` })));
+        const late = await timerLateness(
+          async () => (result = await host.call('match', { s: `${'a'.repeat(length)}!` })),
+        );
         expect(result!.isError).to.equal(true);
         expect(result!.content).to.include(`must match pattern "${BOMB}"`);
         expect(late, `${length} characters`).to.be.below(1000);
       }
-      const [bombed, ping] = await Promise.all([host.call('match', { s: `${'a'.repeat(40)}!` }), host.call('ping', {})]);
+      const [bombed, ping] = await Promise.all([
+        host.call('match', { s: `${'a'.repeat(40)}!` }),
+        host.call('ping', {}),
+      ]);
       expect(bombed.isError).to.equal(true);
       expect(ping.content).to.equal('pong');
       expect((await host.call('match', { s: 'aaa' })).content).to.equal('aaa');
@@ -118,9 +145,15 @@ describe('core/schema-patterns', function () {
   describe('MCP tool schemas', () => {
     const server = (name: string, inputSchema: unknown, outputSchema?: unknown) => ({
       name,
-      mcp: { command: process.execPath, args: [SCHEMA_SERVER, ...[inputSchema, ...(outputSchema ? [outputSchema] : [])].map((s) => JSON.stringify(s))] },
+      mcp: {
+        command: process.execPath,
+        args: [SCHEMA_SERVER, ...[inputSchema, ...(outputSchema ? [outputSchema] : [])].map((s) => JSON.stringify(s))],
+      },
     });
-    const stringWith = (pattern: string) => ({ type: 'object', properties: { s: { type: 'string', description: 'S.', pattern } } });
+    const stringWith = (pattern: string) => ({
+      type: 'object',
+      properties: { s: { type: 'string', description: 'S.', pattern } },
+    });
 
     it('refuses a server whose schema has a backreference, naming the pointer', async () => {
       const host = await hostWith([server('backref', stringWith('^(a)\\1$'))]);
@@ -128,7 +161,9 @@ describe('core/schema-patterns', function () {
         const [status] = host.plugins();
         expect(status!.status).to.equal('failed');
         expect(status!.error!.code).to.equal('RH_ERR_PLUGIN_CONTRACT');
-        expect(status!.error!.message).to.include('at /tools/0/inputSchema/properties/s/pattern: pattern /^(a)\\1$/ uses a backreference');
+        expect(status!.error!.message).to.include(
+          'at /tools/0/inputSchema/properties/s/pattern: pattern /^(a)\\1$/ uses a backreference',
+        );
       } finally {
         await host.close();
       }
@@ -138,7 +173,9 @@ describe('core/schema-patterns', function () {
       const host = await hostWith([server('bomb', stringWith(BOMB))]);
       try {
         let result: Awaited<ReturnType<Host['call']>> | undefined;
-        const late = await timerLateness(async () => (result = await host.call('bomb_echo', { s: `${'a'.repeat(26)}!` })));
+        const late = await timerLateness(
+          async () => (result = await host.call('bomb_echo', { s: `${'a'.repeat(26)}!` })),
+        );
         expect(result!.isError).to.equal(true);
         expect(late).to.be.below(1000);
         expect((await host.call('bomb_echo', { s: 'aa' })).content).to.equal('{"s":"aa"}');
@@ -148,14 +185,21 @@ describe('core/schema-patterns', function () {
     });
 
     it("checks a tool's structured output against the server's outputSchema in bounded time, and refuses one with a backreference", async () => {
-      const host = await hostWith([server('out', { type: 'object' }, stringWith(BOMB)), server('outref', { type: 'object' }, stringWith('(a)\\1'))]);
+      const host = await hostWith([
+        server('out', { type: 'object' }, stringWith(BOMB)),
+        server('outref', { type: 'object' }, stringWith('(a)\\1')),
+      ]);
       try {
         const [out, outref] = host.plugins();
         expect(outref!.status).to.equal('failed');
-        expect(outref!.error!.message).to.include("outputSchema at /properties/s/pattern: pattern /(a)\\1/ uses a backreference");
+        expect(outref!.error!.message).to.include(
+          'outputSchema at /properties/s/pattern: pattern /(a)\\1/ uses a backreference',
+        );
         expect(out!.status).to.equal('loaded');
         let result: Awaited<ReturnType<Host['call']>> | undefined;
-        const late = await timerLateness(async () => (result = await host.call('out_echo', { s: `${'a'.repeat(26)}!` })));
+        const late = await timerLateness(
+          async () => (result = await host.call('out_echo', { s: `${'a'.repeat(26)}!` })),
+        );
         expect(result!.isError).to.equal(true);
         expect(result!.content).to.include(`must match pattern "${BOMB}"`);
         expect(late).to.be.below(1000);

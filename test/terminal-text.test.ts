@@ -3,8 +3,31 @@ import { terminalSafe } from '../core/terminal-text.ts';
 
 describe('terminalSafe', () => {
   it('shows every control and bidi character as \\uXXXX, and keeps text, tabs and newlines', () => {
-    const unsafe = ['\u0000', '\u0007', '\b', '\r', '\u000b', '\u001b', '\u007f', '\u0085', '\u009b', '\u061c', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069'];
-    for (const c of unsafe) expect(terminalSafe(`a${c}b`)).to.equal(`a\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}b`);
+    const unsafe = [
+      '\u0000',
+      '\u0007',
+      '\b',
+      '\r',
+      '\u000b',
+      '\u001b',
+      '\u007f',
+      '\u0085',
+      '\u009b',
+      '\u061c',
+      '\u200e',
+      '\u200f',
+      '\u202a',
+      '\u202b',
+      '\u202c',
+      '\u202d',
+      '\u202e',
+      '\u2066',
+      '\u2067',
+      '\u2068',
+      '\u2069',
+    ];
+    for (const c of unsafe)
+      expect(terminalSafe(`a${c}b`)).to.equal(`a\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}b`);
     expect(terminalSafe('rm -rf /tmp/x \u202e; gnp.txt')).to.equal('rm -rf /tmp/x \\u202e; gnp.txt');
     expect(terminalSafe('\u001b[2J\u001b]0;title\u0007')).to.equal('\\u001b[2J\\u001b]0;title\\u0007');
     const safe = 'line one\n\tindented — naïve café 日本語 עברית مرحبا 😀 \\ "quoted"';
@@ -31,8 +54,26 @@ describe('terminalSafe', () => {
   it('shows every invisible character too: format characters (zero-width, tags, BOM), line and paragraph separators, lone surrogates', () => {
     // Each would let the prompt show a string that looks like another: `ls` followed by text in tag
     // characters (U+E0000 block) prints as `ls`, a zero-width space splits a word invisibly.
-    const unsafe = ['\u00ad', '\u180e', '\u200b', '\u200c', '\u200d', '\u2028', '\u2029', '\u2060', '\u2064', '\u206a', '\u206f', '\ufeff', '\ufff9', '\ufffb', '\ud800', '\udfff'];
-    for (const c of unsafe) expect(terminalSafe(`a${c}b`)).to.equal(`a\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}b`);
+    const unsafe = [
+      '\u00ad',
+      '\u180e',
+      '\u200b',
+      '\u200c',
+      '\u200d',
+      '\u2028',
+      '\u2029',
+      '\u2060',
+      '\u2064',
+      '\u206a',
+      '\u206f',
+      '\ufeff',
+      '\ufff9',
+      '\ufffb',
+      '\ud800',
+      '\udfff',
+    ];
+    for (const c of unsafe)
+      expect(terminalSafe(`a${c}b`)).to.equal(`a\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}b`);
     // An astral one is shown as its UTF-16 pair, as JSON would write it.
     expect(terminalSafe('ls\u{e0020}\u{e0072}\u{e006d}')).to.equal('ls\\udb40\\udc20\\udb40\\udc72\\udb40\\udc6d');
     const value = { command: 'ls\u{e0072}\u200b\u2028\ud800' };

@@ -16,7 +16,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Host } from '../host.ts';
 import type { CallResult, Progress, ToolInfo } from '../types.ts';
-import { addUsage, ProviderError, type AssistantMessage, type Message, type Provider, type StopReason, type ToolCall, type ToolResult, type Usage } from './messages.ts';
+import {
+  addUsage,
+  ProviderError,
+  type AssistantMessage,
+  type Message,
+  type Provider,
+  type StopReason,
+  type ToolCall,
+  type ToolResult,
+  type Usage,
+} from './messages.ts';
 import { projectTools, type ToolSet } from './tool-specs.ts';
 
 /** What the loop needs of a host: its tools and its call pipeline. */
@@ -42,7 +52,15 @@ export interface RunOptions {
 }
 
 /** Why a run ended. */
-export const RUN_STOP_REASONS = ['end_turn', 'refusal', 'max_turns', 'max_tokens', 'repeated_failure', 'aborted', 'error'] as const;
+export const RUN_STOP_REASONS = [
+  'end_turn',
+  'refusal',
+  'max_turns',
+  'max_tokens',
+  'repeated_failure',
+  'aborted',
+  'error',
+] as const;
 export type RunStopReason = (typeof RUN_STOP_REASONS)[number];
 
 /** Why a run ended with an error, beside the provider's codes; documented in docs/errors.md. */
@@ -103,7 +121,8 @@ export class Agent {
 
   /** Sends `prompt` and runs turns until the model answers or a bound ends the run. Throws only when a run is already going. */
   async run(prompt: string, { signal, onEvent }: RunOptions = {}): Promise<RunResult> {
-    if (this.running) throw new Error('Agent.run() is already running: wait for it to finish (one conversation, one run at a time).');
+    if (this.running)
+      throw new Error('Agent.run() is already running: wait for it to finish (one conversation, one run at a time).');
     this.running = true;
     const emit = (event: AgentEvent) => {
       try {
@@ -127,7 +146,10 @@ export class Agent {
       for (;;) {
         if (signal?.aborted) return end('aborted');
         if (turns >= this.maxTurns) {
-          return end('max_turns', { code: 'max_turns', message: `Stopped after ${turns} model turns (agent.maxTurns); the task is unfinished.` });
+          return end('max_turns', {
+            code: 'max_turns',
+            message: `Stopped after ${turns} model turns (agent.maxTurns); the task is unfinished.`,
+          });
         }
         const turn = ++turns;
         emit({ type: 'turn_start', turn });
@@ -153,8 +175,13 @@ export class Agent {
           // The last call of a cut-off turn may be partial: none of them runs, none is recorded.
           if (text) this.history.push({ role: 'assistant', text, toolCalls: [] });
           emit({ type: 'turn_end', turn, stopReason, usage: response.usage });
-          const dropped = message.toolCalls.length ? ` ${message.toolCalls.length} tool call(s) in it were not run.` : '';
-          return end('max_tokens', { code: 'max_tokens', message: `The model's turn was cut off by its output token limit (provider.maxTokens).${dropped}` });
+          const dropped = message.toolCalls.length
+            ? ` ${message.toolCalls.length} tool call(s) in it were not run.`
+            : '';
+          return end('max_tokens', {
+            code: 'max_tokens',
+            message: `The model's turn was cut off by its output token limit (provider.maxTokens).${dropped}`,
+          });
         }
         if (!message.toolCalls.length) {
           if (text) this.history.push(message);
@@ -208,7 +235,13 @@ export class Agent {
           if (count >= this.maxRepeatedFailures) repeatedIds.add(call.id);
         }
         emit({ type: 'tool_result', call, result });
-        return { callId: call.id, name: call.name, content: result.content, isError: result.isError, ...(result.code ? { code: result.code } : {}) };
+        return {
+          callId: call.id,
+          name: call.name,
+          content: result.content,
+          isError: result.isError,
+          ...(result.code ? { code: result.code } : {}),
+        };
       }),
     );
     const repeated = results.find((r) => repeatedIds.has(r.callId));

@@ -130,5 +130,6 @@ export function addUsage(total: Usage, more: Usage): void {
   total.inputTokens += more.inputTokens;
   total.outputTokens += more.outputTokens;
   if (more.cacheReadTokens !== undefined) total.cacheReadTokens = (total.cacheReadTokens ?? 0) + more.cacheReadTokens;
-  if (more.cacheWriteTokens !== undefined) total.cacheWriteTokens = (total.cacheWriteTokens ?? 0) + more.cacheWriteTokens;
+  if (more.cacheWriteTokens !== undefined)
+    total.cacheWriteTokens = (total.cacheWriteTokens ?? 0) + more.cacheWriteTokens;
 }

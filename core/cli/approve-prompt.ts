@@ -36,11 +36,13 @@ export function promptApprover(input: Readable, output: Writable): ApproveFn {
   };
   return ({ tool, input: canonical, decision }) => {
     const rule = decision.rule ? `rule ${decision.rule.id}` : 'the default policy';
-    const question = terminalSafe([
-      `\n${tool.name} (plugin ${tool.plugin}) needs approval: ${rule}${decision.reason ? `, ${decision.reason}` : ''}.`,
-      `  input: ${canonical}`,
-      '[y]es / [n]o / [a]lways for this exact input in this session: ',
-    ].join('\n'));
+    const question = terminalSafe(
+      [
+        `\n${tool.name} (plugin ${tool.plugin}) needs approval: ${rule}${decision.reason ? `, ${decision.reason}` : ''}.`,
+        `  input: ${canonical}`,
+        '[y]es / [n]o / [a]lways for this exact input in this session: ',
+      ].join('\n'),
+    );
     const answer = queue.then(() => ask(question));
     queue = answer.catch(() => undefined);
     return answer.then((text) => (text === 'a' || text === 'always' ? 'always' : text === 'y' || text === 'yes'));

@@ -4,12 +4,14 @@ import { terminalApprover } from './approve-prompt.ts';
 
 export const call: Command = {
   name: 'call',
-  summary: 'Call one tool through the whole pipeline (validation, policy, isolation, timeout, output cap). Exit 0 on success, 1 when the result is an error.',
+  summary:
+    'Call one tool through the whole pipeline (validation, policy, isolation, timeout, output cap). Exit 0 on success, 1 when the result is an error.',
   usage: 'call TOOL [JSON | -] [--json] [--yes]',
   options: { yes: { type: 'boolean', short: 'y' } },
   async run({ values, positionals, stop }) {
     const [tool, inputArg, ...rest] = positionals;
-    if (!tool || rest.length) throw new UsageError('call takes a TOOL name and at most one JSON input (or - to read it from stdin)');
+    if (!tool || rest.length)
+      throw new UsageError('call takes a TOOL name and at most one JSON input (or - to read it from stdin)');
     const input = inputArg === '-' ? await readStdin(stop.signal) : (inputArg ?? '{}');
     const approve = values.yes ? () => true : terminalApprover();
     const host = await hostFromFlags(values, approve ? { approve } : {});

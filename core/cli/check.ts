@@ -4,12 +4,14 @@ import { hostFromFlags, EXIT, print, printJson, UsageError, type Command } from 
 
 export const check: Command = {
   name: 'check',
-  summary: 'Load one plugin module (a file, a directory or a package name) and run the contract check. Exit 0 when it passes, 1 otherwise.',
+  summary:
+    'Load one plugin module (a file, a directory or a package name) and run the contract check. Exit 0 when it passes, 1 otherwise.',
   usage: 'check PATH [--options JSON] [--json]',
   options: { options: { type: 'string' } },
   async run({ values, positionals }) {
     const [target, ...rest] = positionals;
-    if (!target || rest.length) throw new UsageError('check takes exactly one PATH (a plugin file, directory or package name)');
+    if (!target || rest.length)
+      throw new UsageError('check takes exactly one PATH (a plugin file, directory or package name)');
     let options: unknown;
     if (typeof values.options === 'string') {
       try {
@@ -40,10 +42,19 @@ export const check: Command = {
         tools: plugin?.tools.map((t) => t.name) ?? [],
       });
     } else if (ok) {
-      const warnings = (plugin.warnings ?? []).map((w) => `  warning ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`);
-      print([`ok  ${plugin.name}${plugin.version ? ` ${plugin.version}` : ''}: ${plugin.tools.length} tools (${plugin.tools.map((t) => t.name).join(', ')})`, ...warnings].join('\n'));
+      const warnings = (plugin.warnings ?? []).map(
+        (w) => `  warning ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`,
+      );
+      print(
+        [
+          `ok  ${plugin.name}${plugin.version ? ` ${plugin.version}` : ''}: ${plugin.tools.length} tools (${plugin.tools.map((t) => t.name).join(', ')})`,
+          ...warnings,
+        ].join('\n'),
+      );
     } else {
-      print(`FAIL  ${plugin?.name ?? target}\n  ${plugin?.error?.code}: ${plugin?.error?.message.replace(/\n/g, '\n  ')}`);
+      print(
+        `FAIL  ${plugin?.name ?? target}\n  ${plugin?.error?.code}: ${plugin?.error?.message.replace(/\n/g, '\n  ')}`,
+      );
     }
     return ok ? EXIT.ok : EXIT.failure;
   },

@@ -13,14 +13,28 @@ import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, UsageError, type 
 import { signalExitCode, trapStopSignals } from './signals.ts';
 
 /** Each command in its own module, imported only when it runs. A Map: a name like `toString` is no command. */
-const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command> }>(Object.entries({
-  start: { summary: 'run the agent with the loaded tools (REPL, or -p PROMPT), or serve them over MCP (--mcp)', load: async () => (await import('./start.ts')).start },
-  tools: { summary: 'list every plugin with its status and its tools', load: async () => (await import('./tools.ts')).tools },
-  check: { summary: 'load one plugin module and run the contract check (no config needed)', load: async () => (await import('./check.ts')).check },
-  call: { summary: 'call one tool through the whole pipeline', load: async () => (await import('./call.ts')).call },
-  policy: { summary: 'policy check TOOL JSON: the decision, the rule and the canonical input', load: async () => (await import('./policy.ts')).policy },
-  init: { summary: 'write a commented rousseau.config.ts', load: async () => (await import('./init.ts')).init },
-}));
+const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command> }>(
+  Object.entries({
+    start: {
+      summary: 'run the agent with the loaded tools (REPL, or -p PROMPT), or serve them over MCP (--mcp)',
+      load: async () => (await import('./start.ts')).start,
+    },
+    tools: {
+      summary: 'list every plugin with its status and its tools',
+      load: async () => (await import('./tools.ts')).tools,
+    },
+    check: {
+      summary: 'load one plugin module and run the contract check (no config needed)',
+      load: async () => (await import('./check.ts')).check,
+    },
+    call: { summary: 'call one tool through the whole pipeline', load: async () => (await import('./call.ts')).call },
+    policy: {
+      summary: 'policy check TOOL JSON: the decision, the rule and the canonical input',
+      load: async () => (await import('./policy.ts')).policy,
+    },
+    init: { summary: 'write a commented rousseau.config.ts', load: async () => (await import('./init.ts')).init },
+  }),
+);
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -70,8 +84,8 @@ export async function main(argv: string[]): Promise<number> {
   const wantsJson = argv.includes('--json');
   const entry = name === undefined ? undefined : COMMANDS.get(name);
   if (!entry) {
-    if (argv.includes('--version') || argv.includes('-V')) return print(version()), EXIT.ok;
-    if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return print(globalHelp()), EXIT.ok;
+    if (argv.includes('--version') || argv.includes('-V')) return (print(version()), EXIT.ok);
+    if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return (print(globalHelp()), EXIT.ok);
     const problem = name ? `unknown command "${name}"` : 'no command given';
     printError(`rousseau-host: ${problem}\n\n${globalHelp()}`);
     if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: problem } }));
@@ -91,19 +105,21 @@ export async function main(argv: string[]): Promise<number> {
     if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: (error as Error).message } }));
     return EXIT.usage;
   }
-  if (parsed.values.help) return print(commandHelp(command)), EXIT.ok;
-  if (parsed.values.version) return print(version()), EXIT.ok;
+  if (parsed.values.help) return (print(commandHelp(command)), EXIT.ok);
+  if (parsed.values.version) return (print(version()), EXIT.ok);
   // From here until the command returns, stdout is the CLI's: what plugins print goes to stderr.
   const guard = guardStdout();
   const stop = trapStopSignals();
   try {
-    const code = await command.run({ values: parsed.values, positionals: parsed.positionals, stop }).catch((error: unknown) => {
-      // Stopped while reading stdin: the signal is the news, not the AbortError it caused.
-      if (stop.received && (error as Error | undefined)?.name === 'AbortError') return EXIT.failure;
-      const code = reportError(error, parsed.values.json === true);
-      if (error instanceof UsageError) printError(`\n${commandHelp(command)}`);
-      return code;
-    });
+    const code = await command
+      .run({ values: parsed.values, positionals: parsed.positionals, stop })
+      .catch((error: unknown) => {
+        // Stopped while reading stdin: the signal is the news, not the AbortError it caused.
+        if (stop.received && (error as Error | undefined)?.name === 'AbortError') return EXIT.failure;
+        const code = reportError(error, parsed.values.json === true);
+        if (error instanceof UsageError) printError(`\n${commandHelp(command)}`);
+        return code;
+      });
     return stop.received ? signalExitCode(stop.received) : code;
   } finally {
     stop.release();

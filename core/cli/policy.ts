@@ -7,13 +7,18 @@ import { EXIT, hostFromFlags, print, printError, printJson, readStdin, UsageErro
 
 export const policy: Command = {
   name: 'policy',
-  summary: 'Show the policy decision for a call (allow / ask / deny), the rule that made it and the canonical input, without running it. Exit 0 whatever the decision; 1 when the tool is unknown or the input is invalid.',
+  summary:
+    'Show the policy decision for a call (allow / ask / deny), the rule that made it and the canonical input, without running it. Exit 0 whatever the decision; 1 when the tool is unknown or the input is invalid.',
   usage: 'policy check TOOL [JSON | -] [--json]',
   options: {},
   async run({ values, positionals, stop }) {
     const [sub, tool, inputArg, ...rest] = positionals;
-    if (sub !== 'check') throw new UsageError(sub ? `unknown policy subcommand "${sub}"; the only one is "check"` : 'policy needs a subcommand: check');
-    if (!tool || rest.length) throw new UsageError('policy check takes a TOOL name and at most one JSON input (or - to read it from stdin)');
+    if (sub !== 'check')
+      throw new UsageError(
+        sub ? `unknown policy subcommand "${sub}"; the only one is "check"` : 'policy needs a subcommand: check',
+      );
+    if (!tool || rest.length)
+      throw new UsageError('policy check takes a TOOL name and at most one JSON input (or - to read it from stdin)');
     const input = inputArg === '-' ? await readStdin(stop.signal) : (inputArg ?? '{}');
     const host = await hostFromFlags(values, { audit: false });
     const check = host.decide(tool, input);

@@ -14,7 +14,18 @@ import { createProvider, PROVIDER_NAMES, providerFromEnv, type ProviderSettings 
 import { loadReplayScript, replayProvider } from '../agent/providers/replay.ts';
 import type { Host } from '../host.ts';
 import { terminalApprover } from './approve-prompt.ts';
-import { EXIT, hostFromFlags, print, printError, printJson, readStdin, UsageError, write, type Command, type Values } from './command.ts';
+import {
+  EXIT,
+  hostFromFlags,
+  print,
+  printError,
+  printJson,
+  readStdin,
+  UsageError,
+  write,
+  type Command,
+  type Values,
+} from './command.ts';
 import type { Stop } from './signals.ts';
 
 const NO_PROVIDER_HELP = [
@@ -34,7 +45,8 @@ export const start: Command = {
   name: 'start',
   summary:
     'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP. Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
-  usage: 'start [-p PROMPT] [--provider anthropic|openai|replay] [--model M] [--replay FILE] [--yes] [--json] | start --mcp | start --mcp-http PORT',
+  usage:
+    'start [-p PROMPT] [--provider anthropic|openai|replay] [--model M] [--replay FILE] [--yes] [--json] | start --mcp | start --mcp-http PORT',
   options: {
     prompt: { type: 'string', short: 'p' },
     provider: { type: 'string' },
@@ -45,10 +57,14 @@ export const start: Command = {
     'mcp-http': { type: 'string' },
   },
   async run({ values, positionals, stop }) {
-    if (positionals.length) throw new UsageError(`start takes no positional arguments (got "${positionals.join(' ')}"); pass the prompt with -p`);
+    if (positionals.length)
+      throw new UsageError(
+        `start takes no positional arguments (got "${positionals.join(' ')}"); pass the prompt with -p`,
+      );
     if (values.mcp || values['mcp-http'] !== undefined) return serveMcp(values, stop.signal);
 
-    const interactive = typeof values.prompt !== 'string' && !values.json && Boolean(process.stdin.isTTY && process.stdout.isTTY);
+    const interactive =
+      typeof values.prompt !== 'string' && !values.json && Boolean(process.stdin.isTTY && process.stdout.isTTY);
     const approve = values.yes ? () => true : terminalApprover();
     const host = await hostFromFlags(values, approve ? { approve } : {});
     try {
@@ -61,8 +77,15 @@ export const start: Command = {
       let scripted: string | undefined;
       try {
         if (settings.name === 'replay') {
-          if (!settings.file) throw new ProviderError('bad_response', 'The replay provider needs a script: set provider.file in the config, or pass --replay FILE.');
-          const file = resolve(typeof values.replay === 'string' ? process.cwd() : configDir(host, values), settings.file);
+          if (!settings.file)
+            throw new ProviderError(
+              'bad_response',
+              'The replay provider needs a script: set provider.file in the config, or pass --replay FILE.',
+            );
+          const file = resolve(
+            typeof values.replay === 'string' ? process.cwd() : configDir(host, values),
+            settings.file,
+          );
           const script = loadReplayScript(file);
           scripted = script.prompt;
           provider = replayProvider({ script, file });
@@ -71,7 +94,9 @@ export const start: Command = {
         }
       } catch (error) {
         if (!(error instanceof ProviderError)) throw error;
-        printError(`rousseau-host start: ${error.message}${error.code === 'no_api_key' ? `\n\n${NO_PROVIDER_HELP}` : ''}`);
+        printError(
+          `rousseau-host start: ${error.message}${error.code === 'no_api_key' ? `\n\n${NO_PROVIDER_HELP}` : ''}`,
+        );
         return EXIT.failure;
       }
       const agentConfig = host.config.agent ?? {};
@@ -105,7 +130,8 @@ function providerSettings(values: Values, host: Host): ProviderSettings | undefi
   if (typeof values.replay === 'string') settings = { name: 'replay', file: values.replay };
   else if (typeof values.provider === 'string') {
     const name = values.provider as ProviderSettings['name'];
-    if (!PROVIDER_NAMES.includes(name)) throw new UsageError(`--provider must be one of ${PROVIDER_NAMES.join(', ')}; got "${values.provider}"`);
+    if (!PROVIDER_NAMES.includes(name))
+      throw new UsageError(`--provider must be one of ${PROVIDER_NAMES.join(', ')}; got "${values.provider}"`);
     settings = configured?.name === name ? configured : { name };
   } else settings = configured ?? providerFromEnv();
   if (settings && typeof values.model === 'string') settings = { ...settings, model: values.model };
@@ -113,14 +139,17 @@ function providerSettings(values: Values, host: Host): ProviderSettings | undefi
 }
 
 function configDir(host: Host, values: Values): string {
-  return host.configFile ? dirname(host.configFile) : resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());
+  return host.configFile
+    ? dirname(host.configFile)
+    : resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());
 }
 
 /** One run: the transcript on stderr, the answer (or `--json`) on stdout. */
 async function once(agent: Agent, prompt: string, json: boolean, signal: AbortSignal): Promise<number> {
   const transcript = new Transcript({ streamText: false });
   const result = await agent.run(prompt, { signal, onEvent: (e) => transcript.show(e) });
-  if (json) printJson({ provider: agent.provider.name, model: agent.provider.model, ...result, messages: agent.messages });
+  if (json)
+    printJson({ provider: agent.provider.name, model: agent.provider.model, ...result, messages: agent.messages });
   else if (result.text) print(result.text);
   transcript.summary(result);
   return exitCode(result);
@@ -131,7 +160,9 @@ async function once(agent: Agent, prompt: string, json: boolean, signal: AbortSi
  * SIGTERM and SIGHUP end it wherever it is.
  */
 async function repl(agent: Agent, stop: Stop): Promise<number> {
-  printError(`rousseau-host: ${agent.provider.name} (${agent.provider.model}). Ctrl-C cancels a turn; Ctrl-C twice or Ctrl-D exits.`);
+  printError(
+    `rousseau-host: ${agent.provider.name} (${agent.provider.model}). Ctrl-C cancels a turn; Ctrl-C twice or Ctrl-D exits.`,
+  );
   const transcript = new Transcript({ streamText: true });
   let interruptedAt = 0;
   while (!stop.signal.aborted) {
@@ -155,7 +186,10 @@ async function repl(agent: Agent, stop: Stop): Promise<number> {
       turn.abort();
     });
     try {
-      const result = await agent.run(line, { signal: AbortSignal.any([turn.signal, stop.signal]), onEvent: (e) => transcript.show(e) });
+      const result = await agent.run(line, {
+        signal: AbortSignal.any([turn.signal, stop.signal]),
+        onEvent: (e) => transcript.show(e),
+      });
       transcript.summary(result);
     } finally {
       release();
@@ -211,7 +245,10 @@ class Transcript {
 
   summary(result: RunResult): void {
     this.pending = '';
-    const tokens = result.usage.inputTokens || result.usage.outputTokens ? `, ${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens` : '';
+    const tokens =
+      result.usage.inputTokens || result.usage.outputTokens
+        ? `, ${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens`
+        : '';
     printError(`  [${result.stopReason}: ${result.turns} turn(s), ${result.toolCalls} tool call(s)${tokens}]`);
   }
 }
@@ -224,7 +261,8 @@ function clip(text: string, max: number): string {
 /** `--mcp` / `--mcp-http PORT`: serve every loaded tool over MCP until the client leaves or a stop signal. */
 async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
   const port = values['mcp-http'] === undefined ? undefined : Number(values['mcp-http']);
-  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError(`--mcp-http takes a port number; got "${String(values['mcp-http'])}"`);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535))
+    throw new UsageError(`--mcp-http takes a port number; got "${String(values['mcp-http'])}"`);
   const approve = values.yes ? () => true : undefined; // stdin belongs to the MCP client: no prompts
   const { serveMcpStdio, serveMcpHttp } = await import('../mcp/serve.ts');
   // On stdio, stdout is the MCP channel from the first byte; main.ts guards it before plugins load.
@@ -235,7 +273,9 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
     } else {
       const server = await serveMcpHttp(host, { port, signal });
       printError(`rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url} (Ctrl-C stops)`);
-      await new Promise<void>((done) => (signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true })));
+      await new Promise<void>((done) =>
+        signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
+      );
       await server.close();
     }
     return EXIT.ok;

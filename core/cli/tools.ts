@@ -36,7 +36,9 @@ function describe(p: PluginStatus): string {
   if (p.error) return `${head}\n  ${p.error.code}: ${p.error.message.replace(/\n/g, '\n  ')}`;
   const width = Math.max(0, ...p.tools.map((t) => t.name.length));
   const lines = p.tools.map((t) => `  ${t.name.padEnd(width)}  ${firstLine(t.description)}`);
-  const warnings = (p.warnings ?? []).map((w) => `  warning ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`);
+  const warnings = (p.warnings ?? []).map(
+    (w) => `  warning ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`,
+  );
   return [head, ...lines, ...warnings].join('\n');
 }
 

@@ -24,7 +24,15 @@ import type { Logger } from '../log.ts';
 import { CrashBudget } from '../sandbox/crash-budget.ts';
 import { schemaProblems } from '../schema-errors.ts';
 import { compileLinear } from '../schema-patterns.ts';
-import type { LoadedPlugin, McpServerSpec, PluginHealth, PluginRunner, PluginSpec, RunOutcome, RunRequest } from '../sandbox/runner.ts';
+import type {
+  LoadedPlugin,
+  McpServerSpec,
+  PluginHealth,
+  PluginRunner,
+  PluginSpec,
+  RunOutcome,
+  RunRequest,
+} from '../sandbox/runner.ts';
 import type { Violation } from '../types.ts';
 import { HOST_INFO } from './identity.ts';
 import { fromMcpAnnotations, mapToolNames } from './mapping.ts';
@@ -39,7 +47,13 @@ const CONNECTION_CLOSED = -32000;
 const SESSION_NOT_FOUND = 404;
 
 /** The SDK's client side, imported on first use: a host without MCP plugins never loads it. */
-let sdk: Promise<typeof import('@modelcontextprotocol/sdk/client/index.js') & typeof import('@modelcontextprotocol/sdk/client/stdio.js') & typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js')> | undefined;
+let sdk:
+  | Promise<
+      typeof import('@modelcontextprotocol/sdk/client/index.js') &
+        typeof import('@modelcontextprotocol/sdk/client/stdio.js') &
+        typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+    >
+  | undefined;
 function loadSdk() {
   return (sdk ??= Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
@@ -65,7 +79,13 @@ const LINEAR_VALIDATOR: jsonSchemaValidator = {
     return (input: unknown) =>
       validator.Check(input)
         ? { valid: true as const, data: input as T, errorMessage: undefined }
-        : { valid: false as const, data: undefined, errorMessage: schemaProblems(validator.Errors(input), input).map((p) => `${p.pointer || '/'}: ${p.message}`).join('; ') };
+        : {
+            valid: false as const,
+            data: undefined,
+            errorMessage: schemaProblems(validator.Errors(input), input)
+              .map((p) => `${p.pointer || '/'}: ${p.message}`)
+              .join('; '),
+          };
   },
 };
 
@@ -75,7 +95,11 @@ interface Connection {
   lost: boolean;
 }
 
-export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: Logger, audit: AuditSink = NO_AUDIT): PluginRunner {
+export function createMcpRunner(
+  spec: PluginSpec & { mcp: McpServerSpec },
+  log: Logger,
+  audit: AuditSink = NO_AUDIT,
+): PluginRunner {
   const server = spec.mcp;
   /** Our name → the server's name. */
   const originals = new Map<string, string>();
@@ -148,9 +172,17 @@ export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: 
     audit.write({ event: 'plugin', plugin: server.name, state: 'crashed', reason });
     if (quarantine) {
       log.error(`MCP server "${server.name}" quarantined: ${quarantine.reason}${tail()}`);
-      audit.write({ event: 'plugin', plugin: server.name, state: 'quarantined', reason: quarantine.reason, until: new Date(quarantine.until).toISOString() });
+      audit.write({
+        event: 'plugin',
+        plugin: server.name,
+        state: 'quarantined',
+        reason: quarantine.reason,
+        until: new Date(quarantine.until).toISOString(),
+      });
     } else {
-      log.warn(`MCP server "${server.name}" ${reason}${server.url ? '; connecting again on the next call' : ''}${tail()}`);
+      log.warn(
+        `MCP server "${server.name}" ${reason}${server.url ? '; connecting again on the next call' : ''}${tail()}`,
+      );
     }
     return quarantine;
   }
@@ -195,7 +227,10 @@ export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: 
         cursor = page.nextCursor;
       } while (cursor);
 
-      const { names, collisions } = mapToolNames(server.name, tools.map((t) => t.name));
+      const { names, collisions } = mapToolNames(
+        server.name,
+        tools.map((t) => t.name),
+      );
       names.forEach((name, i) => originals.set(name, tools[i]!.name));
       const info = client.getServerVersion();
       const version = info?.version;
@@ -234,9 +269,19 @@ export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: 
 
     async run(request: RunRequest): Promise<RunOutcome> {
       const health = budget.health();
-      if (health.quarantined) return { ok: false, code: 'quarantined', message: `MCP server "${server.name}" is quarantined: ${health.reason}` };
+      if (health.quarantined)
+        return {
+          ok: false,
+          code: 'quarantined',
+          message: `MCP server "${server.name}" is quarantined: ${health.reason}`,
+        };
       const name = originals.get(request.tool);
-      if (name === undefined) return { ok: false, code: 'tool_error', message: `tool "${request.tool}" is not served by MCP server "${server.name}"` };
+      if (name === undefined)
+        return {
+          ok: false,
+          code: 'tool_error',
+          message: `tool "${request.tool}" is not served by MCP server "${server.name}"`,
+        };
       // A second attempt only for a session a restarted server no longer knows: that request reached no tool.
       for (let attempt = 1; ; attempt++) {
         let conn: Connection;
@@ -247,21 +292,40 @@ export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: 
             connection = undefined; // still unreachable: the next call tries again
             recordFailure(`could not be reached: ${messageOf(error)}`);
           }
-          return { ok: false, code: 'crashed', message: `MCP server "${server.name}" is not running: ${messageOf(error)}` };
+          return {
+            ok: false,
+            code: 'crashed',
+            message: `MCP server "${server.name}" is not running: ${messageOf(error)}`,
+          };
         }
         try {
-          const result = await conn.client.callTool({ name, arguments: request.input as Record<string, unknown> }, undefined, {
-            signal: request.signal,
-            timeout: NO_SDK_TIMEOUT,
-            ...(request.onProgress
-              ? { onprogress: (p) => request.onProgress!({ done: p.progress, ...(p.total === undefined ? {} : { total: p.total }), ...(p.message === undefined ? {} : { message: p.message }) }) }
-              : {}),
-          });
+          const result = await conn.client.callTool(
+            { name, arguments: request.input as Record<string, unknown> },
+            undefined,
+            {
+              signal: request.signal,
+              timeout: NO_SDK_TIMEOUT,
+              ...(request.onProgress
+                ? {
+                    onprogress: (p) =>
+                      request.onProgress!({
+                        done: p.progress,
+                        ...(p.total === undefined ? {} : { total: p.total }),
+                        ...(p.message === undefined ? {} : { message: p.message }),
+                      }),
+                  }
+                : {}),
+            },
+          );
           budget.succeeded();
           return { ok: true, output: toOutput(result) };
         } catch (error) {
           if (conn.lost || (error as { code?: unknown }).code === CONNECTION_CLOSED) {
-            return { ok: false, code: 'crashed', message: `MCP server "${server.name}" exited during the call${tail()}` };
+            return {
+              ok: false,
+              code: 'crashed',
+              message: `MCP server "${server.name}" exited during the call${tail()}`,
+            };
           }
           if (server.url && !request.stopped && (error as { name?: unknown }).name !== 'McpError') {
             // Over HTTP nothing says the server went away until a request fails: refused, or a 404 for
@@ -269,7 +333,11 @@ export function createMcpRunner(spec: PluginSpec & { mcp: McpServerSpec }, log: 
             const reason = `could not be reached: ${messageOf(error)}`;
             lose(conn, reason);
             if ((error as { code?: unknown }).code === SESSION_NOT_FOUND && attempt === 1) continue;
-            return { ok: false, code: 'crashed', message: `MCP server "${server.name}" ${reason}; it is connected again for the next call` };
+            return {
+              ok: false,
+              code: 'crashed',
+              message: `MCP server "${server.name}" ${reason}; it is connected again for the next call`,
+            };
           }
           return { ok: false, code: 'tool_error', message: messageOf(error) };
         }

@@ -37,7 +37,10 @@ export function toMcpAnnotations(a: ToolAnnotations | undefined): McpAnnotations
  */
 export function fromMcpAnnotations(hints: unknown, title?: unknown): ToolAnnotations | undefined {
   // Own hints only: one inherited from Object.prototype is not the server's.
-  const hint = (key: string): unknown => (hints !== null && typeof hints === 'object' && Object.hasOwn(hints, key) ? (hints as Record<string, unknown>)[key] : undefined);
+  const hint = (key: string): unknown =>
+    hints !== null && typeof hints === 'object' && Object.hasOwn(hints, key)
+      ? (hints as Record<string, unknown>)[key]
+      : undefined;
   const out: ToolAnnotations = {};
   const t = typeof title === 'string' ? title : hint('title');
   if (typeof t === 'string') out.title = t;
@@ -54,7 +57,10 @@ export function fromMcpAnnotations(hints: unknown, title?: unknown): ToolAnnotat
  * same result (`a.b` and `a_b`) are a collision: the later one gets a numbered suffix, and the
  * collision is returned so the loader can warn about it.
  */
-export function mapToolNames(plugin: string, names: readonly string[]): { names: string[]; collisions: { original: string; with: string; name: string }[] } {
+export function mapToolNames(
+  plugin: string,
+  names: readonly string[],
+): { names: string[]; collisions: { original: string; with: string; name: string }[] } {
   const taken = new Map<string, string>();
   const collisions: { original: string; with: string; name: string }[] = [];
   const out = names.map((original) => {
@@ -66,4 +72,3 @@ export function mapToolNames(plugin: string, names: readonly string[]): { names:
   });
   return { names: out, collisions };
 }
-

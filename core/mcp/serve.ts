@@ -36,7 +36,9 @@ export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } =
     const message = `a message line over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes (10 MiB) was dropped`;
     host.log.warn(`MCP stdio: ${message}`);
     // No id: the line was never parsed, so it is unknown (JSON-RPC 2.0 §5).
-    guard.channel.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: ${message}` } })}\n`);
+    guard.channel.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: ${message}` } })}\n`,
+    );
   });
   process.stdin.once('end', end);
   process.stdin.once('close', end);
@@ -45,7 +47,9 @@ export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } =
   try {
     if (opts.signal?.aborted) return;
     process.stdin.pipe(lines);
-    await server.connect(new StdioServerTransport(lines, guard.channel, { maxBufferSize: MCP_STDIO_MAX_LINE_BYTES + 1 }));
+    await server.connect(
+      new StdioServerTransport(lines, guard.channel, { maxBufferSize: MCP_STDIO_MAX_LINE_BYTES + 1 }),
+    );
     host.log.debug(`serving ${host.tools().length} tools over MCP on stdio`);
     await closed;
   } finally {
@@ -130,9 +134,16 @@ export async function serveMcpHttp(
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const origin = req.headers.origin;
-    if (origin !== undefined && !isLoopbackOrigin(origin)) return reply(res, 403, `Origin ${origin} is not allowed: only loopback origins may call this server`);
-    if (loopbackOnly && !isLoopbackHost(req.headers.host)) return reply(res, 403, `Host ${req.headers.host ?? '(none)'} is not allowed: this server answers loopback names only`);
-    if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_HTTP_PATH) return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
+    if (origin !== undefined && !isLoopbackOrigin(origin))
+      return reply(res, 403, `Origin ${origin} is not allowed: only loopback origins may call this server`);
+    if (loopbackOnly && !isLoopbackHost(req.headers.host))
+      return reply(
+        res,
+        403,
+        `Host ${req.headers.host ?? '(none)'} is not allowed: this server answers loopback names only`,
+      );
+    if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_HTTP_PATH)
+      return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
       return reply(res, 405, 'Method not allowed: this server is stateless, send every message as a POST');

@@ -5,7 +5,12 @@
  * serve.ts; this file knows nothing about them.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Host } from '../host.ts';
 import type { CallOptions, CallResult } from '../types.ts';
@@ -17,7 +22,11 @@ import { toMcpAnnotations } from './mapping.ts';
  * default builds an Ajv instance per `Server`, which a stateless HTTP request would pay for.
  */
 const NO_ELICITATION: jsonSchemaValidator = {
-  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: 'rousseau-host sends no elicitation requests' }),
+  getValidator: () => () => ({
+    valid: false,
+    data: undefined,
+    errorMessage: 'rousseau-host sends no elicitation requests',
+  }),
 };
 
 /** How long a result waits after the call's last progress notification (see typescript-sdk#2580). */
@@ -30,10 +39,10 @@ export interface McpServerOptions {
 
 /** A low-level MCP server whose tools are the host's loaded, non-quarantined tools. */
 export function createMcpServer(host: Host, { listChanged }: McpServerOptions): Server {
-  const server = new Server(
-    HOST_INFO,
-    { capabilities: { tools: { listChanged } }, jsonSchemaValidator: NO_ELICITATION },
-  );
+  const server = new Server(HOST_INFO, {
+    capabilities: { tools: { listChanged } },
+    jsonSchemaValidator: NO_ELICITATION,
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(host) }));
 
@@ -52,7 +61,12 @@ export function createMcpServer(host: Host, { listChanged }: McpServerOptions): 
         sent = extra
           .sendNotification({
             method: 'notifications/progress',
-            params: { progressToken: token, progress: done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) },
+            params: {
+              progressToken: token,
+              progress: done,
+              ...(total === undefined ? {} : { total }),
+              ...(message === undefined ? {} : { message }),
+            },
           })
           .catch(() => {}); // the client left: the call's signal tells the tool
       };
@@ -73,7 +87,12 @@ export function createMcpServer(host: Host, { listChanged }: McpServerOptions): 
 
 /** The host's tools in its order (sorted by name), without those of quarantined plugins. */
 export function listTools(host: Host): McpTool[] {
-  const unavailable = new Set(host.plugins().filter((p) => p.status !== 'loaded').map((p) => p.name));
+  const unavailable = new Set(
+    host
+      .plugins()
+      .filter((p) => p.status !== 'loaded')
+      .map((p) => p.name),
+  );
   const tools: McpTool[] = [];
   for (const t of host.tools()) {
     if (unavailable.has(t.plugin)) continue;
@@ -97,9 +116,13 @@ export function listTools(host: Host): McpTool[] {
 function toCallToolResult(r: CallResult): CallToolResult {
   const result: CallToolResult = { content: [{ type: 'text', text: r.content }] };
   if (r.isError) result.isError = true;
-  if (r.data !== null && typeof r.data === 'object' && !Array.isArray(r.data)) result.structuredContent = r.data as Record<string, unknown>;
+  if (r.data !== null && typeof r.data === 'object' && !Array.isArray(r.data))
+    result.structuredContent = r.data as Record<string, unknown>;
   if (r.code || r.truncated) {
-    result._meta = { ...(r.code ? { 'rousseau-host/code': r.code } : {}), ...(r.truncated ? { 'rousseau-host/truncated': true } : {}) };
+    result._meta = {
+      ...(r.code ? { 'rousseau-host/code': r.code } : {}),
+      ...(r.truncated ? { 'rousseau-host/truncated': true } : {}),
+    };
   }
   return result;
 }
@@ -109,7 +132,11 @@ function toCallToolResult(r: CallResult): CallToolResult {
  * inside the runners, so nothing can push that moment to us: a cheap poll of the statuses it is.
  */
 export function watchPluginStatuses(host: Host, onChange: () => void, intervalMs = 500): () => void {
-  const signature = () => host.plugins().map((p) => `${p.name}:${p.status}`).join('\n');
+  const signature = () =>
+    host
+      .plugins()
+      .map((p) => `${p.name}:${p.status}`)
+      .join('\n');
   let last = signature();
   const timer = setInterval(() => {
     const now = signature();

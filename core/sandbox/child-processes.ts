@@ -17,7 +17,10 @@ type SpawnFn = (this: ChildProcess, options: { detached?: boolean }) => unknown;
  * reaped. With `ownGroups` each child is made to lead a process group of its own (a worker's
  * children would otherwise be in the host's group).
  */
-export function trackChildProcesses(report: (pid: number, exited: boolean) => void, { ownGroups }: { ownGroups: boolean }): { killAll(graceMs: number): Promise<void> } {
+export function trackChildProcesses(
+  report: (pid: number, exited: boolean) => void,
+  { ownGroups }: { ownGroups: boolean },
+): { killAll(graceMs: number): Promise<void> } {
   const live = new Map<number, ChildProcess>();
   const proto = ChildProcess.prototype as unknown as { spawn: SpawnFn };
   const spawn = proto.spawn;

@@ -41,7 +41,10 @@ export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: un
       const tool = instance?.live.get(request.tool);
       if (!tool) return { ok: false, code: 'tool_error', message: `tool "${request.tool}" is not loaded` };
       try {
-        const output = await tool.execute(request.input as never, new CallContext(request, instance!.options, spec.workspace, log));
+        const output = await tool.execute(
+          request.input as never,
+          new CallContext(request, instance!.options, spec.workspace, log),
+        );
         return { ok: true, output };
       } catch (error) {
         return { ok: false, code: 'tool_error', message: messageOf(error) };
@@ -77,7 +80,11 @@ class CallContext implements ToolContext {
     this.workspace = workspace;
     this.pluginLog = log;
     this.progress = (done, total, message) =>
-      request.onProgress?.({ done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
+      request.onProgress?.({
+        done,
+        ...(total === undefined ? {} : { total }),
+        ...(message === undefined ? {} : { message }),
+      });
     this.authorize = (input) => request.authorize(input);
   }
 

@@ -27,7 +27,16 @@ import { killProcessGroup } from './child-processes.ts';
 import { CrashBudget } from './crash-budget.ts';
 import type { Isolate, IsolateFault, StartIsolate } from './isolate.ts';
 import { startProcess } from './process.ts';
-import { CALL_ENDED, isTimeout, type LoadedPlugin, type PluginHealth, type PluginRunner, type PluginSpec, type RunOutcome, type RunRequest } from './runner.ts';
+import {
+  CALL_ENDED,
+  isTimeout,
+  type LoadedPlugin,
+  type PluginHealth,
+  type PluginRunner,
+  type PluginSpec,
+  type RunOutcome,
+  type RunRequest,
+} from './runner.ts';
 import { startThread } from './thread.ts';
 import type { FromWorker, WorkerData } from './worker-protocol.ts';
 
@@ -88,12 +97,19 @@ interface Sandbox {
    */
   retiring?: { reason: string; responsive: boolean; timer: NodeJS.Timeout };
   onClosed?: () => void;
-  settlers: { resolve(report: LoadedPlugin): void; reject(error: HostError): void; exited(): void; loadTimer?: NodeJS.Timeout };
+  settlers: {
+    resolve(report: LoadedPlugin): void;
+    reject(error: HostError): void;
+    exited(): void;
+    loadTimer?: NodeJS.Timeout;
+  };
 }
 
 /** A runner for `isolation: 'worker'` or `'process'`. */
 export function createIsolatedRunner(spec: PluginSpec, log: Logger, audit: AuditSink = NO_AUDIT): PluginRunner {
-  return spec.isolation === 'process' ? new IsolatedRunner(spec, 'process', startProcess, log, audit) : new IsolatedRunner(spec, 'worker', startThread, log, audit);
+  return spec.isolation === 'process'
+    ? new IsolatedRunner(spec, 'process', startProcess, log, audit)
+    : new IsolatedRunner(spec, 'worker', startThread, log, audit);
 }
 
 class IsolatedRunner implements PluginRunner {
@@ -112,7 +128,13 @@ class IsolatedRunner implements PluginRunner {
   /** The plugin's own name once loaded; the specifier until then. */
   private name: string;
 
-  constructor(spec: PluginSpec, isolation: 'worker' | 'process', startIsolate: StartIsolate, log: Logger, audit: AuditSink) {
+  constructor(
+    spec: PluginSpec,
+    isolation: 'worker' | 'process',
+    startIsolate: StartIsolate,
+    log: Logger,
+    audit: AuditSink,
+  ) {
     this.spec = spec;
     this.isolation = isolation;
     this.startIsolate = startIsolate;
@@ -149,7 +171,11 @@ class IsolatedRunner implements PluginRunner {
         if (!(await untilSettled(box.ready, request.signal))) return abandoned(request.signal);
         if (!box.loaded) {
           if (this.closed) continue;
-          return { ok: false, code: 'crashed', message: `the plugin could not be restarted: ${box.ended ?? 'unknown reason'}` };
+          return {
+            ok: false,
+            code: 'crashed',
+            message: `the plugin could not be restarted: ${box.ended ?? 'unknown reason'}`,
+          };
         }
       }
       if (box !== this.current[lane]) continue; // it ended or is retiring before this call reached it: the call waits for the next one
@@ -172,7 +198,10 @@ class IsolatedRunner implements PluginRunner {
           const acknowledged = new Promise<void>((resolve) => (box.onClosed = resolve));
           box.isolate.send({ type: 'close' });
           let timer: NodeJS.Timeout | undefined;
-          await Promise.race([acknowledged, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+          await Promise.race([
+            acknowledged,
+            new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS))),
+          ]);
           clearTimeout(timer);
         }
         this.stop(box, 'the host closed the plugin');
@@ -183,7 +212,13 @@ class IsolatedRunner implements PluginRunner {
 
   private start(restart: boolean, lane: Lane): Sandbox {
     const { spec } = this;
-    const data: WorkerData = { file: spec.file, source: spec.source, options: spec.options, workspace: spec.workspace, logLevel: spec.logLevel };
+    const data: WorkerData = {
+      file: spec.file,
+      source: spec.source,
+      options: spec.options,
+      workspace: spec.workspace,
+      logLevel: spec.logLevel,
+    };
     const settlers = {} as Sandbox['settlers'];
     const box = {
       lane,
@@ -205,10 +240,16 @@ class IsolatedRunner implements PluginRunner {
     } catch (error) {
       // The same options start every restart: only the first start (the load) can get here.
       if ((error as { name?: string }).name !== 'DataCloneError') throw error;
-      throw hostError('RH_ERR_PLUGIN_OPTIONS', [spec.source, `  ${messageOf(error)}: options reach an isolated plugin as plain data (no functions, symbols or class instances)`]);
+      throw hostError('RH_ERR_PLUGIN_OPTIONS', [
+        spec.source,
+        `  ${messageOf(error)}: options reach an isolated plugin as plain data (no functions, symbols or class instances)`,
+      ]);
     }
     box.ready.catch(() => {}); // a restart nobody waits for any more must not be an unhandled rejection
-    settlers.loadTimer = setTimeout(() => this.loadFailed(box, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])), spec.loadTimeoutMs);
+    settlers.loadTimer = setTimeout(
+      () => this.loadFailed(box, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])),
+      spec.loadTimeoutMs,
+    );
     settlers.loadTimer.unref();
     this.sandboxes.add(box);
     this.current[lane] = box;
@@ -235,7 +276,11 @@ class IsolatedRunner implements PluginRunner {
         const pending = box.calls.get(message.id);
         if (!pending) break; // abandoned: cancelled or timed out
         this.budget.succeeded(); // a tool's own error is an answer too: the plugin works
-        pending.settle(message.ok ? { ok: true, output: message.output } : { ok: false, code: 'tool_error', message: message.message });
+        pending.settle(
+          message.ok
+            ? { ok: true, output: message.output }
+            : { ok: false, code: 'tool_error', message: message.message },
+        );
         break;
       }
       case 'log': {
@@ -243,7 +288,10 @@ class IsolatedRunner implements PluginRunner {
         // known level, a string, and meta whose JSON is small (a DAG kept small by structured clone
         // would be written out on the host thread) reach the log.
         const level = LOG_LEVELS.has(message.level) ? message.level : 'info';
-        const meta = message.meta !== null && typeof message.meta === 'object' && !jsonLongerThan(message.meta, MAX_LOG_META_BYTES) ? message.meta : {};
+        const meta =
+          message.meta !== null && typeof message.meta === 'object' && !jsonLongerThan(message.meta, MAX_LOG_META_BYTES)
+            ? message.meta
+            : {};
         this.log.log(level, String(message.message), meta);
         break;
       }
@@ -251,7 +299,11 @@ class IsolatedRunner implements PluginRunner {
         // Rebuilt from its typed fields, for the same reason: MCP writes it out as JSON.
         const { done, total, message: text } = (message.progress ?? {}) as Partial<Progress>;
         if (typeof done !== 'number') break;
-        const progress: Progress = { done, ...(typeof total === 'number' ? { total } : {}), ...(typeof text === 'string' ? { message: text.slice(0, 1024) } : {}) };
+        const progress: Progress = {
+          done,
+          ...(typeof total === 'number' ? { total } : {}),
+          ...(typeof text === 'string' ? { message: text.slice(0, 1024) } : {}),
+        };
         box.calls.get(message.id)?.request.onProgress?.(progress);
         break;
       }
@@ -260,7 +312,8 @@ class IsolatedRunner implements PluginRunner {
         break;
       case 'child':
         if (message.exited) box.children.delete(message.pid);
-        else if (box.gone) killProcessGroup(message.pid); // reported after its isolate ended: nobody else will
+        else if (box.gone)
+          killProcessGroup(message.pid); // reported after its isolate ended: nobody else will
         else box.children.add(message.pid);
         break;
       case 'closed':
@@ -350,7 +403,8 @@ class IsolatedRunner implements PluginRunner {
   /** The calls a dead isolate still carried: each runs again, or gets `crashed` (the rule at the top). */
   private endCalls(box: Sandbox): void {
     for (const [id, pending] of box.calls) {
-      if (!this.closed && (!pending.started || pending.rerunnable)) pending.settle({ rerun: pending.started ? 'started' : 'unstarted' });
+      if (!this.closed && (!pending.started || pending.rerunnable))
+        pending.settle({ rerun: pending.started ? 'started' : 'unstarted' });
       else pending.settle({ ok: false, code: 'crashed', message: this.cutOff(box, id, pending) });
     }
   }
@@ -360,7 +414,9 @@ class IsolatedRunner implements PluginRunner {
     const { culprit, isolate } = box;
     const reason = box.ended ?? 'unknown reason';
     if (!culprit || culprit.id === id) return reason;
-    const what = culprit.timedOut ? `the plugin's ${isolate.noun} was stopped because ${reason}` : `a call to "${culprit.tool}" ended the plugin's ${isolate.noun} (${reason})`;
+    const what = culprit.timedOut
+      ? `the plugin's ${isolate.noun} was stopped because ${reason}`
+      : `a call to "${culprit.tool}" ended the plugin's ${isolate.noun} (${reason})`;
     const why = box.rerunnable.has(pending.request.tool)
       ? 'not retried again: it had already been run a second time'
       : 'not retried, since it may already have had side effects (only calls to tools annotated readOnly or idempotent are run again)';
@@ -390,7 +446,11 @@ class IsolatedRunner implements PluginRunner {
         } else {
           pending.settle({ ok: false, code: 'tool_error', message: 'cancelled' });
           const reason = signal.reason as { name?: string; message?: string } | undefined;
-          box.isolate.send({ type: 'abort', id, reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'cancelled' } });
+          box.isolate.send({
+            type: 'abort',
+            id,
+            reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'cancelled' },
+          });
         }
       };
       const pending: Pending = {
@@ -426,11 +486,19 @@ class IsolatedRunner implements PluginRunner {
   /** Counts a crash or timeout against the budget; logs and audits it, and the quarantine it may start. */
   private failed(kind: 'crashed' | 'timeout', reason: string): void {
     const quarantine = this.budget.record(reason);
-    this.log.warn(`plugin ${this.name} ${kind === 'timeout' ? 'timed out' : 'crashed'}: ${reason}; its ${this.isolation} restarts for the next call`);
+    this.log.warn(
+      `plugin ${this.name} ${kind === 'timeout' ? 'timed out' : 'crashed'}: ${reason}; its ${this.isolation} restarts for the next call`,
+    );
     this.audit.write({ event: 'plugin', plugin: this.name, state: kind, reason });
     if (quarantine) {
       this.log.error(`plugin ${this.name} quarantined: ${quarantine.reason}`);
-      this.audit.write({ event: 'plugin', plugin: this.name, state: 'quarantined', reason: quarantine.reason, until: new Date(quarantine.until).toISOString() });
+      this.audit.write({
+        event: 'plugin',
+        plugin: this.name,
+        state: 'quarantined',
+        reason: quarantine.reason,
+        until: new Date(quarantine.until).toISOString(),
+      });
       return;
     }
     // Start the next isolate now (after the backoff), not when the next call comes: a start costs tens
@@ -449,7 +517,8 @@ class IsolatedRunner implements PluginRunner {
   /** Why an isolate that ended by itself ended, in the words a call's `crashed` result carries. */
   private deathOf(box: Sandbox, code: number | null, signal: NodeJS.Signals | null): string {
     const { fault } = box;
-    if (fault?.kind === 'memory') return `ran out of memory: its heap reached the limit of ${this.spec.memoryMb} MiB (memoryMb in the plugin's config)`;
+    if (fault?.kind === 'memory')
+      return `ran out of memory: its heap reached the limit of ${this.spec.memoryMb} MiB (memoryMb in the plugin's config)`;
     if (fault) return fault.reason;
     const noun = box.isolate.noun;
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
@@ -471,14 +540,17 @@ function rerunnableTools(report: LoadedPlugin): Set<string> {
   const names = new Set<string>();
   for (const tool of report.tools ?? []) {
     const annotations = tool.annotations as ToolAnnotations | undefined;
-    if (typeof tool.name === 'string' && (annotations?.readOnly === true || annotations?.idempotent === true)) names.add(tool.name);
+    if (typeof tool.name === 'string' && (annotations?.readOnly === true || annotations?.idempotent === true))
+      names.add(tool.name);
   }
   return names;
 }
 
 /** The outcome of a call the dispatcher has already answered (timeout or cancellation): it is dropped. */
 function abandoned(signal: AbortSignal): RunOutcome {
-  return isTimeout(signal) ? { ok: false, code: 'timeout', message: messageOf(signal.reason) } : { ok: false, code: 'tool_error', message: 'cancelled' };
+  return isTimeout(signal)
+    ? { ok: false, code: 'timeout', message: messageOf(signal.reason) }
+    : { ok: false, code: 'tool_error', message: 'cancelled' };
 }
 /** Waits for `promise` to settle (either way); false when `signal` aborts first. */
 function untilSettled(promise: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
@@ -486,10 +558,12 @@ function untilSettled(promise: Promise<unknown>, signal: AbortSignal): Promise<b
   return new Promise((resolve) => {
     const onAbort = () => resolve(false);
     signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      () => resolve(true),
-      () => resolve(true),
-    ).finally(() => signal.removeEventListener('abort', onAbort));
+    promise
+      .then(
+        () => resolve(true),
+        () => resolve(true),
+      )
+      .finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 

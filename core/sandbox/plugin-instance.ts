@@ -45,7 +45,12 @@ export async function instantiatePlugin(exported: unknown, ctx: InstanceContext)
   let tools: unknown = p.tools;
   if (plugin.toolsType === 'undefined' && plugin.setupType === 'function') {
     try {
-      tools = await p.setup!({ options: instance.options as never, log: ctx.log, workspace: ctx.workspace, signal: ctx.signal });
+      tools = await p.setup!({
+        options: instance.options as never,
+        log: ctx.log,
+        workspace: ctx.workspace,
+        signal: ctx.signal,
+      });
     } catch (error) {
       throw hostError('RH_ERR_PLUGIN_SETUP', [label, messageOf(error)], error);
     }
@@ -56,7 +61,8 @@ export async function instantiatePlugin(exported: unknown, ctx: InstanceContext)
   if (Array.isArray(tools)) {
     instance.tools = tools.map(describeTool);
     for (const tool of tools as Tool[]) {
-      if (kindOf(tool) === 'object' && typeof tool.name === 'string' && !instance.live.has(tool.name)) instance.live.set(tool.name, tool);
+      if (kindOf(tool) === 'object' && typeof tool.name === 'string' && !instance.live.has(tool.name))
+        instance.live.set(tool.name, tool);
     }
   }
   if (plugin.disposeType === 'function') instance.dispose = () => p.dispose!();

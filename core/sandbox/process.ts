@@ -70,7 +70,11 @@ export const startProcess: StartIsolate = (data, spec, events) => {
       events.exit(code, signal);
     });
   });
-  const handles = [child, child.channel, child.stdout, child.stderr] as ({ ref?(): void; unref?(): void } | null | undefined)[];
+  const handles = [child, child.channel, child.stdout, child.stderr] as (
+    | { ref?(): void; unref?(): void }
+    | null
+    | undefined
+  )[];
   for (const handle of handles) handle?.unref?.();
   const send = (message: ToWorker) => {
     if (!exited && child.connected) child.send(message);
@@ -92,7 +96,8 @@ export const startProcess: StartIsolate = (data, spec, events) => {
 function drained(child: ChildProcess): Promise<void> {
   const waits: Promise<unknown>[] = [];
   if (child.connected) waits.push(new Promise((resolve) => child.once('disconnect', resolve)));
-  if (child.stderr && !child.stderr.readableEnded) waits.push(new Promise((resolve) => child.stderr!.once('close', resolve)));
+  if (child.stderr && !child.stderr.readableEnded)
+    waits.push(new Promise((resolve) => child.stderr!.once('close', resolve)));
   let timer: NodeJS.Timeout | undefined;
   const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS)));
   return Promise.race([Promise.all(waits), cap]).then(() => clearTimeout(timer));
@@ -103,4 +108,3 @@ function withoutNodeOptions(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const { NODE_OPTIONS: _, ...rest } = env;
   return rest;
 }
-

@@ -92,7 +92,6 @@ export interface PluginHealth {
   until?: number;
 }
 
-
 /**
  * How many `ctx.authorize` questions one call may ask. Each is judged, may prompt the user and
  * writes an audit line: without a budget a plugin could flood the approver and the audit trail

@@ -60,7 +60,10 @@ function faultOf(error: unknown): IsolateFault {
   const e = error as { code?: string; name?: string } | undefined;
   if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') return { kind: 'memory' };
   // worker-entry.ts names a rethrown unhandled rejection, and its message already says so
-  return { kind: 'error', reason: e?.name === UNHANDLED_REJECTION ? messageOf(error) : `uncaught exception: ${messageOf(error)}` };
+  return {
+    kind: 'error',
+    reason: e?.name === UNHANDLED_REJECTION ? messageOf(error) : `uncaught exception: ${messageOf(error)}`,
+  };
 }
 
 function newWorker(options: WorkerOptions): Worker {

@@ -35,7 +35,10 @@ interface State {
 // Kept on globalThis: a built-in plugin loaded through jiti gets a copy of this module of its own,
 // and must still share the one process.
 const KEY = Symbol.for('rousseau-host.watchdog');
-const state: State = ((globalThis as Record<symbol, unknown>)[KEY] as State | undefined) ?? { groups: new Set(), delegated: false };
+const state: State = ((globalThis as Record<symbol, unknown>)[KEY] as State | undefined) ?? {
+  groups: new Set(),
+  delegated: false,
+};
 (globalThis as Record<symbol, unknown>)[KEY] = state;
 
 /** Has the process group (or the process, when it leads none) killed if the host dies before `unwatch`. */

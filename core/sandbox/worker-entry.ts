@@ -14,7 +14,13 @@ import { importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
 import { delegateWatching } from './watchdog.ts';
 import { unsendable } from './wire.ts';
-import { UNHANDLED_REJECTION, type FromWorker, type LogLevel, type ToWorker, type WorkerData } from './worker-protocol.ts';
+import {
+  UNHANDLED_REJECTION,
+  type FromWorker,
+  type LogLevel,
+  type ToWorker,
+  type WorkerData,
+} from './worker-protocol.ts';
 
 const LEVELS: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 /** Log lines plus progress reports relayed per second; a plugin logging in a loop cannot flood the host. */
@@ -75,7 +81,9 @@ if (!parentPort) {
   // A process has no 'error' event for the host to read: it says what killed it, then dies of it.
   process.on('uncaughtException', (error: unknown) => {
     const e = error as { name?: unknown; stack?: unknown } | null | undefined; // `throw null` is possible
-    const reason = read(() => error instanceof Error && error.name === UNHANDLED_REJECTION) ? messageOf(error) : `uncaught exception: ${messageOf(error)}`;
+    const reason = read(() => error instanceof Error && error.name === UNHANDLED_REJECTION)
+      ? messageOf(error)
+      : `uncaught exception: ${messageOf(error)}`;
     const stack = read(() => e?.stack);
     if (typeof stack === 'string') post({ type: 'log', level: 'debug', message: stack });
     if (!process.connected) process.exit(1);
@@ -84,13 +92,18 @@ if (!parentPort) {
   });
   // The host is gone (it crashed or was killed): nothing is left to answer to, and nothing may outlive
   // it. (A plugin too busy to get here is killed with its group by the host's watchdog, watchdog.ts.)
-  process.on('disconnect', () => void children.killAll(CHILD_GRACE_MS).finally(() => process.kill(-process.pid, 'SIGKILL')));
+  process.on(
+    'disconnect',
+    () => void children.killAll(CHILD_GRACE_MS).finally(() => process.kill(-process.pid, 'SIGKILL')),
+  );
 }
 
 const post = (message: FromWorker) => channel.post(message);
 // In a process of its own, what the plugin starts stays in the plugin's process group (the host and
 // its watchdog kill that group); in a thread, each child leads a group the host can kill.
-const children = trackChildProcesses((pid, exited) => post({ type: 'child', pid, exited }), { ownGroups: Boolean(parentPort) });
+const children = trackChildProcesses((pid, exited) => post({ type: 'child', pid, exited }), {
+  ownGroups: Boolean(parentPort),
+});
 // Those reports are how the host's watchdog learns of them: a plugin (the shell tool) starts none of its own.
 delegateWatching();
 
@@ -153,7 +166,11 @@ async function load(): Promise<void> {
     });
     post({ type: 'loaded', report: { plugin: instance.plugin, tools: instance.tools } });
   } catch (error) {
-    post({ type: 'load_error', code: error instanceof HostError ? error.code : 'RH_ERR_PLUGIN_IMPORT', message: messageOf(error) });
+    post({
+      type: 'load_error',
+      code: error instanceof HostError ? error.code : 'RH_ERR_PLUGIN_IMPORT',
+      message: messageOf(error),
+    });
   }
 }
 
@@ -212,7 +229,11 @@ function context(message: Extract<ToWorker, { type: 'run' }>, call: Call): ToolC
     ...(message.sessionId ? { sessionId: message.sessionId } : {}),
     workspace: data.workspace,
     progress(done, total, text) {
-      relay({ type: 'progress', id: message.id, progress: { done, ...(total === undefined ? {} : { total }), ...(text === undefined ? {} : { message: text }) } });
+      relay({
+        type: 'progress',
+        id: message.id,
+        progress: { done, ...(total === undefined ? {} : { total }), ...(text === undefined ? {} : { message: text }) },
+      });
     },
     authorize: (input) => authorize(message.id, input),
   };
@@ -275,6 +296,10 @@ function relay(message: Extract<FromWorker, { type: 'log' | 'progress' }>): void
 }
 
 function reportDropped(): void {
-  post({ type: 'log', level: 'warn', message: `dropped ${dropped} log lines and progress reports (over ${MAX_RELAYED_PER_SECOND} a second)` });
+  post({
+    type: 'log',
+    level: 'warn',
+    message: `dropped ${dropped} log lines and progress reports (over ${MAX_RELAYED_PER_SECOND} a second)`,
+  });
   dropped = 0;
 }

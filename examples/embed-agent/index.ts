@@ -14,7 +14,11 @@ const prompt = process.argv[2] ?? 'What is in README.md? One sentence.';
 const host = await createHost({
   cwd: workspace,
   // An object config skips discovery: only what is written here loads.
-  config: { builtins: ['fs'], policy: { default: 'deny', allow: [{ tool: 'read' }, { tool: 'ls' }] }, log: { audit: false } },
+  config: {
+    builtins: ['fs'],
+    policy: { default: 'deny', allow: [{ tool: 'read' }, { tool: 'ls' }] },
+    log: { audit: false },
+  },
 });
 
 const provider: Provider = process.env.ANTHROPIC_API_KEY
@@ -39,11 +43,16 @@ try {
     signal: controller.signal,
     onEvent(event) {
       if (event.type === 'tool_call') process.stderr.write(`→ ${event.tool} ${event.call.arguments}\n`);
-      if (event.type === 'tool_result') process.stderr.write(`${event.result.isError ? `✗ ${event.result.code}` : '✓'} ${event.call.name} (${Math.round(event.result.durationMs)} ms)\n`);
+      if (event.type === 'tool_result')
+        process.stderr.write(
+          `${event.result.isError ? `✗ ${event.result.code}` : '✓'} ${event.call.name} (${Math.round(event.result.durationMs)} ms)\n`,
+        );
     },
   });
   process.stdout.write(`${result.text}\n`);
-  process.stderr.write(`[${result.stopReason}, ${result.turns} turns, ${result.usage.inputTokens}/${result.usage.outputTokens} tokens]\n`);
+  process.stderr.write(
+    `[${result.stopReason}, ${result.turns} turns, ${result.usage.inputTokens}/${result.usage.outputTokens} tokens]\n`,
+  );
   process.exitCode = result.stopReason === 'end_turn' ? 0 : 1;
 } finally {
   await host.close();

@@ -45,7 +45,10 @@ export function apiGet(settings: ApiSettings) {
       const response = await fetch(url, {
         signal: ctx.signal,
         redirect: 'manual',
-        headers: { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...(settings.token ? { authorization: `Bearer ${settings.token}` } : {}) },
+        headers: {
+          accept: 'application/json, text/plain;q=0.9, */*;q=0.5',
+          ...(settings.token ? { authorization: `Bearer ${settings.token}` } : {}),
+        },
       });
       const { text, truncated } = await readCapped(response, settings.maxBytes);
       const location = response.headers.get('location');

@@ -27,11 +27,21 @@ export const countWords = defineTool({
     'most frequent first (ties in alphabetical order).',
   inputSchema: Type.Object(
     {
-      text: Type.String({ description: `The text to count, at most ${MAX_TEXT_CHARS} characters.`, maxLength: MAX_TEXT_CHARS }),
+      text: Type.String({
+        description: `The text to count, at most ${MAX_TEXT_CHARS} characters.`,
+        maxLength: MAX_TEXT_CHARS,
+      }),
       top: Type.Optional(
-        Type.Integer({ description: `How many of the most frequent words to list, 1 to ${MAX_TOP}.`, minimum: 1, maximum: MAX_TOP, default: DEFAULT_TOP }),
+        Type.Integer({
+          description: `How many of the most frequent words to list, 1 to ${MAX_TOP}.`,
+          minimum: 1,
+          maximum: MAX_TOP,
+          default: DEFAULT_TOP,
+        }),
       ),
-      ignore_case: Type.Optional(Type.Boolean({ description: 'Count "The" and "the" as one word. Default true.', default: true })),
+      ignore_case: Type.Optional(
+        Type.Boolean({ description: 'Count "The" and "the" as one word. Default true.', default: true }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -50,8 +60,14 @@ export const countWords = defineTool({
       }
     }
     const ranked = [...counts].sort(([a, m], [b, n]) => n - m || (a < b ? -1 : a > b ? 1 : 0)).slice(0, top);
-    const lines = ranked.map(([word, n]) => `${word.length > MAX_WORD_CHARS ? `${word.slice(0, MAX_WORD_CHARS)}…` : word}: ${n}`);
+    const lines = ranked.map(
+      ([word, n]) => `${word.length > MAX_WORD_CHARS ? `${word.slice(0, MAX_WORD_CHARS)}…` : word}: ${n}`,
+    );
     const hidden = counts.size - ranked.length;
-    return [`${total} words, ${counts.size} distinct`, ...lines, ...(hidden > 0 ? [`(${hidden} more distinct words not listed)`] : [])].join('\n');
+    return [
+      `${total} words, ${counts.size} distinct`,
+      ...lines,
+      ...(hidden > 0 ? [`(${hidden} more distinct words not listed)`] : []),
+    ].join('\n');
   },
 });

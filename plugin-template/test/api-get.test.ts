@@ -41,7 +41,9 @@ describe('api_get', () => {
       res.writeHead(302, { location: 'https://elsewhere.example/' });
       res.end();
     });
-    const text = textOf(await apiGet({ baseUrl: server.url, maxBytes: 300 }).execute({ path: '/moved' }, toolContext()));
+    const text = textOf(
+      await apiGet({ baseUrl: server.url, maxBytes: 300 }).execute({ path: '/moved' }, toolContext()),
+    );
     expect(text).to.equal('HTTP 302 Found\nLocation: https://elsewhere.example/\n');
     expect(server.requests).to.have.length(1);
   });
@@ -49,11 +51,17 @@ describe('api_get', () => {
   it('aborts the request when the signal fires', async () => {
     server = await startServer(() => {}); // never answers
     const controller = new AbortController();
-    const running = apiGet({ baseUrl: server.url, maxBytes: 300 }).execute({ path: '/slow' }, toolContext({ signal: controller.signal }));
+    const running = apiGet({ baseUrl: server.url, maxBytes: 300 }).execute(
+      { path: '/slow' },
+      toolContext({ signal: controller.signal }),
+    );
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     const closed = once(server.requests[0]!.socket, 'close');
     controller.abort(new DOMException('timed out', 'TimeoutError'));
-    const thrown = await Promise.resolve(running).then(() => undefined, (error: unknown) => error);
+    const thrown = await Promise.resolve(running).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(thrown).to.have.property('name', 'TimeoutError');
     await closed; // the connection went away: the tool did not leave it open
   });

@@ -5,8 +5,20 @@ import { textOf, toolContext } from './context.ts';
 
 describe('count_words', () => {
   it('counts words and lists the most frequent first, ties in alphabetical order', async () => {
-    const out = textOf(await countWords.execute({ text: 'The cat saw the dog; the DOG ran. Cat-like, isn’t it?' }, toolContext()));
-    expect(out.split('\n')).to.deep.equal(['11 words, 8 distinct', 'the: 3', 'dog: 2', 'cat: 1', 'cat-like: 1', 'isn’t: 1', 'it: 1', 'ran: 1', 'saw: 1']);
+    const out = textOf(
+      await countWords.execute({ text: 'The cat saw the dog; the DOG ran. Cat-like, isn’t it?' }, toolContext()),
+    );
+    expect(out.split('\n')).to.deep.equal([
+      '11 words, 8 distinct',
+      'the: 3',
+      'dog: 2',
+      'cat: 1',
+      'cat-like: 1',
+      'isn’t: 1',
+      'it: 1',
+      'ran: 1',
+      'saw: 1',
+    ]);
   });
 
   it('keeps case apart when ignore_case is false', async () => {
@@ -28,7 +40,10 @@ describe('count_words', () => {
     const text = 'word '.repeat(200_000);
     const running = countWords.execute({ text }, toolContext({ signal: controller.signal }));
     controller.abort(new DOMException('timed out', 'TimeoutError'));
-    const thrown = await Promise.resolve(running).then(() => undefined, (error: unknown) => error);
+    const thrown = await Promise.resolve(running).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(thrown).to.be.instanceOf(DOMException).with.property('name', 'TimeoutError');
   });
 });

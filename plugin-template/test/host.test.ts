@@ -42,8 +42,14 @@ describe('through the host', () => {
   });
 
   it('runs calls through the pipeline, schema defaults applied', async () => {
-    expect(await host.call('count_words', '{"text":"one two two"}')).to.include({ isError: false, content: '3 words, 2 distinct\ntwo: 2\none: 1' });
-    expect(await host.call('api_get', { path: '/status' })).to.include({ isError: false, content: 'HTTP 200 OK\n{"ok":true}' });
+    expect(await host.call('count_words', '{"text":"one two two"}')).to.include({
+      isError: false,
+      content: '3 words, 2 distinct\ntwo: 2\none: 1',
+    });
+    expect(await host.call('api_get', { path: '/status' })).to.include({
+      isError: false,
+      content: 'HTTP 200 OK\n{"ok":true}',
+    });
   });
 
   it('rejects invalid input before the tool runs, naming the field, so the model can retry', async () => {

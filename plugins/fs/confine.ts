@@ -33,14 +33,26 @@ export function isInside(root: string, path: string): boolean {
 }
 
 /** Resolves `input` (relative to the workspace, or absolute inside it) to a real path inside it, or throws. */
-export async function resolveInWorkspace(workspace: string, input: string, purpose: Purpose, writeProtected: readonly string[] = []): Promise<Resolved> {
+export async function resolveInWorkspace(
+  workspace: string,
+  input: string,
+  purpose: Purpose,
+  writeProtected: readonly string[] = [],
+): Promise<Resolved> {
   if (input.includes('\0')) throw new FsToolError('invalid_path', `path ${JSON.stringify(input)} contains a NUL byte`);
   if (input.startsWith('~')) {
-    throw new FsToolError('invalid_path', `path "${input}" starts with "~": home directories are not expanded; give a path relative to the workspace root`);
+    throw new FsToolError(
+      'invalid_path',
+      `path "${input}" starts with "~": home directories are not expanded; give a path relative to the workspace root`,
+    );
   }
   const root = await realpath(workspace);
   const rel = lexicalRelative(workspace, root, input);
-  if (rel === undefined) throw new FsToolError('outside_workspace', `path "${input}" is outside the workspace; give a path relative to the workspace root`);
+  if (rel === undefined)
+    throw new FsToolError(
+      'outside_workspace',
+      `path "${input}" is outside the workspace; give a path relative to the workspace root`,
+    );
 
   const parts = rel === '' ? [] : rel.split(sep);
   let current = root;
@@ -56,7 +68,11 @@ export async function resolveInWorkspace(workspace: string, input: string, purpo
         // Nothing further exists: the rest is created as plain directories under a real, checked one.
         return finish(join(current, ...parts.slice(i)), root, purpose, writeProtected, input);
       }
-      if (code === 'ENOTDIR') throw new FsToolError('not_a_directory', `path "${input}": "${relative(root, current)}" is a file, not a directory`);
+      if (code === 'ENOTDIR')
+        throw new FsToolError(
+          'not_a_directory',
+          `path "${input}": "${relative(root, current)}" is a file, not a directory`,
+        );
       throw error;
     }
     if (stat.isSymbolicLink()) {
@@ -68,7 +84,10 @@ export async function resolveInWorkspace(workspace: string, input: string, purpo
       current = next;
     }
     if (!last && !stat.isDirectory()) {
-      throw new FsToolError('not_a_directory', `path "${input}": "${relative(root, current)}" is a file, not a directory`);
+      throw new FsToolError(
+        'not_a_directory',
+        `path "${input}": "${relative(root, current)}" is a file, not a directory`,
+      );
     }
   }
   return finish(current, root, purpose, writeProtected, input, stat);
@@ -87,22 +106,37 @@ async function followLink(link: string, root: string, input: string, purpose: Pu
     const code = errnoOf(error);
     if (code === 'ENOENT') {
       if (purpose === 'read') return undefined;
-      throw new FsToolError('dangling_symlink', `path "${input}": "${relative(root, link)}" is a symlink to a missing target; refusing to create it`);
+      throw new FsToolError(
+        'dangling_symlink',
+        `path "${input}": "${relative(root, link)}" is a symlink to a missing target; refusing to create it`,
+      );
     }
-    if (code === 'ELOOP') throw new FsToolError('invalid_path', `path "${input}": "${relative(root, link)}" is a symlink loop`);
+    if (code === 'ELOOP')
+      throw new FsToolError('invalid_path', `path "${input}": "${relative(root, link)}" is a symlink loop`);
     throw error;
   }
   if (!isInside(root, target)) {
-    throw new FsToolError('symlink_escape', `path "${input}" leads out of the workspace through the symlink "${relative(root, link)}"`);
+    throw new FsToolError(
+      'symlink_escape',
+      `path "${input}" leads out of the workspace through the symlink "${relative(root, link)}"`,
+    );
   }
   return target;
 }
 
-function finish(real: string, root: string, purpose: Purpose, writeProtected: readonly string[], input: string, stat?: Stats): Resolved {
+function finish(
+  real: string,
+  root: string,
+  purpose: Purpose,
+  writeProtected: readonly string[],
+  input: string,
+  stat?: Stats,
+): Resolved {
   const rel = relative(root, real) || '.';
   if (purpose === 'write') {
     const hit = rel.split(sep).find((part) => writeProtected.includes(part));
-    if (hit) throw new FsToolError('write_protected', `path "${input}" is inside "${hit}", which file tools may not change`);
+    if (hit)
+      throw new FsToolError('write_protected', `path "${input}" is inside "${hit}", which file tools may not change`);
   }
   return { real, root, rel, ...(stat ? { stat } : {}) };
 }
@@ -136,16 +170,26 @@ const PROC_FD = existsSync('/proc/self/fd');
  * symlink since the walk, it is refused, and a file this call created out there is removed. This is
  * the one place the fs tools open anything. `path` may be bytes: a name need not be UTF-8.
  */
-export async function openConfined(path: string | Buffer, root: string, mode: keyof typeof OPEN_FLAGS, fileMode = 0o666): Promise<FileHandle> {
+export async function openConfined(
+  path: string | Buffer,
+  root: string,
+  mode: keyof typeof OPEN_FLAGS,
+  fileMode = 0o666,
+): Promise<FileHandle> {
   const shown = relative(root, path.toString());
   let handle: FileHandle;
   try {
     handle = await open(path, OPEN_FLAGS[mode] | constants.O_NOFOLLOW, fileMode);
   } catch (error) {
     const code = errnoOf(error);
-    if (code === 'ELOOP') throw new FsToolError('symlink_escape', `"${shown}" became a symlink while it was being opened`);
+    if (code === 'ELOOP')
+      throw new FsToolError('symlink_escape', `"${shown}" became a symlink while it was being opened`);
     if (code === 'ENOENT') throw new FsToolError('not_found', `"${shown}" does not exist`);
-    if (code === 'ENOTDIR' && mode === 'dir') throw new FsToolError('not_a_directory', `"${shown}" is not a directory (or became a symlink while it was being opened)`);
+    if (code === 'ENOTDIR' && mode === 'dir')
+      throw new FsToolError(
+        'not_a_directory',
+        `"${shown}" is not a directory (or became a symlink while it was being opened)`,
+      );
     throw error;
   }
   if (!PROC_FD) return handle;
@@ -158,7 +202,10 @@ export async function openConfined(path: string | Buffer, root: string, mode: ke
     throw error;
   }
   await handle.close();
-  throw new FsToolError('symlink_escape', `"${shown}" resolved outside the workspace when opened (a directory was replaced by a symlink)`);
+  throw new FsToolError(
+    'symlink_escape',
+    `"${shown}" resolved outside the workspace when opened (a directory was replaced by a symlink)`,
+  );
 }
 
 /**
@@ -173,7 +220,11 @@ function fdPath(handle: FileHandle): string {
  * Runs `use` with the directory at `path` open, confined as `openConfined` does; `use` gets a path
  * to pass to readdir and lstat that stays on that directory (see `fdPath`).
  */
-export async function inDirectory<T>(path: string | Buffer, root: string, use: (dir: string | Buffer) => Promise<T>): Promise<T> {
+export async function inDirectory<T>(
+  path: string | Buffer,
+  root: string,
+  use: (dir: string | Buffer) => Promise<T>,
+): Promise<T> {
   const handle = await openConfined(path, root, 'dir');
   try {
     return await use(PROC_FD ? fdPath(handle) : path);
@@ -203,7 +254,12 @@ export async function mkdirConfined(dir: string, root: string): Promise<void> {
       if (errnoOf(error) !== 'EEXIST') throw error;
     }
     const stat = await lstat(current);
-    if (stat.isSymbolicLink()) throw new FsToolError('symlink_escape', `"${relative(root, current)}" became a symlink while directories were being created`);
-    if (!stat.isDirectory()) throw new FsToolError('not_a_directory', `"${relative(root, current)}" is a file, not a directory`);
+    if (stat.isSymbolicLink())
+      throw new FsToolError(
+        'symlink_escape',
+        `"${relative(root, current)}" became a symlink while directories were being created`,
+      );
+    if (!stat.isDirectory())
+      throw new FsToolError('not_a_directory', `"${relative(root, current)}" is a file, not a directory`);
   }
 }

@@ -70,7 +70,10 @@ function characterClass(glob: string, start: number): { out: string; end: number
   const member = () => {
     const c = glob[i] === '\\' && i + 1 < glob.length ? glob[++i]! : glob[i]!;
     if (/[\uD800-\uDFFF]/.test(c)) {
-      throw new FsToolError('invalid_pattern', `glob "${glob}" has a character outside the BMP inside [...]; write it outside the brackets or use ?`);
+      throw new FsToolError(
+        'invalid_pattern',
+        `glob "${glob}" has a character outside the BMP inside [...]; write it outside the brackets or use ?`,
+      );
     }
     return c.charCodeAt(0);
   };
@@ -89,7 +92,14 @@ function characterClass(glob: string, start: number): { out: string; end: number
   const unit = (code: number) => `\\u${code.toString(16).padStart(4, '0')}`;
   // A positive class loses `/` (a range over it is split round it); a negated one gains it.
   const body = ranges
-    .flatMap(([lo, hi]): [number, number][] => (negated || lo > SLASH || hi < SLASH ? [[lo, hi]] : [[lo, SLASH - 1], [SLASH + 1, hi]]))
+    .flatMap(([lo, hi]): [number, number][] =>
+      negated || lo > SLASH || hi < SLASH
+        ? [[lo, hi]]
+        : [
+            [lo, SLASH - 1],
+            [SLASH + 1, hi],
+          ],
+    )
     .filter(([lo, hi]) => lo <= hi)
     .map(([lo, hi]) => (lo === hi ? unit(lo) : `${unit(lo)}-${unit(hi)}`))
     .join('');

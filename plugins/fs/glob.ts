@@ -21,8 +21,18 @@ export const globTool = defineTool({
   ].join(' '),
   inputSchema: Type.Object(
     {
-      pattern: Type.String({ minLength: 1, maxLength: 500, description: 'Glob pattern relative to path, e.g. "**/*.test.ts".' }),
-      path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Directory to search, relative to the workspace root. Default: the root.' })),
+      pattern: Type.String({
+        minLength: 1,
+        maxLength: 500,
+        description: 'Glob pattern relative to path, e.g. "**/*.test.ts".',
+      }),
+      path: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 4096,
+          description: 'Directory to search, relative to the workspace root. Default: the root.',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -38,10 +48,15 @@ export const globTool = defineTool({
     for await (const entry of walk(target.real, target.root, ctx.signal, walked)) {
       if (!matcher.test(entry.rel)) continue;
       escaped ||= entry.escaped;
-      found.push(relative(target.root, join(target.real, entry.rel)) + (entry.dirent.isDirectory() ? '/' : '') + (entry.escaped ? ESCAPED_MARK : ''));
+      found.push(
+        relative(target.root, join(target.real, entry.rel)) +
+          (entry.dirent.isDirectory() ? '/' : '') +
+          (entry.escaped ? ESCAPED_MARK : ''),
+      );
       if (found.length > max) break;
     }
-    if (found.length === 0) return `no matches for "${pattern}" in ${target.rel}${walked.truncated ? ` (stopped after ${walked.visited - 1} entries)` : ''}`;
+    if (found.length === 0)
+      return `no matches for "${pattern}" in ${target.rel}${walked.truncated ? ` (stopped after ${walked.visited - 1} entries)` : ''}`;
     found.sort();
     const rows = found.slice(0, max);
     if (found.length > max) rows.push(`[… more than ${max} matches; narrow the pattern or path]`);

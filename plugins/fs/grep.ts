@@ -29,9 +29,25 @@ export const grepTool = defineTool({
   ].join(' '),
   inputSchema: Type.Object(
     {
-      pattern: Type.String({ minLength: 1, maxLength: MAX_PATTERN_CHARS, description: 'JavaScript regular expression source, without slashes or flags.' }),
-      path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'File or directory to search, relative to the workspace root. Default: the root.' })),
-      include: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Only files matching this glob, e.g. "*.ts" or "src/**/*.{ts,tsx}".' })),
+      pattern: Type.String({
+        minLength: 1,
+        maxLength: MAX_PATTERN_CHARS,
+        description: 'JavaScript regular expression source, without slashes or flags.',
+      }),
+      path: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 4096,
+          description: 'File or directory to search, relative to the workspace root. Default: the root.',
+        }),
+      ),
+      include: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 500,
+          description: 'Only files matching this glob, e.g. "*.ts" or "src/**/*.{ts,tsx}".',
+        }),
+      ),
       ignore_case: Type.Optional(Type.Boolean({ description: 'Match case-insensitively. Default false.' })),
     },
     { additionalProperties: false },
@@ -43,7 +59,10 @@ export const grepTool = defineTool({
     try {
       regex = new RegExp(pattern, ignoreCase ? 'iu' : 'u');
     } catch (error) {
-      throw new FsToolError('invalid_pattern', `pattern is not a valid JavaScript regular expression: ${(error as Error).message}`);
+      throw new FsToolError(
+        'invalid_pattern',
+        `pattern is not a valid JavaScript regular expression: ${(error as Error).message}`,
+      );
     }
     const includes = include === undefined ? undefined : globToRegExp(include);
     const matchesInclude = (rel: string) => !includes || includes.test(include!.includes('/') ? rel : basename(rel));
@@ -67,13 +86,19 @@ export const grepTool = defineTool({
       if (batch.length === 0) return;
       const files = batch.splice(0);
       batchBytes = 0;
-      const hits = await matcher.match(files.map((f) => f.text), files.map((f) => f.shown), ctx.signal);
+      const hits = await matcher.match(
+        files.map((f) => f.text),
+        files.map((f) => f.shown),
+        ctx.signal,
+      );
       files.forEach((file, n) => {
         const lines = hits[n]!.length ? file.text.split('\n') : [];
         for (const i of hits[n]!) {
           if (rows.length >= maxResults) return void (capped = true);
           const line = lines[i]!.endsWith('\r') ? lines[i]!.slice(0, -1) : lines[i]!;
-          rows.push(`${file.shown}:${i + 1}: ${line.length > MAX_ROW_CHARS ? `${line.slice(0, MAX_ROW_CHARS)}…` : line}`);
+          rows.push(
+            `${file.shown}:${i + 1}: ${line.length > MAX_ROW_CHARS ? `${line.slice(0, MAX_ROW_CHARS)}…` : line}`,
+          );
         }
       });
     };
@@ -107,7 +132,11 @@ export const grepTool = defineTool({
         for await (const entry of walk(target.real, target.root, ctx.signal, walked)) {
           if (!entry.dirent.isFile() || !matchesInclude(entry.rel)) continue;
           escaped ||= entry.escaped;
-          await searchFile(entry.path, relative(target.root, join(target.real, entry.rel)) + (entry.escaped ? ESCAPED_MARK : ''), true);
+          await searchFile(
+            entry.path,
+            relative(target.root, join(target.real, entry.rel)) + (entry.escaped ? ESCAPED_MARK : ''),
+            true,
+          );
           if (capped) break;
         }
       }
@@ -120,11 +149,17 @@ export const grepTool = defineTool({
     if (capped) notes.push(`[… stopped at ${maxResults} matches; narrow the pattern, path or include to see the rest]`);
     if (walked.truncated) notes.push(`[… stopped after ${walked.visited - 1} entries; search a smaller path]`);
     if (skipped.binary || skipped.large) {
-      notes.push(`(skipped ${plural(skipped.binary, 'binary file')} and ${plural(skipped.large, 'file')} over ${maxFileBytes} bytes)`);
+      notes.push(
+        `(skipped ${plural(skipped.binary, 'binary file')} and ${plural(skipped.large, 'file')} over ${maxFileBytes} bytes)`,
+      );
     }
-    if (skipped.unopened) notes.push(`(skipped ${plural(skipped.unopened, 'file')} that could not be opened as a regular file in the workspace: unreadable, or changed during the search)`);
+    if (skipped.unopened)
+      notes.push(
+        `(skipped ${plural(skipped.unopened, 'file')} that could not be opened as a regular file in the workspace: unreadable, or changed during the search)`,
+      );
     if (escaped) notes.push(ESCAPED_NOTE);
-    if (rows.length === 0) return [`no matches for /${pattern}/${ignoreCase ? 'i' : ''} in ${target.rel}`, ...notes].join('\n');
+    if (rows.length === 0)
+      return [`no matches for /${pattern}/${ignoreCase ? 'i' : ''} in ${target.rel}`, ...notes].join('\n');
     return [...rows, ...notes].join('\n');
   },
 });

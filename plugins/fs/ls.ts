@@ -18,7 +18,15 @@ export const lsTool = defineTool({
     ESCAPED_DESCRIPTION,
   ].join(' '),
   inputSchema: Type.Object(
-    { path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Directory to list, relative to the workspace root. Default: the root.' })) },
+    {
+      path: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 4096,
+          description: 'Directory to list, relative to the workspace root. Default: the root.',
+        }),
+      ),
+    },
     { additionalProperties: false },
   ),
   annotations: { title: 'List a directory', readOnly: true, idempotent: true },
@@ -26,7 +34,8 @@ export const lsTool = defineTool({
     const max = limitsOf(ctx.options).maxResults * 5;
     const target = await resolveInWorkspace(ctx.workspace, path, 'read');
     if (!target.stat) throw new FsToolError('not_found', `${target.rel} does not exist`);
-    if (!target.stat.isDirectory()) throw new FsToolError('not_a_directory', `${target.rel} is not a directory; use read for files`);
+    if (!target.stat.isDirectory())
+      throw new FsToolError('not_a_directory', `${target.rel} is not a directory; use read for files`);
     // Read through the open directory: a directory swapped for a symlink after the walk lists nothing outside.
     return inDirectory(target.real, target.root, async (dir) => {
       const names = (await readdir(dir, { encoding: 'buffer' })).sort(Buffer.compare);
@@ -40,10 +49,15 @@ export const lsTool = defineTool({
         const kind = kindOf(stat);
         const size = kind === 'file' ? String(stat.size) : '-';
         const shown = shownName(name);
-        const link = kind === 'symlink' ? await readlink(full, { encoding: 'buffer' }).then(shownName, () => ({ text: '?', escaped: false })) : undefined;
+        const link =
+          kind === 'symlink'
+            ? await readlink(full, { encoding: 'buffer' }).then(shownName, () => ({ text: '?', escaped: false }))
+            : undefined;
         const mark = shown.escaped || link?.escaped ? ESCAPED_MARK : '';
         escaped ||= mark !== '';
-        rows.push(`${kind.padEnd(7)} ${size.padStart(10)}  ${shown.text}${kind === 'dir' ? '/' : ''}${link ? ` -> ${link.text}` : ''}${mark}`);
+        rows.push(
+          `${kind.padEnd(7)} ${size.padStart(10)}  ${shown.text}${kind === 'dir' ? '/' : ''}${link ? ` -> ${link.text}` : ''}${mark}`,
+        );
       }
       if (names.length > max) rows.push(`[… ${names.length - max} more entries not shown]`);
       if (escaped) rows.push(ESCAPED_NOTE);

@@ -33,7 +33,12 @@ export async function openRegularAt(path: string | Buffer, root: string, rel: st
     assertRegular(rel, kindOf(stat), tool);
     const sample = Buffer.alloc(Math.min(SAMPLE_BYTES, stat.size));
     const { bytesRead } = await handle.read(sample, 0, sample.length, 0);
-    return { handle, size: stat.size, mode: stat.mode & 0o7777, head: { binary: looksBinary(sample.subarray(0, bytesRead), stat.size > bytesRead) } };
+    return {
+      handle,
+      size: stat.size,
+      mode: stat.mode & 0o7777,
+      head: { binary: looksBinary(sample.subarray(0, bytesRead), stat.size > bytesRead) },
+    };
   } catch (error) {
     await handle.close();
     throw error;
@@ -53,12 +58,16 @@ export async function readCapped(file: OpenFile, cap: number): Promise<Buffer | 
     if (bytesRead === 0) return buffer.subarray(0, length);
     length += bytesRead;
     if (length > cap) return undefined;
-    if (length === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(Math.min(buffer.length, cap + 1 - length))]);
+    if (length === buffer.length)
+      buffer = Buffer.concat([buffer, Buffer.allocUnsafe(Math.min(buffer.length, cap + 1 - length))]);
   }
 }
 
 function assertRegular(rel: string, kind: ReturnType<typeof kindOf>, tool: string): void {
   if (kind === 'file') return;
   const hint = kind === 'dir' ? '; use ls or glob to list it' : '';
-  throw new FsToolError('not_a_file', `${rel} is a ${kind === 'dir' ? 'directory' : kind}, not a regular file; ${tool} handles regular files only${hint}`);
+  throw new FsToolError(
+    'not_a_file',
+    `${rel} is a ${kind === 'dir' ? 'directory' : kind}, not a regular file; ${tool} handles regular files only${hint}`,
+  );
 }

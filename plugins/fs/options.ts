@@ -9,18 +9,28 @@ export const FsOptions = Type.Object(
   {
     writeProtected: Type.Array(Type.String({ minLength: 1 }), {
       default: ['.git', '.rousseau'],
-      description: 'Path components that write and edit refuse anywhere in a path: `.git` internals and the host state directory (audit log).',
+      description:
+        'Path components that write and edit refuse anywhere in a path: `.git` internals and the host state directory (audit log).',
     }),
     // The maxima keep every text a tool builds well below V8's longest string (2^29 characters):
     // past it, building the string throws instead of answering.
-    readMaxBytes: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 50_000, description: 'Most bytes of numbered text one read returns (at most 16 MiB).' }),
+    readMaxBytes: Type.Integer({
+      minimum: 1024,
+      maximum: 16 * 1024 * 1024,
+      default: 50_000,
+      description: 'Most bytes of numbered text one read returns (at most 16 MiB).',
+    }),
     maxFileBytes: Type.Integer({
       minimum: 1024,
       maximum: 256 * 1024 * 1024,
       default: 4 * 1024 * 1024,
       description: 'Largest file edit loads and grep searches (grep skips larger ones); at most 256 MiB.',
     }),
-    maxResults: Type.Integer({ minimum: 1, default: 200, description: 'Most grep matches; glob and ls return at most 5x this.' }),
+    maxResults: Type.Integer({
+      minimum: 1,
+      default: 200,
+      description: 'Most grep matches; glob and ls return at most 5x this.',
+    }),
   },
   { additionalProperties: false },
 );

@@ -21,9 +21,17 @@ export const readTool = defineTool({
   ].join(' '),
   inputSchema: Type.Object(
     {
-      path: Type.String({ minLength: 1, maxLength: 4096, description: 'The file, relative to the workspace root (or absolute inside it).' }),
-      offset: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'First line to return, 1-based. Default 1.' })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'Most lines to return. Default 2000.' })),
+      path: Type.String({
+        minLength: 1,
+        maxLength: 4096,
+        description: 'The file, relative to the workspace root (or absolute inside it).',
+      }),
+      offset: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'First line to return, 1-based. Default 1.' }),
+      ),
+      limit: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 100_000, description: 'Most lines to return. Default 2000.' }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -35,7 +43,11 @@ export const readTool = defineTool({
     const { size } = file;
     try {
       if (size === 0) return `(${target.rel} is empty)`;
-      if (file.head.binary) throw new FsToolError('binary_file', `${target.rel} is a binary file (${size} bytes); read shows text files only`);
+      if (file.head.binary)
+        throw new FsToolError(
+          'binary_file',
+          `${target.rel} is a binary file (${size} bytes); read shows text files only`,
+        );
       const rows: string[] = [];
       let bytes = 0;
       let lineNo = 0;
@@ -46,7 +58,9 @@ export const readTool = defineTool({
         const text = head.toString('utf8');
         const chars = text.length > MAX_LINE_CHARS ? [...text] : undefined;
         const cut = length > head.length || (chars !== undefined && chars.length > MAX_LINE_CHARS);
-        const shown = cut ? `${(chars ?? [...text]).slice(0, MAX_LINE_CHARS).join('')}… [line cut at ${MAX_LINE_CHARS} characters of ${length} bytes]` : text;
+        const shown = cut
+          ? `${(chars ?? [...text]).slice(0, MAX_LINE_CHARS).join('')}… [line cut at ${MAX_LINE_CHARS} characters of ${length} bytes]`
+          : text;
         const row = `${String(lineNo).padStart(6)}\t${shown}`;
         bytes += Buffer.byteLength(row) + 1;
         if (bytes > readMaxBytes && rows.length > 0) {
@@ -58,10 +72,20 @@ export const readTool = defineTool({
         if (more) stop = 'limit';
         return false;
       });
-      if (rows.length === 0) throw new FsToolError('offset_past_end', `offset ${offset} is past the end of ${target.rel}, which has ${lineNo} lines`);
+      if (rows.length === 0)
+        throw new FsToolError(
+          'offset_past_end',
+          `offset ${offset} is past the end of ${target.rel}, which has ${lineNo} lines`,
+        );
       const last = offset + rows.length - 1;
-      if (stop === 'bytes') rows.push(`[… output capped at ${readMaxBytes} bytes: lines ${offset}–${last} of ${target.rel} (${size} bytes) shown; call read with offset=${last + 1} to continue]`);
-      if (stop === 'limit') rows.push(`[… more lines follow: lines ${offset}–${last} shown; call read with offset=${last + 1} to continue]`);
+      if (stop === 'bytes')
+        rows.push(
+          `[… output capped at ${readMaxBytes} bytes: lines ${offset}–${last} of ${target.rel} (${size} bytes) shown; call read with offset=${last + 1} to continue]`,
+        );
+      if (stop === 'limit')
+        rows.push(
+          `[… more lines follow: lines ${offset}–${last} shown; call read with offset=${last + 1} to continue]`,
+        );
       return rows.join('\n');
     } finally {
       await file.handle.close();
@@ -80,7 +104,12 @@ const KEEP_BYTES = MAX_LINE_CHARS * 4;
  * follows it. The file is read by bytes, so no line, however long, becomes a string past the cap
  * (a line of hundreds of MB built by readline threw RangeError from a stream event, out of the host).
  */
-async function eachLine(handle: FileHandle, size: number, signal: AbortSignal, onLine: (head: Buffer, length: number, more: boolean) => boolean): Promise<void> {
+async function eachLine(
+  handle: FileHandle,
+  size: number,
+  signal: AbortSignal,
+  onLine: (head: Buffer, length: number, more: boolean) => boolean,
+): Promise<void> {
   const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size + 1));
   const head = Buffer.allocUnsafe(KEEP_BYTES);
   let kept = 0;

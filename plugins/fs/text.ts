@@ -64,16 +64,25 @@ export function shownName(name: Buffer): ShownName {
 function utf8Length(bytes: Buffer, at: number): number {
   const lead = bytes[at]!;
   if (lead < 0x80) return 1;
-  const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+  const length =
+    lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
   if (length === 0 || at + length > bytes.length) return 0;
   for (let k = 1; k < length; k++) if ((bytes[at + k]! & 0xc0) !== 0x80) return 0;
   const second = bytes[at + 1]!;
   // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
-  if ((lead === 0xe0 && second < 0xa0) || (lead === 0xed && second > 0x9f) || (lead === 0xf0 && second < 0x90) || (lead === 0xf4 && second > 0x8f)) return 0;
+  if (
+    (lead === 0xe0 && second < 0xa0) ||
+    (lead === 0xed && second > 0x9f) ||
+    (lead === 0xf0 && second < 0x90) ||
+    (lead === 0xf4 && second > 0x8f)
+  )
+    return 0;
   return length;
 }
 
 /** How ls, glob and grep show such names: in their descriptions, on the row (`ESCAPED_MARK`), and in a note under the listing. */
-export const ESCAPED_DESCRIPTION = 'A name that is not UTF-8 or holds control characters is shown with those bytes as \\xNN and marked "[escaped]".';
+export const ESCAPED_DESCRIPTION =
+  'A name that is not UTF-8 or holds control characters is shown with those bytes as \\xNN and marked "[escaped]".';
 export const ESCAPED_MARK = ' [escaped]';
-export const ESCAPED_NOTE = '[escaped: a name holds bytes that are not UTF-8, or control characters; they are shown as \\xNN, so the name as shown does not open the file]';
+export const ESCAPED_NOTE =
+  '[escaped: a name holds bytes that are not UTF-8, or control characters; they are shown as \\xNN, so the name as shown does not open the file]';

@@ -36,13 +36,20 @@ export interface WalkState {
  * Every entry below `dir` (inside the workspace `root`), depth first, names in byte order.
  * Unreadable directories, and directories swapped for anything else during the walk, are passed over.
  */
-export async function* walk(dir: string, root: string, signal: AbortSignal, state: WalkState = { visited: 0, truncated: false }): AsyncGenerator<WalkEntry> {
+export async function* walk(
+  dir: string,
+  root: string,
+  signal: AbortSignal,
+  state: WalkState = { visited: 0, truncated: false },
+): AsyncGenerator<WalkEntry> {
   const pending: Omit<WalkEntry, 'dirent'>[] = [{ path: Buffer.from(dir), rel: '', escaped: false }];
   while (pending.length > 0) {
     const current = pending.pop()!;
     let entries: Dirent<Buffer>[];
     try {
-      entries = await inDirectory(current.path, root, (open) => readdir(open, { withFileTypes: true, encoding: 'buffer' }));
+      entries = await inDirectory(current.path, root, (open) =>
+        readdir(open, { withFileTypes: true, encoding: 'buffer' }),
+      );
     } catch {
       continue;
     }
@@ -55,7 +62,11 @@ export async function* walk(dir: string, root: string, signal: AbortSignal, stat
         return;
       }
       const name = shownName(dirent.name);
-      const entry = { path: childPath(current.path, dirent.name), rel: current.rel ? join(current.rel, name.text) : name.text, escaped: current.escaped || name.escaped };
+      const entry = {
+        path: childPath(current.path, dirent.name),
+        rel: current.rel ? join(current.rel, name.text) : name.text,
+        escaped: current.escaped || name.escaped,
+      };
       yield { ...entry, dirent };
       if (dirent.isDirectory() && !SKIPPED_DIRS.has(name.text)) subdirs.push(entry);
     }

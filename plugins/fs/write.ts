@@ -23,7 +23,11 @@ export const writeTool = defineTool({
   ].join(' '),
   inputSchema: Type.Object(
     {
-      path: Type.String({ minLength: 1, maxLength: 4096, description: 'The file, relative to the workspace root (or absolute inside it).' }),
+      path: Type.String({
+        minLength: 1,
+        maxLength: 4096,
+        description: 'The file, relative to the workspace root (or absolute inside it).',
+      }),
       content: Type.String({ maxLength: MAX_CONTENT_CHARS, description: 'The complete new content of the file.' }),
     },
     { additionalProperties: false },
@@ -35,7 +39,10 @@ export const writeTool = defineTool({
     const before = target.stat;
     if (before && !before.isFile()) {
       const kind = kindOf(before);
-      throw new FsToolError('not_a_file', `${target.rel} is a ${kind === 'dir' ? 'directory' : kind}; write replaces regular files only`);
+      throw new FsToolError(
+        'not_a_file',
+        `${target.rel} is a ${kind === 'dir' ? 'directory' : kind}; write replaces regular files only`,
+      );
     }
     ctx.signal.throwIfAborted();
     if (!before) await mkdirConfined(dirname(target.real), target.root);

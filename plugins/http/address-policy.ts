@@ -42,14 +42,17 @@ export function judgeAddress(address: string, allowForTests: readonly string[] =
   const ip = parse(address);
   if (!ip) return { allowed: false, address, range: 'invalid' };
   const canonical = ip.toNormalizedString();
-  const testAllowed = allowForTests.some((a) => ipaddr.isValid(a) && ipaddr.process(a).toNormalizedString() === canonical);
+  const testAllowed = allowForTests.some(
+    (a) => ipaddr.isValid(a) && ipaddr.process(a).toNormalizedString() === canonical,
+  );
   if (ip.kind() === 'ipv4') {
     const range = ip.range();
     return { allowed: range === 'unicast' || testAllowed, address: ip.toString(), range };
   }
   const v6 = ip as ipaddr.IPv6;
   let range: string = v6.range();
-  if (range === 'unicast' && !v6.match(GLOBAL_UNICAST)) range = v6.match(IPV4_COMPATIBLE) ? 'ipv4Compatible' : 'reserved';
+  if (range === 'unicast' && !v6.match(GLOBAL_UNICAST))
+    range = v6.match(IPV4_COMPATIBLE) ? 'ipv4Compatible' : 'reserved';
   const carrier = CARRIERS.find(([name, cidr]) => name === range && v6.match(cidr));
   return {
     allowed: range === 'unicast' || testAllowed,

@@ -26,7 +26,13 @@ export interface Fetched {
 /** Called before each redirect is followed, with its target and its number (from 1); throws to refuse it. */
 export type RedirectCheck = (target: URL, hop: number) => Promise<void>;
 
-export function fetchCapped(url: URL, agent: GuardedAgent, limits: HttpOptions, signal: AbortSignal, checkRedirect: RedirectCheck): Promise<Fetched> {
+export function fetchCapped(
+  url: URL,
+  agent: GuardedAgent,
+  limits: HttpOptions,
+  signal: AbortSignal,
+  checkRedirect: RedirectCheck,
+): Promise<Fetched> {
   let hops = 0;
   const stream = got.stream(url, {
     agent: { https: agent },
@@ -37,7 +43,10 @@ export function fetchCapped(url: URL, agent: GuardedAgent, limits: HttpOptions, 
     retry: { limit: 0 },
     throwHttpErrors: false,
     decompress: true,
-    headers: { 'user-agent': 'rousseau-host http_get', accept: 'text/*, application/json, application/xml;q=0.9, */*;q=0.5' },
+    headers: {
+      'user-agent': 'rousseau-host http_get',
+      accept: 'text/*, application/json, application/xml;q=0.9, */*;q=0.5',
+    },
     timeout: {
       lookup: limits.connectTimeoutMs,
       connect: limits.connectTimeoutMs,
@@ -104,13 +113,27 @@ export function fetchCapped(url: URL, agent: GuardedAgent, limits: HttpOptions, 
 }
 
 function describeError(error: Error & { code?: string; name: string }, limits: HttpOptions): Error {
-  if (error.code === 'blocked_address' || error.code === 'scheme_not_allowed' || error.code === 'credentials_in_url' || error.code === 'redirect_denied') {
-    return new HttpToolError(error.code, (error.cause as Error | undefined)?.message.replace(/ \[\w+\]$/, '') ?? error.message);
+  if (
+    error.code === 'blocked_address' ||
+    error.code === 'scheme_not_allowed' ||
+    error.code === 'credentials_in_url' ||
+    error.code === 'redirect_denied'
+  ) {
+    return new HttpToolError(
+      error.code,
+      (error.cause as Error | undefined)?.message.replace(/ \[\w+\]$/, '') ?? error.message,
+    );
   }
-  if (error.name === 'MaxRedirectsError') return new HttpToolError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`);
+  if (error.name === 'MaxRedirectsError')
+    return new HttpToolError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`);
   if (error.name === 'TimeoutError') {
     const phase = (error as { event?: string }).event ?? 'request';
-    const ms = phase === 'request' ? limits.totalTimeoutMs : phase === 'response' || phase === 'socket' ? limits.responseTimeoutMs : limits.connectTimeoutMs;
+    const ms =
+      phase === 'request'
+        ? limits.totalTimeoutMs
+        : phase === 'response' || phase === 'socket'
+          ? limits.responseTimeoutMs
+          : limits.connectTimeoutMs;
     return new HttpToolError('timeout', `timed out (${phase} phase, ${ms} ms)`);
   }
   return new HttpToolError('request_failed', `${error.message}${error.code ? ` (${error.code})` : ''}`);

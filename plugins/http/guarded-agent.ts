@@ -35,7 +35,10 @@ export class GuardedAgent extends Agent {
     this.#lookup = lookup;
   }
 
-  override createConnection(options: RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+  override createConnection(
+    options: RequestOptions,
+    callback?: (err: Error | null, stream: Duplex) => void,
+  ): Duplex | null | undefined {
     const host = (options.host ?? options.hostname ?? '').replace(/^\[|\]$/g, '');
     if (isIP(host)) {
       const verdict = judgeAddress(host, this.#allow);
@@ -54,18 +57,31 @@ export class GuardedAgent extends Agent {
 }
 
 function blocked(verdict: AddressVerdict): HttpToolError {
-  return new HttpToolError('blocked_address', `refusing to connect to ${describeVerdict(verdict)}: http_get reaches public addresses only`);
+  return new HttpToolError(
+    'blocked_address',
+    `refusing to connect to ${describeVerdict(verdict)}: http_get reaches public addresses only`,
+  );
 }
 
 /** Wraps a lookup so that it answers only when every address it returns is allowed. */
 export function guardLookup(inner: LookupFunction, allowForTests: readonly string[]): LookupFunction {
   return ((hostname: string, options: LookupOneOptions | LookupAllOptions, callback: (...args: unknown[]) => void) => {
-    inner(hostname, options, ((error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => {
+    inner(hostname, options, ((
+      error: NodeJS.ErrnoException | null,
+      address: string | LookupAddress[],
+      family?: number,
+    ) => {
       if (error) return callback(error);
       const answers = Array.isArray(address) ? address : [{ address, family: family ?? 0 }];
       for (const answer of answers) {
         const verdict = judgeAddress(answer.address, allowForTests);
-        if (!verdict.allowed) return callback(new HttpToolError('blocked_address', `${hostname} resolves to ${describeVerdict(verdict)}: http_get reaches public addresses only`));
+        if (!verdict.allowed)
+          return callback(
+            new HttpToolError(
+              'blocked_address',
+              `${hostname} resolves to ${describeVerdict(verdict)}: http_get reaches public addresses only`,
+            ),
+          );
       }
       if (answers.length === 0) return callback(new HttpToolError('request_failed', `${hostname} has no address`));
       callback(null, address, family);

@@ -7,7 +7,15 @@ import type { Fetched } from './fetch.ts';
 import { limitsOf } from './options.ts';
 import { MAX_REDIRECTS, parseTarget } from './url.ts';
 
-const SHOWN_HEADERS = ['content-type', 'content-length', 'content-encoding', 'last-modified', 'etag', 'location', 'retry-after'];
+const SHOWN_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'last-modified',
+  'etag',
+  'location',
+  'retry-after',
+];
 
 /**
  * got and ipaddr.js cost ~200 ms to import: loaded at the first call, so listing tools or starting
@@ -42,17 +50,30 @@ export function createHttpGetTool(deps: HttpGetDeps = {}) {
       const limits = limitsOf(ctx.options);
       const target = parseTarget(input.url);
       const [{ fetchCapped }, { GuardedAgent }] = await loadNetwork();
-      const agent = new GuardedAgent({ ...(deps.lookup ? { lookup: deps.lookup } : {}), allowForTests: limits.dangerouslyAllowForTests?.addresses ?? [] });
+      const agent = new GuardedAgent({
+        ...(deps.lookup ? { lookup: deps.lookup } : {}),
+        allowForTests: limits.dangerouslyAllowForTests?.addresses ?? [],
+      });
       // A redirect is a call the model did not make: the policy judges it as one, with the hop's URL.
       const checkRedirect = async (next: URL, hop: number) => {
         const verdict = await ctx.authorize({ ...input, url: next.href });
-        if (!verdict.allowed) throw new HttpToolError('redirect_denied', `redirect ${hop} to ${next.href} was not followed: ${verdict.message}`);
+        if (!verdict.allowed)
+          throw new HttpToolError(
+            'redirect_denied',
+            `redirect ${hop} to ${next.href} was not followed: ${verdict.message}`,
+          );
       };
       try {
         const fetched = await fetchCapped(target, agent, limits, ctx.signal, checkRedirect);
         return {
           content: render(fetched, limits.maxBodyBytes),
-          data: { status: fetched.status, url: fetched.url, redirects: fetched.redirects, bytes: fetched.body.length, truncated: fetched.truncated },
+          data: {
+            status: fetched.status,
+            url: fetched.url,
+            redirects: fetched.redirects,
+            bytes: fetched.body.length,
+            truncated: fetched.truncated,
+          },
         };
       } finally {
         agent.destroy();

@@ -13,7 +13,10 @@ export function parseTarget(input: string): URL {
   try {
     url = new URL(input);
   } catch {
-    throw new HttpToolError('invalid_url', `"${input}" is not an absolute URL; give one such as https://example.com/page`);
+    throw new HttpToolError(
+      'invalid_url',
+      `"${input}" is not an absolute URL; give one such as https://example.com/page`,
+    );
   }
   assertAllowed(url);
   return url;
@@ -22,9 +25,15 @@ export function parseTarget(input: string): URL {
 /** The checks every URL passes, the first and each redirect target. */
 export function assertAllowed(url: URL): void {
   if (url.protocol !== 'https:') {
-    throw new HttpToolError('scheme_not_allowed', `${url.protocol.replace(/:$/, '')} URLs are not allowed: http_get fetches https:// URLs only (${url.href})`);
+    throw new HttpToolError(
+      'scheme_not_allowed',
+      `${url.protocol.replace(/:$/, '')} URLs are not allowed: http_get fetches https:// URLs only (${url.href})`,
+    );
   }
   if (url.username || url.password) {
-    throw new HttpToolError('credentials_in_url', `URLs with credentials (user@host) are not fetched: http_get sends no credentials`);
+    throw new HttpToolError(
+      'credentials_in_url',
+      `URLs with credentials (user@host) are not fetched: http_get sends no credentials`,
+    );
   }
 }

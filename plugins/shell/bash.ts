@@ -9,7 +9,11 @@ import type { Sandbox } from './sandbox.ts';
 
 export const MAX_TIMEOUT_MS = 600_000;
 
-export function createBashTool(groups: ProcessGroups, sandbox: Sandbox, boundary: Pick<ShellOptions, 'network' | 'writable'>) {
+export function createBashTool(
+  groups: ProcessGroups,
+  sandbox: Sandbox,
+  boundary: Pick<ShellOptions, 'network' | 'writable'>,
+) {
   return defineTool({
     name: 'bash',
     description: [
@@ -26,8 +30,18 @@ export function createBashTool(groups: ProcessGroups, sandbox: Sandbox, boundary
     ].join(' '),
     inputSchema: Type.Object(
       {
-        command: Type.String({ minLength: 1, maxLength: 100_000, description: 'The bash command line to run, e.g. "npm test 2>&1 | tail -20".' }),
-        timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: 'Kill the command after this many milliseconds. Default 120000.' })),
+        command: Type.String({
+          minLength: 1,
+          maxLength: 100_000,
+          description: 'The bash command line to run, e.g. "npm test 2>&1 | tail -20".',
+        }),
+        timeout_ms: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            maximum: MAX_TIMEOUT_MS,
+            description: 'Kill the command after this many milliseconds. Default 120000.',
+          }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -73,7 +87,10 @@ function statusLine(r: RunResult, timeoutMs: number, killAfter: number): string 
   else if (r.killedFor === 'abort') lines.push('[killed: the call was cancelled]');
   else if (r.signal) lines.push(`[terminated by ${r.signal}]`);
   else lines.push(`[exit code ${r.exitCode}]`);
-  if (r.lingering) lines.push(`[background processes still run in process group ${r.pgid}; their output is not collected; they end when the host closes]`);
+  if (r.lingering)
+    lines.push(
+      `[background processes still run in process group ${r.pgid}; their output is not collected; they end when the host closes]`,
+    );
   return lines.join('\n');
 }
 
@@ -83,6 +100,7 @@ function sandboxLine(sandbox: Sandbox, { network, writable }: Pick<ShellOptions,
   if (sandbox.kind === 'bwrap') {
     return `Sandbox (bubblewrap): the command sees only its own processes; the filesystem is read-only except the workspace, the temp directory${writable.map((p) => `, ${p}`).join('')}.${net}`;
   }
-  if (sandbox.kind === 'unshare') return `Sandbox (unshare): the command sees only its own processes; the filesystem is not restricted.${net}`;
+  if (sandbox.kind === 'unshare')
+    return `Sandbox (unshare): the command sees only its own processes; the filesystem is not restricted.${net}`;
   return `No sandbox${sandbox.unavailable ? ` (none works here: ${sandbox.unavailable})` : ''}: the command can read the host's files and the environment of the host's processes, API keys included.`;
 }

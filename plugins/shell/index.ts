@@ -17,7 +17,10 @@ export default definePlugin({
   setup({ options, signal, workspace, log }) {
     const limits = limitsOf(options);
     const sandbox = chooseSandbox(limits, workspace);
-    if (sandbox.unavailable) log.warn(`bash runs commands without a sandbox, so they can read the environment of the host's processes (API keys): ${sandbox.unavailable}`);
+    if (sandbox.unavailable)
+      log.warn(
+        `bash runs commands without a sandbox, so they can read the environment of the host's processes (API keys): ${sandbox.unavailable}`,
+      );
     const groups = new ProcessGroups();
     const killOnExit = () => groups.killAll();
     process.once('exit', killOnExit);

@@ -11,10 +11,28 @@ export const ShellOptions = Type.Object(
       default: [],
       description: `Host environment variables passed to commands besides ${BASE_ENV.join(', ')}: names, or prefixes ending in "*" (e.g. "NODE_*"). Everything else is scrubbed.`,
     }),
-    defaultTimeoutMs: Type.Integer({ minimum: 1, maximum: 600_000, default: 120_000, description: 'Timeout of a command when the call gives no timeout_ms.' }),
-    maxOutputBytes: Type.Integer({ minimum: 1024, default: 32_000, description: 'Output kept in the result: half from the start, half from the end.' }),
-    killAfterOutputBytes: Type.Integer({ minimum: 1024, default: 8 * 1024 * 1024, description: 'Output past which a command is deemed runaway and killed.' }),
-    killGraceMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000, description: 'Time between SIGTERM and SIGKILL to the process group.' }),
+    defaultTimeoutMs: Type.Integer({
+      minimum: 1,
+      maximum: 600_000,
+      default: 120_000,
+      description: 'Timeout of a command when the call gives no timeout_ms.',
+    }),
+    maxOutputBytes: Type.Integer({
+      minimum: 1024,
+      default: 32_000,
+      description: 'Output kept in the result: half from the start, half from the end.',
+    }),
+    killAfterOutputBytes: Type.Integer({
+      minimum: 1024,
+      default: 8 * 1024 * 1024,
+      description: 'Output past which a command is deemed runaway and killed.',
+    }),
+    killGraceMs: Type.Integer({
+      minimum: 0,
+      maximum: 60_000,
+      default: 2000,
+      description: 'Time between SIGTERM and SIGKILL to the process group.',
+    }),
     sandbox: Type.Union([Type.Literal('auto'), Type.Literal('bwrap'), Type.Literal('unshare'), Type.Literal('none')], {
       default: 'auto',
       description:
@@ -25,10 +43,14 @@ export const ShellOptions = Type.Object(
       description:
         '"open": commands write what the user may, as outside the sandbox (npm, pip, git and caches under HOME work); "workspace": everything is read-only but the workspace, the temp directory and `writable` (needs bubblewrap).',
     }),
-    network: Type.Boolean({ default: true, description: 'false: commands get no network but loopback (needs a sandbox).' }),
+    network: Type.Boolean({
+      default: true,
+      description: 'false: commands get no network but loopback (needs a sandbox).',
+    }),
     writable: Type.Array(Type.String({ pattern: '^/' }), {
       default: [],
-      description: 'With filesystem "workspace": absolute paths commands may write besides the workspace and the temp directory (e.g. "/home/me/.npm").',
+      description:
+        'With filesystem "workspace": absolute paths commands may write besides the workspace and the temp directory (e.g. "/home/me/.npm").',
     }),
   },
   { additionalProperties: false },

@@ -108,7 +108,8 @@ export function runCommand(o: RunOptions): Promise<RunResult> {
       child.once('close', finish);
     };
     child.once('exit', (exitCode, signal) => end(exitCode, signal));
-    if (inSandbox) onStatusLine(child.stdio[3] as Readable, (line) => end(Number.parseInt(line, 10), null, line.endsWith(' bg')));
+    if (inSandbox)
+      onStatusLine(child.stdio[3] as Readable, (line) => end(Number.parseInt(line, 10), null, line.endsWith(' bg')));
   });
 }
 
@@ -125,8 +126,14 @@ function onStatusLine(stream: Readable, onLine: (line: string) => void): void {
  * In a sandbox, bash (the sandbox's wrapper) says how the command ended as its exit status, where a
  * death by signal N reads 128 + N: read so, as bash itself does (an `exit 130` reads as SIGINT too).
  */
-function statusOf(exitCode: number | null, signal: NodeJS.Signals | null, inSandbox: boolean): { exitCode: number | null; signal: NodeJS.Signals | null } {
+function statusOf(
+  exitCode: number | null,
+  signal: NodeJS.Signals | null,
+  inSandbox: boolean,
+): { exitCode: number | null; signal: NodeJS.Signals | null } {
   if (!inSandbox || exitCode === null || exitCode <= 128) return { exitCode, signal };
-  const name = (Object.keys(constants.signals) as NodeJS.Signals[]).find((s) => constants.signals[s] === exitCode - 128);
+  const name = (Object.keys(constants.signals) as NodeJS.Signals[]).find(
+    (s) => constants.signals[s] === exitCode - 128,
+  );
   return name ? { exitCode: null, signal: name } : { exitCode, signal };
 }

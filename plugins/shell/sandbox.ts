@@ -62,7 +62,19 @@ interface Boundary {
  * before `exec`), the wrapper keeps ignoring it, and `env --default-signal` gives it back to the command.
  */
 function prefixOf(kind: SandboxKind, boundary: Boundary): string[] {
-  return ['/bin/sh', '-c', 'trap "" TERM; exec "$@"', 'sh', ...isolation(kind, boundary), '/bin/bash', '-c', WRAPPER, 'sandbox', 'env', '--default-signal=TERM'];
+  return [
+    '/bin/sh',
+    '-c',
+    'trap "" TERM; exec "$@"',
+    'sh',
+    ...isolation(kind, boundary),
+    '/bin/bash',
+    '-c',
+    WRAPPER,
+    'sandbox',
+    'env',
+    '--default-signal=TERM',
+  ];
 }
 
 function isolation(kind: SandboxKind, { workspace, filesystem, writable, network }: Boundary): string[] {
@@ -72,10 +84,23 @@ function isolation(kind: SandboxKind, { workspace, filesystem, writable, network
       'bwrap',
       ...(filesystem === 'open'
         ? ['--bind', '/', '/']
-        : ['--ro-bind', '/', '/', '--bind', tmpdir(), tmpdir(), '--bind', workspace, workspace, ...writable.flatMap((path) => ['--bind-try', path, path])]),
+        : [
+            '--ro-bind',
+            '/',
+            '/',
+            '--bind',
+            tmpdir(),
+            tmpdir(),
+            '--bind',
+            workspace,
+            workspace,
+            ...writable.flatMap((path) => ['--bind-try', path, path]),
+          ]),
       // After the binds, so that none (not even writable: ['/']) can cover the fresh /proc.
-      '--dev', '/dev',
-      '--proc', '/proc',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
       '--unshare-pid',
       ...(network ? [] : ['--unshare-net']),
       '--die-with-parent',
@@ -85,11 +110,19 @@ function isolation(kind: SandboxKind, { workspace, filesystem, writable, network
     ];
   }
   return [
-    'unshare', '--pid', '--fork', '--mount-proc', '--kill-child',
+    'unshare',
+    '--pid',
+    '--fork',
+    '--mount-proc',
+    '--kill-child',
     ...(network ? [] : ['--net']),
     ...(root ? [] : ['--user', '--map-root-user']),
     // Without the bounding set, root in the namespace could unmount the fresh /proc and see the host's.
-    'setpriv', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--',
+    'setpriv',
+    '--bounding-set=-all',
+    '--inh-caps=-all',
+    '--no-new-privs',
+    '--',
   ];
 }
 
@@ -105,7 +138,13 @@ function trial(kind: SandboxKind, prefix: string[], workspace: string): string |
 
 function runTrial(kind: SandboxKind, prefix: string[], workspace: string): string | undefined {
   const [file, ...args] = sandboxed({ kind, prefix }, ['/bin/true']);
-  const result = spawnSync(file!, args, { cwd: workspace, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 10_000 });
+  const result = spawnSync(file!, args, {
+    cwd: workspace,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   const stderr = (result.stderr ?? '').trim().replace(/^sh: \d+: exec: /, '');
   // bwrap, unshare and setpriv name themselves in their messages; sh says "exec: bwrap: not found".
   if (result.status !== 0) return stderr || `${kind}: exit ${result.status ?? result.signal}`;
@@ -116,7 +155,10 @@ function runTrial(kind: SandboxKind, prefix: string[], workspace: string): strin
  * The sandbox the options ask for, tried once. 'auto' takes the first that works, or none (saying
  * why); a sandbox named explicitly that does not work is an error.
  */
-export function chooseSandbox(options: Pick<ShellOptions, 'sandbox' | 'filesystem' | 'network' | 'writable'>, workspace: string): Sandbox {
+export function chooseSandbox(
+  options: Pick<ShellOptions, 'sandbox' | 'filesystem' | 'network' | 'writable'>,
+  workspace: string,
+): Sandbox {
   const bounded = options.filesystem === 'workspace';
   if (bounded && (options.sandbox === 'none' || options.sandbox === 'unshare')) {
     throw new Error(`filesystem: "workspace" needs bubblewrap, and sandbox is "${options.sandbox}"`);
@@ -124,16 +166,29 @@ export function chooseSandbox(options: Pick<ShellOptions, 'sandbox' | 'filesyste
   if (options.sandbox === 'none') return { kind: 'none', prefix: [] };
   const linux = process.platform === 'linux';
   // Only bubblewrap can make the filesystem read-only: 'auto' falls back to unshare only when that is not asked.
-  const kinds: SandboxKind[] = !linux ? [] : options.sandbox === 'auto' ? (bounded ? ['bwrap'] : ['bwrap', 'unshare']) : [options.sandbox];
+  const kinds: SandboxKind[] = !linux
+    ? []
+    : options.sandbox === 'auto'
+      ? bounded
+        ? ['bwrap']
+        : ['bwrap', 'unshare']
+      : [options.sandbox];
   const failures = linux ? [] : [`namespaces are Linux only (this is ${process.platform})`];
   for (const kind of kinds) {
-    const prefix = prefixOf(kind, { workspace, filesystem: options.filesystem, writable: options.writable, network: options.network });
+    const prefix = prefixOf(kind, {
+      workspace,
+      filesystem: options.filesystem,
+      writable: options.writable,
+      network: options.network,
+    });
     const failure = trial(kind, prefix, workspace);
     if (failure === undefined) return { kind, prefix };
     failures.push(failure);
   }
-  if (options.sandbox !== 'auto') throw new Error(`sandbox "${options.sandbox}" does not work here: ${failures.join('; ')}`);
+  if (options.sandbox !== 'auto')
+    throw new Error(`sandbox "${options.sandbox}" does not work here: ${failures.join('; ')}`);
   if (!options.network) throw new Error(`network: false needs a sandbox, and none works here: ${failures.join('; ')}`);
-  if (bounded) throw new Error(`filesystem: "workspace" needs bubblewrap, which does not work here: ${failures.join('; ')}`);
+  if (bounded)
+    throw new Error(`filesystem: "workspace" needs bubblewrap, which does not work here: ${failures.join('; ')}`);
   return { kind: 'none', prefix: [], unavailable: failures.join('; ') };
 }

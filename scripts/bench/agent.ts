@@ -19,9 +19,17 @@ export async function run(): Promise<Row[]> {
     file,
     `export default { name: 'echo', version: '1.0.0', tools: [{ name: 'echo', description: 'Echo.', annotations: { readOnly: true }, inputSchema: { type: 'object', properties: { text: { type: 'string', description: 'Text.' } }, required: ['text'], additionalProperties: false }, execute: async ({ text }) => text }] };`,
   );
-  const host = await createHost({ cwd: dir, audit: false, logLevel: 'error', config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }] } });
+  const host = await createHost({
+    cwd: dir,
+    audit: false,
+    logLevel: 'error',
+    config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }] },
+  });
   const script: ReplayScript = {
-    turns: [{ toolCalls: Array.from({ length: CALLS }, (_, i) => ({ name: 'echo', input: { text: `call ${i}` } })) }, { text: 'done' }],
+    turns: [
+      { toolCalls: Array.from({ length: CALLS }, (_, i) => ({ name: 'echo', input: { text: `call ${i}` } })) },
+      { text: 'done' },
+    ],
   };
   const inputs = Array.from({ length: CALLS }, (_, i) => JSON.stringify({ text: `call ${i}` }));
 
@@ -52,8 +60,18 @@ export async function run(): Promise<Row[]> {
   const agent = stats(samples.agent!);
   return [
     { name: `${CALLS} concurrent host.call(): median`, value: calls.median, unit: 'µs' },
-    { name: `agent run, 1 turn of ${CALLS} calls + answer: median`, value: agent.median, unit: 'µs', floor: { name: `${CALLS} calls`, value: calls.median } },
+    {
+      name: `agent run, 1 turn of ${CALLS} calls + answer: median`,
+      value: agent.median,
+      unit: 'µs',
+      floor: { name: `${CALLS} calls`, value: calls.median },
+    },
     { name: `agent run, 1 turn of ${CALLS} calls + answer: p99`, value: agent.p99, unit: 'µs' },
-    { name: `loop overhead per ${CALLS}-call turn (run − calls): median`, value: agent.median - calls.median, unit: 'µs', target: '≪ model latency (~1 s)' },
+    {
+      name: `loop overhead per ${CALLS}-call turn (run − calls): median`,
+      value: agent.median - calls.median,
+      unit: 'µs',
+      target: '≪ model latency (~1 s)',
+    },
   ];
 }

@@ -23,7 +23,11 @@ export async function run(): Promise<Row[]> {
 }
 
 /** Runs each variant in interleaved batches of ~2 ms; returns per-call ns samples per variant. */
-async function interleave(variants: Record<string, () => unknown>, rounds: number, batch: number): Promise<Record<string, number[]>> {
+async function interleave(
+  variants: Record<string, () => unknown>,
+  rounds: number,
+  batch: number,
+): Promise<Record<string, number[]>> {
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     for (const [name, fn] of Object.entries(variants)) {
@@ -42,7 +46,10 @@ async function callOverhead(): Promise<Row[]> {
   const execute = async ({ text }: { text: string }) => text;
   const dir = mkdtempSync(join(tmpdir(), 'rh-bench-'));
   const file = join(dir, 'echo.mjs');
-  writeFileSync(file, `export default { name: 'echo', version: '1.0.0', tools: [{ name: 'echo', description: 'Echo.', annotations: { readOnly: true }, inputSchema: ${JSON.stringify(inputSchema)}, execute: async ({ text }) => text }] };`);
+  writeFileSync(
+    file,
+    `export default { name: 'echo', version: '1.0.0', tools: [{ name: 'echo', description: 'Echo.', annotations: { readOnly: true }, inputSchema: ${JSON.stringify(inputSchema)}, execute: async ({ text }) => text }] };`,
+  );
   const config = { builtins: false as const, plugins: [{ module: file, isolation: 'inline' as const }] };
   const host = await createHost({ cwd: dir, audit: false, logLevel: 'error', config });
   const audited = await createHost({ cwd: dir, audit: join(dir, 'audit.jsonl'), logLevel: 'error', config });
@@ -69,10 +76,25 @@ async function callOverhead(): Promise<Row[]> {
   return [
     { name: 'bare await execute(): median', value: us(bare.median), unit: 'µs' },
     { name: 'bare compiled validation: median', value: us(validate.median), unit: 'µs' },
-    { name: 'host.call() inline echo: median', value: us(call.median), unit: 'µs', floor: { name: 'bare execute', value: us(bare.median) } },
+    {
+      name: 'host.call() inline echo: median',
+      value: us(call.median),
+      unit: 'µs',
+      floor: { name: 'bare execute', value: us(bare.median) },
+    },
     { name: 'host.call() inline echo: p99', value: us(call.p99), unit: 'µs' },
-    { name: 'host overhead (call − execute − validation): median', value: us(call.median - bare.median - validate.median), unit: 'µs', target: '≤ 5 µs' },
-    { name: 'host.call() with the audit file on: median', value: us(withAudit.median), unit: 'µs', floor: { name: 'audit off', value: us(call.median) } },
+    {
+      name: 'host overhead (call − execute − validation): median',
+      value: us(call.median - bare.median - validate.median),
+      unit: 'µs',
+      target: '≤ 5 µs',
+    },
+    {
+      name: 'host.call() with the audit file on: median',
+      value: us(withAudit.median),
+      unit: 'µs',
+      floor: { name: 'audit off', value: us(call.median) },
+    },
   ];
 }
 
@@ -80,7 +102,8 @@ async function callOverhead(): Promise<Row[]> {
 function generatePlugins(dir: string, count: number): void {
   for (let i = 0; i < count; i++) {
     const tools = [0, 1, 2]
-      .map((j) => `    defineTool({
+      .map(
+        (j) => `    defineTool({
       name: 'p${i}_tool${j}',
       description: 'Tool ${j} of generated plugin ${i}: returns its input text with a suffix.',
       inputSchema: Type.Object({ text: Type.String({ description: 'Input text.' }), limit: Type.Optional(Type.Integer({ description: 'Max length.', minimum: 1 })) }, { additionalProperties: false }),
@@ -89,7 +112,8 @@ function generatePlugins(dir: string, count: number): void {
         const out: string = text + ' #${j}';
         return limit ? out.slice(0, limit) : out;
       },
-    }),`)
+    }),`,
+      )
       .join('\n');
     writeFileSync(
       join(dir, `plugin-${String(i).padStart(3, '0')}.ts`),
@@ -120,15 +144,31 @@ function pluginLoad(): Row[] {
     for (let rep = 0; rep < 3; rep++) {
       // Cold: jiti transpiles every plugin again (and rewrites its cache); warm: it reads the cache.
       const t0 = performance.now();
-      const out = JSON.parse(execFileSync(process.execPath, [child, dir, String(n)], { env: { ...process.env, JITI_REBUILD_FS_CACHE: 'true' } }).toString()) as { ms: number; loaded: number };
+      const out = JSON.parse(
+        execFileSync(process.execPath, [child, dir, String(n)], {
+          env: { ...process.env, JITI_REBUILD_FS_CACHE: 'true' },
+        }).toString(),
+      ) as { ms: number; loaded: number };
       if (out.loaded !== n) throw new Error(`only ${out.loaded} of ${n} plugins loaded`);
       cold.push(performance.now() - t0);
       const t1 = performance.now();
       execFileSync(process.execPath, [child, dir, String(n)]);
       warm.push(performance.now() - t1);
     }
-    rows.push({ name: `load ${n} TS plugins (3 tools each), cold cache`, value: median(cold), unit: 'ms', floor: { name: 'node -e 0', value: nodeFloor }, ...(n === 100 ? { target: '≤ 2000 ms' } : {}) });
-    rows.push({ name: `load ${n} TS plugins (3 tools each), warm cache`, value: median(warm), unit: 'ms', floor: { name: 'node -e 0', value: nodeFloor }, ...(n === 100 ? { target: '≤ 500 ms' } : {}) });
+    rows.push({
+      name: `load ${n} TS plugins (3 tools each), cold cache`,
+      value: median(cold),
+      unit: 'ms',
+      floor: { name: 'node -e 0', value: nodeFloor },
+      ...(n === 100 ? { target: '≤ 2000 ms' } : {}),
+    });
+    rows.push({
+      name: `load ${n} TS plugins (3 tools each), warm cache`,
+      value: median(warm),
+      unit: 'ms',
+      floor: { name: 'node -e 0', value: nodeFloor },
+      ...(n === 100 ? { target: '≤ 500 ms' } : {}),
+    });
   }
   rmSync(dir, { recursive: true, force: true });
   return rows;

@@ -6,7 +6,10 @@ import { join } from 'node:path';
 const [dir, count] = process.argv.slice(2);
 const started = performance.now();
 const { createHost } = await import(new URL('../../dist/index.js', import.meta.url).href);
-const plugins = readdirSync(dir).filter((f) => f.endsWith('.ts')).slice(0, Number(count)).map((f) => ({ module: join(dir, f), isolation: 'inline' }));
+const plugins = readdirSync(dir)
+  .filter((f) => f.endsWith('.ts'))
+  .slice(0, Number(count))
+  .map((f) => ({ module: join(dir, f), isolation: 'inline' }));
 const host = await createHost({ cwd: dir, audit: false, logLevel: 'error', config: { builtins: false, plugins } });
 const loaded = host.plugins().filter((p) => p.status === 'loaded').length;
 const ms = performance.now() - started;

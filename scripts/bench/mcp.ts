@@ -37,7 +37,14 @@ export async function run(): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'rh-bench-mcp-'));
   const host = (name: string, isolation: string, audit: boolean) => {
     const file = join(dir, `${name}.json`);
-    writeFileSync(file, JSON.stringify({ builtins: false, plugins: [{ module: ECHO_PLUGIN, isolation }], log: { audit: audit ? join(dir, `${name}.jsonl`) : false } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        builtins: false,
+        plugins: [{ module: ECHO_PLUGIN, isolation }],
+        log: { audit: audit ? join(dir, `${name}.jsonl`) : false },
+      }),
+    );
     return [BIN, 'start', '--mcp', '--config', file];
   };
   const servers = [
@@ -58,11 +65,28 @@ export async function run(): Promise<Row[]> {
     const rows: Row[] = [];
     const seqFloor = { name: 'bare', value: stats(seq.get(bare!)!).median };
     rows.push({ name: `round trip, ${bare!.label}`, value: seqFloor.value, unit: 'µs' });
-    for (const s of ours) rows.push({ name: `round trip, ${s.label}`, value: stats(seq.get(s)!).median, unit: 'µs', floor: seqFloor, ...(s === ours[0] ? { target: '≤ ×1.2' } : {}) });
+    for (const s of ours)
+      rows.push({
+        name: `round trip, ${s.label}`,
+        value: stats(seq.get(s)!).median,
+        unit: 'µs',
+        floor: seqFloor,
+        ...(s === ours[0] ? { target: '≤ ×1.2' } : {}),
+      });
     if (cpu.size) {
       const cpuFloor = { name: 'bare', value: stats(cpu.get(bare!)!).median };
-      rows.push({ name: `server CPU per call (${IN_FLIGHT} in flight), ${bare!.label}`, value: cpuFloor.value, unit: 'µs' });
-      for (const s of ours) rows.push({ name: `server CPU per call, ${s.label}`, value: stats(cpu.get(s)!).median, unit: 'µs', floor: cpuFloor });
+      rows.push({
+        name: `server CPU per call (${IN_FLIGHT} in flight), ${bare!.label}`,
+        value: cpuFloor.value,
+        unit: 'µs',
+      });
+      for (const s of ours)
+        rows.push({
+          name: `server CPU per call, ${s.label}`,
+          value: stats(cpu.get(s)!).median,
+          unit: 'µs',
+          floor: cpuFloor,
+        });
     }
     return rows;
   } finally {
@@ -92,7 +116,10 @@ function cpuMicros(pid: number): number | undefined {
 }
 
 /** Each round, every server in turn: sequential calls (their median, µs), then a batch in flight (server CPU µs per call). */
-async function rounds(servers: Server[], n: number): Promise<{ seq: Map<Server, number[]>; cpu: Map<Server, number[]> }> {
+async function rounds(
+  servers: Server[],
+  n: number,
+): Promise<{ seq: Map<Server, number[]>; cpu: Map<Server, number[]> }> {
   const seq = new Map<Server, number[]>();
   const cpu = new Map<Server, number[]>();
   for (let r = 0; r < n; r++) {
@@ -107,11 +134,14 @@ async function rounds(servers: Server[], n: number): Promise<{ seq: Map<Server, 
 
       const before = cpuMicros(s.pid);
       let next = 0;
-      await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-        while (next++ < CONCURRENT) await echo(s.client);
-      }));
+      await Promise.all(
+        Array.from({ length: IN_FLIGHT }, async () => {
+          while (next++ < CONCURRENT) await echo(s.client);
+        }),
+      );
       const after = cpuMicros(s.pid);
-      if (before !== undefined && after !== undefined) cpu.set(s, [...(cpu.get(s) ?? []), (after - before) / CONCURRENT]);
+      if (before !== undefined && after !== undefined)
+        cpu.set(s, [...(cpu.get(s) ?? []), (after - before) / CONCURRENT]);
     }
   }
   return { seq, cpu };

@@ -36,7 +36,13 @@ function mixedPolicy(): PolicyConfig {
 /** 50 regex rules that all concern `echo` and none matches "hello" but the last. */
 function worstPolicy(): PolicyConfig {
   const rules: Rule[] = Array.from({ length: 49 }, (_, i) => ({ tool: 'echo', match: `"text":"(rm|mv|cp)${i} ` }));
-  return { default: 'deny', builtinRules: false, deny: rules.slice(0, 20), ask: rules.slice(20), allow: [{ tool: 'echo', where: { text: '[a-z]+' } }] };
+  return {
+    default: 'deny',
+    builtinRules: false,
+    deny: rules.slice(0, 20),
+    ask: rules.slice(20),
+    allow: [{ tool: 'echo', where: { text: '[a-z]+' } }],
+  };
 }
 
 export async function run(): Promise<Row[]> {
@@ -48,7 +54,12 @@ export async function run(): Promise<Row[]> {
     `export default { name: 'echo', version: '1.0.0', tools: [{ name: 'echo', description: 'Echo.', inputSchema: { type: 'object', properties: { text: { type: 'string', description: 'Text.' } }, required: ['text'], additionalProperties: false }, execute: async ({ text }) => text }] };`,
   );
   const make = (policy: PolicyConfig) =>
-    createHost({ cwd: dir, audit: false, logLevel: 'error', config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }], policy } });
+    createHost({
+      cwd: dir,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }], policy },
+    });
   const none = await make({ default: 'allow', builtinRules: false });
   const mixed = await make(mixedPolicy());
   const worst = await make(worstPolicy());
@@ -58,7 +69,11 @@ export async function run(): Promise<Row[]> {
     if (r.isError) throw new Error(`bench setup: echo failed: ${r.content}`);
   }
 
-  const variants = { none: () => none.call('echo', json), mixed: () => mixed.call('echo', json), worst: () => worst.call('echo', json) };
+  const variants = {
+    none: () => none.call('echo', json),
+    mixed: () => mixed.call('echo', json),
+    worst: () => worst.call('echo', json),
+  };
   const samples: Record<string, number[]> = { none: [], mixed: [], worst: [] };
   const batch = async (rounds: number, size: number, keep: boolean) => {
     for (let r = 0; r < rounds; r++) {
@@ -80,7 +95,12 @@ export async function run(): Promise<Row[]> {
   const bad = stats(samples.worst!).median;
   return [
     { name: 'host.call() echo, no policy rules: median', value: us(base), unit: 'µs' },
-    { name: 'host.call() echo, 50 rules (3 on echo): median', value: us(mix), unit: 'µs', floor: { name: 'no rules', value: us(base) } },
+    {
+      name: 'host.call() echo, 50 rules (3 on echo): median',
+      value: us(mix),
+      unit: 'µs',
+      floor: { name: 'no rules', value: us(base) },
+    },
     { name: 'policy cost per call, 50 rules (3 on echo)', value: us(mix - base), unit: 'µs', target: '≤ 2 µs' },
     { name: 'policy cost per call, 50 regex rules all on echo', value: us(bad - base), unit: 'µs' },
   ];

@@ -44,8 +44,14 @@ export default {
 
 /** A bare child that echoes over IPC, as the runner starts its processes (advanced serialisation). */
 async function bareChild(): Promise<{ child: ChildProcess; call(message: unknown): Promise<unknown>; close(): void }> {
-  const child = spawn(process.execPath, ['-e', BARE_ECHO], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const call = echoClient((m) => child.send(m), (listener) => child.on('message', listener));
+  const child = spawn(process.execPath, ['-e', BARE_ECHO], {
+    serialization: 'advanced',
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const call = echoClient(
+    (m) => child.send(m),
+    (listener) => child.on('message', listener),
+  );
   await call('up');
   return { child, call, close: () => void child.kill('SIGKILL') };
 }
@@ -60,7 +66,11 @@ async function roundTrip(dir: string): Promise<Row[]> {
     cwd: dir,
     audit: false,
     logLevel: 'error',
-    config: { builtins: false, policy: { default: 'allow' }, plugins: [{ module: './echo.ts', isolation: 'process', loadTimeoutMs: 120_000 }] },
+    config: {
+      builtins: false,
+      policy: { default: 'allow' },
+      plugins: [{ module: './echo.ts', isolation: 'process', loadTimeoutMs: 120_000 }],
+    },
   });
   const bare = await bareChild();
   const input = { text: 'hello' };
@@ -77,7 +87,12 @@ async function roundTrip(dir: string): Promise<Row[]> {
   const h = stats(samples.host!);
   const r = stats(samples.raw!);
   return [
-    { name: 'process echo via host.call, p50', value: h.median, unit: 'µs', floor: { name: 'raw IPC p50', value: r.median } },
+    {
+      name: 'process echo via host.call, p50',
+      value: h.median,
+      unit: 'µs',
+      floor: { name: 'raw IPC p50', value: r.median },
+    },
     { name: 'process echo via host.call, p99', value: h.p99, unit: 'µs', floor: { name: 'raw IPC p99', value: r.p99 } },
   ];
 }
@@ -91,7 +106,16 @@ async function startup(dir: string): Promise<Row[]> {
     const t0 = performance.now();
     const child = await bareChild();
     bare.push(performance.now() - t0);
-    const host = await createHost({ cwd: dir, audit: false, logLevel: 'error', config: { builtins: false, policy: { default: 'allow' }, plugins: [{ module: './echo.ts', isolation: 'process', loadTimeoutMs: 120_000 }] } });
+    const host = await createHost({
+      cwd: dir,
+      audit: false,
+      logLevel: 'error',
+      config: {
+        builtins: false,
+        policy: { default: 'allow' },
+        plugins: [{ module: './echo.ts', isolation: 'process', loadTimeoutMs: 120_000 }],
+      },
+    });
     const [status] = host.plugins();
     if (status?.status !== 'loaded') throw new Error(`bench: echo did not load: ${status?.error?.message}`);
     plugin.push(status.loadMs!);
@@ -106,7 +130,17 @@ async function startup(dir: string): Promise<Row[]> {
   }
   // The first starts compile and fill jiti's cache; the memory is the last, warm one.
   return [
-    { name: 'process start: spawn → plugin loaded, p50', value: stats(plugin.slice(2)).median, unit: 'ms', floor: { name: 'bare child → first message', value: stats(bare.slice(2)).median } },
-    { name: 'memory of a plugin process (RSS, warm cache)', value: memory.plugin, unit: 'MiB', floor: { name: 'idle bare child', value: memory.bare } },
+    {
+      name: 'process start: spawn → plugin loaded, p50',
+      value: stats(plugin.slice(2)).median,
+      unit: 'ms',
+      floor: { name: 'bare child → first message', value: stats(bare.slice(2)).median },
+    },
+    {
+      name: 'memory of a plugin process (RSS, warm cache)',
+      value: memory.plugin,
+      unit: 'MiB',
+      floor: { name: 'idle bare child', value: memory.bare },
+    },
   ];
 }

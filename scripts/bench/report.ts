@@ -16,8 +16,12 @@ export interface Row {
 export function formatRows(title: string, rows: Row[]): string {
   const lines = [`\n## ${title}`];
   for (const r of rows) {
-    const ratio = r.floor ? `  ×${(r.value / r.floor.value).toFixed(2)} of ${r.floor.name} (${fmt(r.floor.value)} ${r.unit})` : '';
-    lines.push(`  ${r.name.padEnd(52)} ${fmt(r.value).padStart(10)} ${r.unit}${ratio}${r.target ? `  [target ${r.target}]` : ''}`);
+    const ratio = r.floor
+      ? `  ×${(r.value / r.floor.value).toFixed(2)} of ${r.floor.name} (${fmt(r.floor.value)} ${r.unit})`
+      : '';
+    lines.push(
+      `  ${r.name.padEnd(52)} ${fmt(r.value).padStart(10)} ${r.unit}${ratio}${r.target ? `  [target ${r.target}]` : ''}`,
+    );
   }
   return lines.join('\n');
 }

@@ -4,7 +4,12 @@
  * Calls each variant `perRound` times per round, the variants taking turns, so machine noise lands
  * on all of them; returns per-call µs samples, the first `warmupRounds` rounds left out.
  */
-export async function roundTripSamples(variants: Record<string, () => Promise<unknown>>, rounds: number, perRound = 250, warmupRounds = 4): Promise<Record<string, number[]>> {
+export async function roundTripSamples(
+  variants: Record<string, () => Promise<unknown>>,
+  rounds: number,
+  perRound = 250,
+  warmupRounds = 4,
+): Promise<Record<string, number[]>> {
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
   for (let round = 0; round < rounds; round++) {
     for (const [name, call] of Object.entries(variants)) {
@@ -19,7 +24,10 @@ export async function roundTripSamples(variants: Record<string, () => Promise<un
 }
 
 /** Request/reply over a channel that echoes: each request gets an id, each reply settles its request, as a runner must match them. */
-export function echoClient(send: (message: { id: number; message: unknown }) => void, onReply: (listener: (reply: { id: number }) => void) => void): (message: unknown) => Promise<unknown> {
+export function echoClient(
+  send: (message: { id: number; message: unknown }) => void,
+  onReply: (listener: (reply: { id: number }) => void) => void,
+): (message: unknown) => Promise<unknown> {
   const pending = new Map<number, (reply: unknown) => void>();
   let next = 0;
   onReply((reply) => {

@@ -18,7 +18,8 @@ import { echoClient, roundTripSamples } from './round-trip.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIST_INDEX = pathToFileURL(join(ROOT, 'dist', 'index.js')).href;
-const BARE_ECHO = "require('node:worker_threads').parentPort.on('message', (m) => require('node:worker_threads').parentPort.postMessage(m));";
+const BARE_ECHO =
+  "require('node:worker_threads').parentPort.on('message', (m) => require('node:worker_threads').parentPort.postMessage(m));";
 const IN_FLIGHT = 32; // the default maxConcurrency: more would only queue in the host
 const MEMORY_PLUGINS = 10;
 
@@ -54,7 +55,10 @@ export default {
 /** A bare worker that echoes. */
 async function bareWorker(): Promise<{ call(message: unknown): Promise<unknown>; close(): Promise<number> }> {
   const worker = new Worker(BARE_ECHO, { eval: true, execArgv: [] }); // as the runner starts its workers
-  const call = echoClient((m) => worker.postMessage(m), (listener) => worker.on('message', listener));
+  const call = echoClient(
+    (m) => worker.postMessage(m),
+    (listener) => worker.on('message', listener),
+  );
   await call('up');
   return { call, close: () => worker.terminate() };
 }
@@ -65,7 +69,11 @@ async function roundTrip(dir: string): Promise<Row[]> {
     cwd: dir,
     audit: false,
     logLevel: 'error',
-    config: { builtins: false, policy: { default: 'allow' }, plugins: [{ module: './echo-0.ts', loadTimeoutMs: 120_000 }] },
+    config: {
+      builtins: false,
+      policy: { default: 'allow' },
+      plugins: [{ module: './echo-0.ts', loadTimeoutMs: 120_000 }],
+    },
   });
   const bare = await bareWorker();
   const input = { text: 'hello' };
@@ -79,9 +87,11 @@ async function roundTrip(dir: string): Promise<Row[]> {
     const calls = 20_000;
     let left = calls;
     const before = process.cpuUsage();
-    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-      while (left-- > 0) await call();
-    }));
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (left-- > 0) await call();
+      }),
+    );
     const used = process.cpuUsage(before);
     cpu[name] = (used.user + used.system) / calls; // the whole process: host thread and worker thread
   }
@@ -93,9 +103,25 @@ async function roundTrip(dir: string): Promise<Row[]> {
   const h = stats(samples.host!);
   const r = stats(samples.raw!);
   return [
-    { name: 'worker echo via host.call, p50', value: h.median, unit: 'µs', floor: { name: 'raw postMessage p50', value: r.median }, target: '≤ 1.5× raw' },
-    { name: 'worker echo via host.call, p99', value: h.p99, unit: 'µs', floor: { name: 'raw postMessage p99', value: r.p99 } },
-    { name: `CPU per call, ${IN_FLIGHT} in flight (both threads)`, value: cpu.host!, unit: 'µs', floor: { name: 'raw postMessage', value: cpu.raw! } },
+    {
+      name: 'worker echo via host.call, p50',
+      value: h.median,
+      unit: 'µs',
+      floor: { name: 'raw postMessage p50', value: r.median },
+      target: '≤ 1.5× raw',
+    },
+    {
+      name: 'worker echo via host.call, p99',
+      value: h.p99,
+      unit: 'µs',
+      floor: { name: 'raw postMessage p99', value: r.p99 },
+    },
+    {
+      name: `CPU per call, ${IN_FLIGHT} in flight (both threads)`,
+      value: cpu.host!,
+      unit: 'µs',
+      floor: { name: 'raw postMessage', value: cpu.raw! },
+    },
   ];
 }
 
@@ -108,7 +134,12 @@ async function startup(dir: string): Promise<Row[]> {
     const worker = await bareWorker();
     bare.push(performance.now() - t0);
     await worker.close();
-    const host = await createHost({ cwd: dir, audit: false, logLevel: 'error', config: { builtins: false, plugins: [{ module: './echo-1.ts', loadTimeoutMs: 120_000 }] } });
+    const host = await createHost({
+      cwd: dir,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: './echo-1.ts', loadTimeoutMs: 120_000 }] },
+    });
     const [status] = host.plugins();
     if (status?.status !== 'loaded') throw new Error(`bench: echo-1 did not load: ${status?.error?.message}`);
     plugin.push(status.loadMs!);
@@ -116,7 +147,12 @@ async function startup(dir: string): Promise<Row[]> {
   }
   // The first start of each compiles and caches (jiti's transform cache is warm after it).
   return [
-    { name: 'worker start: spawn → plugin loaded, p50', value: stats(plugin.slice(2)).median, unit: 'ms', floor: { name: 'bare worker → first message', value: stats(bare.slice(2)).median } },
+    {
+      name: 'worker start: spawn → plugin loaded, p50',
+      value: stats(plugin.slice(2)).median,
+      unit: 'ms',
+      floor: { name: 'bare worker → first message', value: stats(bare.slice(2)).median },
+    },
   ];
 }
 
@@ -130,9 +166,12 @@ function memory(dir: string): Row[] {
       ${body}
       process.stdout.write(JSON.stringify((after - before) / ${MEMORY_PLUGINS}));
       process.exit(0);`;
-    return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8' })) as number;
+    return JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8' }),
+    ) as number;
   };
-  const loadPlugins = () => probe(`
+  const loadPlugins = () =>
+    probe(`
     const { createHost } = await import(${JSON.stringify(DIST_INDEX)});
     const empty = await createHost({ cwd: ${JSON.stringify(dir)}, audit: false, logLevel: 'error', config: { builtins: false, plugins: [] } });
     await settle();
@@ -161,7 +200,18 @@ function memory(dir: string): Row[] {
   const cold = loadPlugins();
   const warm = loadPlugins();
   return [
-    { name: `memory per isolated plugin (RSS, ${MEMORY_PLUGINS} loaded)`, value: warm, unit: 'MiB', floor: { name: 'idle bare worker', value: bare }, target: '≤ 12 MiB' },
-    { name: '  the same, first run (jiti cache cold)', value: cold, unit: 'MiB', floor: { name: 'idle bare worker', value: bare } },
+    {
+      name: `memory per isolated plugin (RSS, ${MEMORY_PLUGINS} loaded)`,
+      value: warm,
+      unit: 'MiB',
+      floor: { name: 'idle bare worker', value: bare },
+      target: '≤ 12 MiB',
+    },
+    {
+      name: '  the same, first run (jiti cache cold)',
+      value: cold,
+      unit: 'MiB',
+      floor: { name: 'idle bare worker', value: bare },
+    },
   ];
 }

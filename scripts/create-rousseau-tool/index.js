@@ -29,7 +29,8 @@ Exit codes: 0 created, 1 refused or failed, 2 usage error.`;
 
 /** The plugin name the host derives from a package name (see the template's src/index.ts). */
 const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
-const PACKAGE_NAME_RULE = 'the plugin name (what follows rousseau-plugin-) must be lowercase letters, digits and dashes, starting with a letter';
+const PACKAGE_NAME_RULE =
+  'the plugin name (what follows rousseau-plugin-) must be lowercase letters, digits and dashes, starting with a letter';
 const DEFAULT_DESCRIPTION = 'Tools for rousseau-host.';
 /** Where rousseau-host looks for its config (README.md, "Config reference"), for the "add it to your config" hint. */
 const CONFIG_FILES = [
@@ -60,8 +61,9 @@ async function main(argv) {
     throw new UsageError(error.message);
   }
   const { values, positionals } = args;
-  if (values.help) return print(HELP), EXIT.ok;
-  if (positionals.length > 1) throw new UsageError(`one directory at most, got ${positionals.length}: ${positionals.join(' ')}`);
+  if (values.help) return (print(HELP), EXIT.ok);
+  if (positionals.length > 1)
+    throw new UsageError(`one directory at most, got ${positionals.length}: ${positionals.join(' ')}`);
 
   // `npm create rousseau-tool x --yes` (without the `--`) reaches us only as npm_config_yes.
   const yes = values.yes || process.env.npm_config_yes === 'true';
@@ -70,7 +72,8 @@ async function main(argv) {
     let dir = positionals[0];
     if (dir === undefined && values.name !== undefined) dir = shortName(packageName(values.name));
     if (dir === undefined) {
-      if (!ask) throw new UsageError('say where to create the plugin: npm create rousseau-tool my-tool (or --name my-tool)');
+      if (!ask)
+        throw new UsageError('say where to create the plugin: npm create rousseau-tool my-tool (or --name my-tool)');
       dir = await ask.text('Directory for the new plugin', 'my-tool');
     }
     const target = resolve(dir);
@@ -84,13 +87,19 @@ async function main(argv) {
       process.stderr.write(`"${answer}" cannot be a plugin package name: ${PACKAGE_NAME_RULE}\n`);
     }
 
-    const description = values.description ?? (ask ? await ask.text('Description', DEFAULT_DESCRIPTION) : DEFAULT_DESCRIPTION);
+    const description =
+      values.description ?? (ask ? await ask.text('Description', DEFAULT_DESCRIPTION) : DEFAULT_DESCRIPTION);
 
-    if (existsSync(target) && !statSync(target).isDirectory()) throw new Error(`${target} exists and is not a directory`);
+    if (existsSync(target) && !statSync(target).isDirectory())
+      throw new Error(`${target} exists and is not a directory`);
     if (!isEmptyDir(target) && !values.force) {
-      const overwrite = ask && (await ask.confirm(`${target} is not empty. Write into it anyway (files of the same name are overwritten)?`));
+      const overwrite =
+        ask &&
+        (await ask.confirm(`${target} is not empty. Write into it anyway (files of the same name are overwritten)?`));
       if (!overwrite) {
-        throw new Error(`${target} is not empty; choose another directory, or pass --force to write into it (npm create rousseau-tool ${dir} -- --force)`);
+        throw new Error(
+          `${target} is not empty; choose another directory, or pass --force to write into it (npm create rousseau-tool ${dir} -- --force)`,
+        );
       }
     }
 
@@ -123,9 +132,15 @@ function shortName(pkgName) {
 function validPackageName(input, { strict }) {
   const pkgName = packageName(input);
   const plugin = shortName(pkgName);
-  const valid = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(pkgName) && pkgName.length <= 214 && PLUGIN_NAME.test(plugin);
+  const valid =
+    /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(pkgName) &&
+    pkgName.length <= 214 &&
+    PLUGIN_NAME.test(plugin);
   if (valid) return pkgName;
-  if (strict) throw new UsageError(`"${input}" makes the package name "${pkgName}" and the plugin name "${plugin}": ${PACKAGE_NAME_RULE}`);
+  if (strict)
+    throw new UsageError(
+      `"${input}" makes the package name "${pkgName}" and the plugin name "${plugin}": ${PACKAGE_NAME_RULE}`,
+    );
   return undefined;
 }
 
@@ -151,7 +166,10 @@ function scaffold(target, { pkgName, description }) {
   writeFileSync(manifestFile, `${JSON.stringify(pkg, null, 2)}\n`);
 
   const readme = join(target, 'README.md');
-  writeFileSync(readme, readFileSync(readme, 'utf8').replaceAll('{{name}}', pkgName).replaceAll('{{description}}', description));
+  writeFileSync(
+    readme,
+    readFileSync(readme, 'utf8').replaceAll('{{name}}', pkgName).replaceAll('{{description}}', description),
+  );
 }
 
 function nextSteps(target, pkgName) {
@@ -172,7 +190,7 @@ function nextSteps(target, pkgName) {
     where,
     `  plugins: [${jsString(specifier)}],`,
     '',
-    "and call a tool from there: npx rousseau-host call count_words '{\"text\":\"to be or not to be\"}'",
+    'and call a tool from there: npx rousseau-host call count_words \'{"text":"to be or not to be"}\'',
   ].join('\n');
 }
 

@@ -18,7 +18,9 @@ const LEFT_BY_USE = new Set(['node_modules', '.rousseau', 'package-lock.json', '
 export function templateDir() {
   if (isHostRepo(join(HERE, '..', '..')) && existsSync(join(REPO_TEMPLATE, 'package.json'))) return REPO_TEMPLATE;
   if (existsSync(join(PACKED_TEMPLATE, 'package.json'))) return PACKED_TEMPLATE;
-  throw new Error(`the plugin template is missing (looked in ${PACKED_TEMPLATE} and ${REPO_TEMPLATE}); reinstall create-rousseau-tool`);
+  throw new Error(
+    `the plugin template is missing (looked in ${PACKED_TEMPLATE} and ${REPO_TEMPLATE}); reinstall create-rousseau-tool`,
+  );
 }
 
 /** Copies the template into `target` (files of the same name are overwritten), minus what using it leaves behind. */

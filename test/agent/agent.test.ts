@@ -16,15 +16,36 @@ describe('Agent', () => {
 
   describe('regressions seen in other agent loops', () => {
     it('an unknown tool is an error result, not the end of the turn: the other calls of the turn still run', async () => {
-      const agent = agentFor([{ toolCalls: [{ name: 'greet', input: { who: 'A' } }, { name: 'missing', input: {} }, { name: 'greet', input: { who: 'B' } }] }, { text: 'ok' }]);
+      const agent = agentFor([
+        {
+          toolCalls: [
+            { name: 'greet', input: { who: 'A' } },
+            { name: 'missing', input: {} },
+            { name: 'greet', input: { who: 'B' } },
+          ],
+        },
+        { text: 'ok' },
+      ]);
       const result = await agent.run('go');
       expect(result.stopReason).to.equal('end_turn');
       const results = agent.messages.find((m) => m.role === 'tool')!;
-      expect(results.role === 'tool' && results.results.map((r) => r.code ?? r.content)).to.deep.equal(['hello A', 'unknown_tool', 'hello B']);
+      expect(results.role === 'tool' && results.results.map((r) => r.code ?? r.content)).to.deep.equal([
+        'hello A',
+        'unknown_tool',
+        'hello B',
+      ]);
     });
 
     it('the calls of a turn run concurrently, not one after another', async () => {
-      const agent = agentFor([{ toolCalls: [{ name: 'slow', input: { ms: 500, tag: 'first' } }, { name: 'slow', input: { ms: 10, tag: 'second' } }] }, { text: 'ok' }]);
+      const agent = agentFor([
+        {
+          toolCalls: [
+            { name: 'slow', input: { ms: 500, tag: 'first' } },
+            { name: 'slow', input: { ms: 10, tag: 'second' } },
+          ],
+        },
+        { text: 'ok' },
+      ]);
       const rec = recorder();
       await agent.run('go', { onEvent: rec.onEvent });
       // issued in call order, finished in the other: the second never waited for the first
@@ -59,7 +80,10 @@ describe('Agent', () => {
   });
 
   it('stops at maxTurns', async () => {
-    const loop = Array.from({ length: 5 }, (_, i): ReplayTurn => ({ toolCalls: [{ name: 'greet', input: { who: `n${i}` } }] }));
+    const loop = Array.from(
+      { length: 5 },
+      (_, i): ReplayTurn => ({ toolCalls: [{ name: 'greet', input: { who: `n${i}` } }] }),
+    );
     const result = await agentFor(loop, { maxTurns: 3 }).run('go');
     expect(result).to.include({ stopReason: 'max_turns', turns: 3, toolCalls: 3 });
     expect(result.error?.code).to.equal('max_turns');
@@ -67,7 +91,9 @@ describe('Agent', () => {
 
   it('stops a call that keeps failing the same way after maxRepeatedFailures tries', async () => {
     const same: ReplayTurn = { toolCalls: [{ name: 'fail', input: { message: 'again' } }] };
-    const result = await agentFor([same, same, same, same, { text: 'never reached' }], { maxRepeatedFailures: 3 }).run('go');
+    const result = await agentFor([same, same, same, same, { text: 'never reached' }], { maxRepeatedFailures: 3 }).run(
+      'go',
+    );
     expect(result).to.include({ stopReason: 'repeated_failure', turns: 3 });
     expect(result.error?.message).to.match(/same failing call to "fail" 3 times/);
   });
@@ -81,13 +107,30 @@ describe('Agent', () => {
   });
 
   it('keeps the conversation across runs, and refuses a second run while one is going', async () => {
-    const agent = agentFor([{ toolCalls: [{ name: 'slow', input: { ms: 100, tag: 't' } }] }, { text: 'one' }, { text: 'two' }]);
+    const agent = agentFor([
+      { toolCalls: [{ name: 'slow', input: { ms: 100, tag: 't' } }] },
+      { text: 'one' },
+      { text: 'two' },
+    ]);
     const first = agent.run('a');
-    const second = await agent.run('b').then(() => undefined, (error: unknown) => error);
-    expect(second).to.be.instanceOf(Error).with.property('message').that.matches(/already running/);
+    const second = await agent.run('b').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(second)
+      .to.be.instanceOf(Error)
+      .with.property('message')
+      .that.matches(/already running/);
     expect((await first).text).to.equal('one');
     expect((await agent.run('c')).text).to.equal('two');
-    expect(agent.messages.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
+    expect(agent.messages.map((m) => m.role)).to.deep.equal([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
   });
 
   it('ends with an error result (not a throw) when the provider fails', async () => {
@@ -101,7 +144,11 @@ describe('Agent', () => {
 
 describe('projectTools', () => {
   it('gives every tool a wire name within ^[a-zA-Z0-9_-]{1,64}$, maps calls back, and keeps symbols out of schemas', () => {
-    const schema = { type: 'object', properties: { q: { type: 'string', description: 'q' } }, [Symbol('typebox')]: 'x' };
+    const schema = {
+      type: 'object',
+      properties: { q: { type: 'string', description: 'q' } },
+      [Symbol('typebox')]: 'x',
+    };
     const set = projectTools([
       { name: 'docs.search', description: 'd', inputSchema: schema, plugin: 'mcp' },
       { name: 'docs_search', description: 'd', inputSchema: { type: 'object' }, plugin: 'x' },

@@ -12,7 +12,10 @@ export async function kitHost(): Promise<{ host: Host; cleanup(): Promise<void> 
     config: {
       builtins: false,
       plugins: [{ module: join(FIXTURES, 'plugins', 'kit.ts'), isolation: 'inline' }],
-      policy: { default: 'allow', deny: [{ tool: 'fail', match: 'forbidden', reason: 'forbidden by the test policy' }] },
+      policy: {
+        default: 'allow',
+        deny: [{ tool: 'fail', match: 'forbidden', reason: 'forbidden by the test policy' }],
+      },
     },
     audit: false,
     logLevel: 'error',
@@ -27,11 +30,16 @@ export async function kitHost(): Promise<{ host: Host; cleanup(): Promise<void> 
 }
 
 /** Collects a run's events. */
-export function recorder(): { events: AgentEvent[]; onEvent(e: AgentEvent): void; of<T extends AgentEvent['type']>(type: T): Extract<AgentEvent, { type: T }>[] } {
+export function recorder(): {
+  events: AgentEvent[];
+  onEvent(e: AgentEvent): void;
+  of<T extends AgentEvent['type']>(type: T): Extract<AgentEvent, { type: T }>[];
+} {
   const events: AgentEvent[] = [];
   return {
     events,
     onEvent: (e) => events.push(e),
-    of: <T extends AgentEvent['type']>(type: T) => events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type),
+    of: <T extends AgentEvent['type']>(type: T) =>
+      events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type),
   };
 }

@@ -22,7 +22,9 @@ describe('the approval prompt', () => {
     input.write('n\n');
     expect(await pending).to.equal(false);
     expect(shown).to.not.match(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
-    expect(shown).to.contain('bash\\u001b[2K (plugin shell\\u202e) needs approval: the default policy, runs \\u200fcommands.');
+    expect(shown).to.contain(
+      'bash\\u001b[2K (plugin shell\\u202e) needs approval: the default policy, runs \\u200fcommands.',
+    );
     expect(shown).to.contain('input: {"command":"cat \\u202egnp.txt\\u202c; rm -rf ~ \\u2066x\\u2069\\r\\u0085"}');
   });
 });

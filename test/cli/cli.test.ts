@@ -19,7 +19,9 @@ describe('rousseau-host CLI', function () {
   it('--version prints the version; --help lists the commands', async () => {
     const version = await runCli(['--version']);
     expect(version.code).to.equal(0);
-    expect(version.stdout.trim()).to.equal(JSON.parse(readFileSync(join(FIXTURES, '..', '..', 'package.json'), 'utf8')).version);
+    expect(version.stdout.trim()).to.equal(
+      JSON.parse(readFileSync(join(FIXTURES, '..', '..', 'package.json'), 'utf8')).version,
+    );
     const help = await runCli(['--help']);
     expect(help.code).to.equal(0);
     for (const command of ['tools', 'check', 'call', 'init']) expect(help.stdout).to.contain(`  ${command} `);
@@ -45,18 +47,26 @@ describe('rousseau-host CLI', function () {
       const r = await runCli([name, '--json'], { cwd: t.dir });
       expect(r.code, r.stderr).to.equal(2);
       expect(r.stderr).to.contain(`unknown command "${name}"`).and.not.contain('TypeError');
-      expect(JSON.parse(r.stdout)).to.deep.equal({ error: { code: 'RH_ERR_USAGE', message: `unknown command "${name}"` } });
+      expect(JSON.parse(r.stdout)).to.deep.equal({
+        error: { code: 'RH_ERR_USAGE', message: `unknown command "${name}"` },
+      });
     }
   });
 
   it('what a plugin prints to stdout goes to stderr: --json stdout stays one JSON document (inline and worker)', async () => {
     const noisy = join(FIXTURES, 'mcp', 'noisy.ts');
     for (const isolation of ['inline', 'worker']) {
-      config({ builtins: false, plugins: [{ module: noisy, isolation }], policy: { default: 'allow' }, log: { audit: false } });
+      config({
+        builtins: false,
+        plugins: [{ module: noisy, isolation }],
+        policy: { default: 'allow' },
+        log: { audit: false },
+      });
       const called = await runCli(['call', 'noisy_add', '{"a":1,"b":2}', '--json'], { cwd: t.dir });
       expect(called.code, called.stderr).to.equal(0);
       expect(JSON.parse(called.stdout), isolation).to.include({ tool: 'noisy_add', isError: false, content: '3' });
-      if (isolation === 'inline') expect(called.stderr).to.contain('noisy: adding 1 and 2').and.contain('noisy: raw write');
+      if (isolation === 'inline')
+        expect(called.stderr).to.contain('noisy: adding 1 and 2').and.contain('noisy: raw write');
       const listed = await runCli(['tools', '--json'], { cwd: t.dir });
       expect(JSON.parse(listed.stdout).plugins[0], isolation).to.include({ name: 'noisy', status: 'loaded' });
       expect(listed.stderr).to.contain('noisy plugin: loading');
@@ -68,15 +78,35 @@ describe('rousseau-host CLI', function () {
   it('tools --json: one good plugin loaded, four broken ones failed, each with its own reason', async () => {
     config({
       builtins: false,
-      plugins: [fixture('echo.ts'), fixture('broken-import.ts'), fixture('broken-setup.ts'), fixture('broken-contract.ts'), './missing-plugin'],
+      plugins: [
+        fixture('echo.ts'),
+        fixture('broken-import.ts'),
+        fixture('broken-setup.ts'),
+        fixture('broken-contract.ts'),
+        './missing-plugin',
+      ],
     });
     const r = await runCli(['tools', '--json'], { cwd: t.dir });
     expect(r.code).to.equal(0);
-    const { plugins } = JSON.parse(r.stdout) as { plugins: { name: string; status: string; source: string; isolation: string; error?: { code: string; message: string }; tools: { name: string; description: string; inputSchema: unknown }[] }[] };
+    const { plugins } = JSON.parse(r.stdout) as {
+      plugins: {
+        name: string;
+        status: string;
+        source: string;
+        isolation: string;
+        error?: { code: string; message: string };
+        tools: { name: string; description: string; inputSchema: unknown }[];
+      }[];
+    };
     expect(plugins.map((p) => p.status)).to.deep.equal(['loaded', 'failed', 'failed', 'failed', 'failed']);
     expect(plugins[0]!.tools.map((x) => x.name)).to.deep.equal(['echo']);
     expect(plugins[0]!.tools[0]!.inputSchema).to.have.property('type', 'object');
-    expect(plugins.slice(1).map((p) => p.error!.code)).to.deep.equal(['RH_ERR_PLUGIN_IMPORT', 'RH_ERR_PLUGIN_SETUP', 'RH_ERR_PLUGIN_CONTRACT', 'RH_ERR_PLUGIN_NOT_FOUND']);
+    expect(plugins.slice(1).map((p) => p.error!.code)).to.deep.equal([
+      'RH_ERR_PLUGIN_IMPORT',
+      'RH_ERR_PLUGIN_SETUP',
+      'RH_ERR_PLUGIN_CONTRACT',
+      'RH_ERR_PLUGIN_NOT_FOUND',
+    ]);
     expect(plugins[1]!.error!.message).to.contain('boom at import');
     expect(plugins[2]!.error!.message).to.contain('cannot reach the database');
     expect(plugins[4]!.source).to.equal('./missing-plugin');
@@ -109,7 +139,10 @@ describe('rousseau-host CLI', function () {
     expect(ok.stdout).to.match(/^ok {2}echo 1\.0\.0: 1 tools \(echo\)/);
     const bad = await runCli(['check', fixture('broken-contract.ts'), '--json']);
     expect(bad.code).to.equal(1);
-    const report = JSON.parse(bad.stdout) as { ok: boolean; violations: { pointer: string; file: string; tool?: string }[] };
+    const report = JSON.parse(bad.stdout) as {
+      ok: boolean;
+      violations: { pointer: string; file: string; tool?: string }[];
+    };
     expect(report.ok).to.equal(false);
     expect(report.violations.length).to.be.greaterThan(4);
     expect(report.violations.every((v) => v.file === fixture('broken-contract.ts'))).to.equal(true);
@@ -118,11 +151,16 @@ describe('rousseau-host CLI', function () {
     expect(human.stdout).to.contain('FAIL').and.contain('/tools/0/inputSchema/required/1');
   });
 
-  it('check --options validates a plugin\'s options', async () => {
+  it("check --options validates a plugin's options", async () => {
     const bad = await runCli(['check', fixture('broken-options.ts'), '--options', '{"apiKey":"abc"}']);
     expect(bad.code).to.equal(1);
     expect(bad.stdout).to.contain('RH_ERR_PLUGIN_OPTIONS').and.contain('options/apiKey');
-    const good = await runCli(['check', fixture('broken-options.ts'), '--options', '{"apiKey":"abcdefghij","retries":2}']);
+    const good = await runCli([
+      'check',
+      fixture('broken-options.ts'),
+      '--options',
+      '{"apiKey":"abcdefghij","retries":2}',
+    ]);
     expect(good.code).to.equal(0);
   });
 
@@ -146,7 +184,11 @@ describe('rousseau-host CLI', function () {
   });
 
   it('call: an ask decision is denied without a terminal, approved with --yes', async () => {
-    config({ builtins: false, plugins: [{ module: fixture('echo.ts') }], policy: { default: 'ask', readOnlyDefault: 'ask' } });
+    config({
+      builtins: false,
+      plugins: [{ module: fixture('echo.ts') }],
+      policy: { default: 'ask', readOnlyDefault: 'ask' },
+    });
     const denied = await runCli(['call', 'echo', '{"text":"x"}', '--json'], { cwd: t.dir });
     expect(JSON.parse(denied.stdout)).to.include({ code: 'denied' });
     expect(JSON.parse(denied.stdout).content).to.contain('--yes');
@@ -193,7 +235,10 @@ describe('rousseau-host CLI', function () {
     config({ builtins: false, plugins: [{ module: fixture('logs.ts'), isolation: 'inline' }] });
     const r = await runCli(['tools', '--json'], { cwd: t.dir });
     expect(r.code).to.equal(0);
-    const lines = r.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = r.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.find((l) => l.message === 'cache 50% warm')).to.include({ level: 'warn', plugin: fixture('logs.ts') });
   });
 

@@ -29,11 +29,19 @@ describe('cli: policy check', () => {
   after(() => dir.cleanup());
 
   it('--json: the decision, the rule and the canonical input of an escaped, spaced input; exit 0; nothing runs, nothing is audited', async () => {
-    const r = await runCli(['policy', 'check', 'shell_run', '{ "\\u0063ommand" : "\\u0072m -rf /" }', '--json'], { cwd: dir.dir });
+    const r = await runCli(['policy', 'check', 'shell_run', '{ "\\u0063ommand" : "\\u0072m -rf /" }', '--json'], {
+      cwd: dir.dir,
+    });
     expect(r.code, r.stderr).to.equal(0);
     expect(JSON.parse(r.stdout)).to.deep.equal({
       decision: 'deny',
-      rule: { tool: 'shell_run', match: '"command":"rm -rf', reason: 'no recursive deletes', id: 'policy.deny[0]', list: 'deny' },
+      rule: {
+        tool: 'shell_run',
+        match: '"command":"rm -rf',
+        reason: 'no recursive deletes',
+        id: 'policy.deny[0]',
+        list: 'deny',
+      },
       reason: 'no recursive deletes',
       canonical: '{"command":"rm -rf /"}',
     });
@@ -45,13 +53,18 @@ describe('cli: policy check', () => {
     const allowed = await runCli(['policy', 'check', 'shell_run', '{"command":"ls -la"}'], { cwd: dir.dir });
     expect(allowed.code).to.equal(0);
     expect(allowed.stdout).to.equal('allow  (rule policy.allow[0])\ncanonical input: {"command":"ls -la"}\n');
-    const asked = await runCli(['policy', 'check', 'shell_run', '-', '--json'], { cwd: dir.dir, input: '{"command":"ls && rm -rf x"}' });
+    const asked = await runCli(['policy', 'check', 'shell_run', '-', '--json'], {
+      cwd: dir.dir,
+      input: '{"command":"ls && rm -rf x"}',
+    });
     expect(asked.code).to.equal(0);
     expect(JSON.parse(asked.stdout)).to.deep.equal({ decision: 'ask', canonical: '{"command":"ls && rm -rf x"}' });
   });
 
   it('input is validated first: invalid input or an unknown tool is exit 1 with the reason; usage errors are exit 2', async () => {
-    const invalid = await runCli(['policy', 'check', 'shell_run', '{"command":"ls","sudo":true}', '--json'], { cwd: dir.dir });
+    const invalid = await runCli(['policy', 'check', 'shell_run', '{"command":"ls","sudo":true}', '--json'], {
+      cwd: dir.dir,
+    });
     expect(invalid.code).to.equal(1);
     expect(JSON.parse(invalid.stdout).error).to.include({ code: 'invalid_input' });
     expect(invalid.stderr).to.include('/sudo');

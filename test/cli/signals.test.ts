@@ -22,7 +22,10 @@ describe('rousseau-host stop signals', function () {
   beforeEach(() => {
     t = tempDir();
     t.write('package.json', '{"name":"signals-test"}');
-    t.write('rousseau.config.json', JSON.stringify({ builtins: ['shell'], policy: { default: 'allow' }, log: { audit: false } }));
+    t.write(
+      'rousseau.config.json',
+      JSON.stringify({ builtins: ['shell'], policy: { default: 'allow' }, log: { audit: false } }),
+    );
     startedFile = join(t.dir, 'sleep.started');
     sleep = `sleep 300.${process.pid}${Date.now() % 1_000_000}`;
     command = `${sleep} & touch ${JSON.stringify(startedFile)}; wait`;
@@ -40,15 +43,28 @@ describe('rousseau-host stop signals', function () {
   const running = () => processesRunning(sleep).length > 0;
 
   /** Runs the CLI until the tool's `sleep` has started, sends `signal`, and returns the exit code. */
-  async function stopWhileRunning(args: string[], signal: NodeJS.Signals, input?: string): Promise<{ code: number | null; killedBy: NodeJS.Signals | null; stderr: string }> {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: t.dir, env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  async function stopWhileRunning(
+    args: string[],
+    signal: NodeJS.Signals,
+    input?: string,
+  ): Promise<{ code: number | null; killedBy: NodeJS.Signals | null; stderr: string }> {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: t.dir,
+      env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.resume();
     if (input !== undefined) child.stdin.write(input);
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, sig) => resolve([code, sig])));
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('close', (code, sig) => resolve([code, sig])),
+    );
     try {
-      await until(() => existsSync(startedFile), { timeoutMs: 15_000, message: () => `the sleep to start; stderr: ${stderr}` });
+      await until(() => existsSync(startedFile), {
+        timeoutMs: 15_000,
+        message: () => `the sleep to start; stderr: ${stderr}`,
+      });
       expect(running()).to.equal(true);
       child.kill(signal);
       const [code, killedBy] = await exited;
@@ -71,7 +87,10 @@ describe('rousseau-host stop signals', function () {
 
   for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
     it(`start -p: ${signal} cancels the run, ends the command a tool started and exits ${expected[signal]}`, async () => {
-      const script = t.write('script.json', JSON.stringify({ turns: [{ toolCalls: [{ name: 'bash', input: { command } }] }, { text: 'never reached' }] }));
+      const script = t.write(
+        'script.json',
+        JSON.stringify({ turns: [{ toolCalls: [{ name: 'bash', input: { command } }] }, { text: 'never reached' }] }),
+      );
       const r = await stopWhileRunning(['start', '--replay', script, '-p', 'go'], signal);
       expect(r.killedBy, r.stderr).to.equal(null);
       expect(r.code, r.stderr).to.equal(expected[signal]);
@@ -80,11 +99,20 @@ describe('rousseau-host stop signals', function () {
 
     it(`start --mcp: ${signal} cancels the call in flight, ends its command and exits ${expected[signal]}`, async () => {
       const messages = [
-        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+        },
         { jsonrpc: '2.0', method: 'notifications/initialized' },
         { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command } } },
       ];
-      const r = await stopWhileRunning(['start', '--mcp'], signal, messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
+      const r = await stopWhileRunning(
+        ['start', '--mcp'],
+        signal,
+        messages.map((m) => `${JSON.stringify(m)}\n`).join(''),
+      );
       expect(r.killedBy, r.stderr).to.equal(null);
       expect(r.code, r.stderr).to.equal(expected[signal]);
       await until(() => !running(), { timeoutMs: 5000, message: `${sleep} to end` });

@@ -31,7 +31,14 @@ describe('rousseau-host start', function () {
       const r = await runCli(['start', '-p', 'hi'], { cwd: tmp.dir, env: NO_KEYS });
       expect(r.code).to.equal(1);
       expect(r.stdout).to.equal('');
-      for (const hint of ['export ANTHROPIC_API_KEY=', 'export OPENAI_API_KEY=', 'OPENAI_BASE_URL=http://localhost:11434/v1', "provider: { name: 'anthropic'", '--provider', 'npm start']) {
+      for (const hint of [
+        'export ANTHROPIC_API_KEY=',
+        'export OPENAI_API_KEY=',
+        'OPENAI_BASE_URL=http://localhost:11434/v1',
+        "provider: { name: 'anthropic'",
+        '--provider',
+        'npm start',
+      ]) {
         expect(r.stderr).to.contain(hint);
       }
     } finally {
@@ -44,11 +51,16 @@ describe('rousseau-host start', function () {
     const server = await startAnthropicServer([{ turn: { text: 'Paris.' } }]);
     try {
       tmp.write('rousseau.config.mjs', TOOLS_ONLY);
-      const r = await runCli(['start', '-p', 'Capital of France?'], { cwd: tmp.dir, env: { ...NO_KEYS, ANTHROPIC_API_KEY: ANTHROPIC_TEST_KEY, ANTHROPIC_BASE_URL: server.url } });
+      const r = await runCli(['start', '-p', 'Capital of France?'], {
+        cwd: tmp.dir,
+        env: { ...NO_KEYS, ANTHROPIC_API_KEY: ANTHROPIC_TEST_KEY, ANTHROPIC_BASE_URL: server.url },
+      });
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stdout).to.equal('Paris.\n');
       expect(server.violations).to.deep.equal([]);
-      expect(server.requests[0]!.body.messages).to.deep.equal([{ role: 'user', content: [{ type: 'text', text: 'Capital of France?' }] }]);
+      expect(server.requests[0]!.body.messages).to.deep.equal([
+        { role: 'user', content: [{ type: 'text', text: 'Capital of France?' }] },
+      ]);
       expect(r.stderr).not.to.contain(ANTHROPIC_TEST_KEY);
     } finally {
       await server.close();
@@ -58,18 +70,38 @@ describe('rousseau-host start', function () {
 
   it('reads the prompt from piped stdin and writes the whole run with --json (OpenAI-compatible, --provider)', async () => {
     const tmp = tempDir();
-    const server = await startOpenAIServer([{ turn: { text: 'Checking.', toolCalls: [{ id: 'call_1', name: 'no_such', input: {} }] } }, { turn: { text: 'Done.' } }]);
+    const server = await startOpenAIServer([
+      { turn: { text: 'Checking.', toolCalls: [{ id: 'call_1', name: 'no_such', input: {} }] } },
+      { turn: { text: 'Done.' } },
+    ]);
     try {
       tmp.write('rousseau.config.mjs', TOOLS_ONLY);
       const r = await runCli(['start', '--provider', 'openai', '--model', 'local-model', '--json'], {
         cwd: tmp.dir,
         input: 'piped prompt\n',
-        env: { ...NO_KEYS, ANTHROPIC_API_KEY: 'must-not-be-picked', OPENAI_API_KEY: OPENAI_TEST_KEY, OPENAI_BASE_URL: `${server.url}/v1` },
+        env: {
+          ...NO_KEYS,
+          ANTHROPIC_API_KEY: 'must-not-be-picked',
+          OPENAI_API_KEY: OPENAI_TEST_KEY,
+          OPENAI_BASE_URL: `${server.url}/v1`,
+        },
       });
       expect(r.code, r.stderr).to.equal(0);
       const run = JSON.parse(r.stdout);
-      expect(run).to.include({ provider: 'openai', model: 'local-model', stopReason: 'end_turn', text: 'Done.', turns: 2, toolCalls: 1 });
-      expect(run.messages.map((m: { role: string }) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
+      expect(run).to.include({
+        provider: 'openai',
+        model: 'local-model',
+        stopReason: 'end_turn',
+        text: 'Done.',
+        turns: 2,
+        toolCalls: 1,
+      });
+      expect(run.messages.map((m: { role: string }) => m.role)).to.deep.equal([
+        'user',
+        'assistant',
+        'tool',
+        'assistant',
+      ]);
       expect(run.messages[2].results[0]).to.include({ callId: 'call_1', isError: true, code: 'unknown_tool' });
       expect(server.requests[0]!.body.messages.at(-1)).to.deep.equal({ role: 'user', content: 'piped prompt' });
       expect(server.violations).to.deep.equal([]);
@@ -84,7 +116,10 @@ describe('rousseau-host start', function () {
     const server = await startAnthropicServer([{ status: 400, message: 'prompt is too long' }]);
     try {
       tmp.write('rousseau.config.mjs', TOOLS_ONLY);
-      const failed = await runCli(['start', '-p', 'x'], { cwd: tmp.dir, env: { ...NO_KEYS, ANTHROPIC_API_KEY: ANTHROPIC_TEST_KEY, ANTHROPIC_BASE_URL: server.url } });
+      const failed = await runCli(['start', '-p', 'x'], {
+        cwd: tmp.dir,
+        env: { ...NO_KEYS, ANTHROPIC_API_KEY: ANTHROPIC_TEST_KEY, ANTHROPIC_BASE_URL: server.url },
+      });
       expect(failed.code).to.equal(1);
       expect(failed.stderr).to.match(/answered 400: prompt is too long/);
       const usage = await runCli(['start', '--provider', 'gemini', '-p', 'x'], { cwd: tmp.dir, env: NO_KEYS });
@@ -99,17 +134,36 @@ describe('rousseau-host start', function () {
   it('escapes control and bidi characters from the model and tools in the transcript; the piped answer is left as is', async () => {
     const tmp = tempDir();
     try {
-      tmp.write('rousseau.config.json', JSON.stringify({ builtins: false, plugins: [join(ROOT, 'test', 'fixtures', 'plugins', 'echo.ts')], policy: { default: 'allow' }, log: { audit: false } }));
+      tmp.write(
+        'rousseau.config.json',
+        JSON.stringify({
+          builtins: false,
+          plugins: [join(ROOT, 'test', 'fixtures', 'plugins', 'echo.ts')],
+          policy: { default: 'allow' },
+          log: { audit: false },
+        }),
+      );
       const nasty = 'ok\u001b[2J\u001b[1A\u202eevil\u2066\r\u0085';
-      const script = tmp.write('script.json', JSON.stringify({
-        turns: [
-          { text: `narration ${nasty}`, toolCalls: [{ name: 'echo', input: { text: nasty } }, { name: 'gone\u001b[2K', input: {} }] },
-          { text: `answer ${nasty}` },
-        ],
-      }));
+      const script = tmp.write(
+        'script.json',
+        JSON.stringify({
+          turns: [
+            {
+              text: `narration ${nasty}`,
+              toolCalls: [
+                { name: 'echo', input: { text: nasty } },
+                { name: 'gone\u001b[2K', input: {} },
+              ],
+            },
+            { text: `answer ${nasty}` },
+          ],
+        }),
+      );
       const r = await runCli(['start', '--replay', script, '-p', 'go'], { cwd: tmp.dir, env: NO_KEYS });
       expect(r.code, r.stderr).to.equal(0);
-      expect(r.stderr).to.not.match(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+      expect(r.stderr).to.not.match(
+        /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/,
+      );
       expect(r.stderr).to.contain('narration ok\\u001b[2J\\u001b[1A\\u202eevil\\u2066\\u000d\\u0085');
       expect(r.stderr).to.contain('✓ echo').and.contain('ok\\u001b[2J');
       expect(r.stderr).to.contain('→ gone\\u001b[2K');
@@ -120,10 +174,19 @@ describe('rousseau-host start', function () {
   });
 
   it('serves the tools over MCP on stdio with --mcp', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } };
-    const r = await runCli(['start', '--mcp', '--cwd', join(ROOT, 'examples', 'demo')], { input: `${JSON.stringify(init)}\n`, env: NO_KEYS });
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    };
+    const r = await runCli(['start', '--mcp', '--cwd', join(ROOT, 'examples', 'demo')], {
+      input: `${JSON.stringify(init)}\n`,
+      env: NO_KEYS,
+    });
     expect(r.code, r.stderr).to.equal(0);
-    for (const line of r.stdout.split('\n').filter(Boolean)) expect(JSON.parse(line)).to.have.property('jsonrpc', '2.0');
+    for (const line of r.stdout.split('\n').filter(Boolean))
+      expect(JSON.parse(line)).to.have.property('jsonrpc', '2.0');
   });
 });
 
@@ -135,14 +198,34 @@ describe('rousseau-host start on a terminal (REPL)', function () {
     // unset, as in CI): `exec` makes node the terminal's foreground process, or dash would die of the Ctrl-C itself.
     const { spawn } = await import('node:child_process');
     const tmp = tempDir();
-    const script = tmp.write('repl.json', JSON.stringify({ turns: [{ text: 'Looking.', toolCalls: [{ name: 'ls', input: {} }] }, { text: 'First answer.' }, { text: 'Second answer.' }, { toolCalls: [{ name: 'bash', input: { command: 'sleep 20' } }] }] }));
-    tmp.write('rousseau.config.mjs', `export default { builtins: ['fs', 'shell'], policy: { allow: [{ tool: 'bash' }] }, log: { audit: false } };\n`);
+    const script = tmp.write(
+      'repl.json',
+      JSON.stringify({
+        turns: [
+          { text: 'Looking.', toolCalls: [{ name: 'ls', input: {} }] },
+          { text: 'First answer.' },
+          { text: 'Second answer.' },
+          { toolCalls: [{ name: 'bash', input: { command: 'sleep 20' } }] },
+        ],
+      }),
+    );
+    tmp.write(
+      'rousseau.config.mjs',
+      `export default { builtins: ['fs', 'shell'], policy: { allow: [{ tool: 'bash' }] }, log: { audit: false } };\n`,
+    );
     const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin', 'rousseau-host.js'))} start --replay ${JSON.stringify(script)}`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: tmp.dir, env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' } });
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd: tmp.dir,
+      env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' },
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const waitFor = (pattern: RegExp, count = 1) =>
-      until(() => (out.match(new RegExp(pattern, 'g'))?.length ?? 0) >= count, { timeoutMs: 20_000, intervalMs: 100, message: () => `${count} × ${pattern} in the output:\n${out}` });
+      until(() => (out.match(new RegExp(pattern, 'g'))?.length ?? 0) >= count, {
+        timeoutMs: 20_000,
+        intervalMs: 100,
+        message: () => `${count} × ${pattern} in the output:\n${out}`,
+      });
     try {
       await waitFor(/you> /);
       child.stdin.write('hello\r');

@@ -15,7 +15,9 @@ function startHttpServer(port = 0): Promise<{ child: ChildProcess; port: number 
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [HTTP_SERVER, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
     child.once('error', reject);
-    child.stdout!.once('data', (chunk: Buffer) => resolve({ child, port: Number(/listening (\d+)/.exec(chunk.toString())![1]) }));
+    child.stdout!.once('data', (chunk: Buffer) =>
+      resolve({ child, port: Number(/listening (\d+)/.exec(chunk.toString())![1]) }),
+    );
   });
 }
 
@@ -69,12 +71,19 @@ describe('MCP servers as plugins', function () {
     expect(status.status).to.equal('loaded');
     expect(status.isolation).to.equal('process');
     expect(status.version).to.equal('2.1.0');
-    expect(status.tools.map((t) => t.name)).to.include.members(['fixture_echo', 'fixture_add', 'fixture_dotted_name', 'fixture_dotted_name_2']);
+    expect(status.tools.map((t) => t.name)).to.include.members([
+      'fixture_echo',
+      'fixture_add',
+      'fixture_dotted_name',
+      'fixture_dotted_name_2',
+    ]);
     for (const t of status.tools) expect(t.name).to.match(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/);
     const warnings = status.warnings!.map((w) => `${w.tool} ${w.pointer} ${w.message}`);
     expect(warnings.some((w) => w.startsWith('fixture_dotted_name_2 ') && w.includes('"dotted_name"'))).to.equal(true);
     // `add`'s properties have no description: only a warning for an MCP server.
-    expect(warnings.some((w) => w.includes('fixture_add /tools/') && w.includes('properties/a/description'))).to.equal(true);
+    expect(warnings.some((w) => w.includes('fixture_add /tools/') && w.includes('properties/a/description'))).to.equal(
+      true,
+    );
     // The hints come through, except readOnly, which the policy must not trust from a server.
     const echo = status.tools.find((t) => t.name === 'fixture_echo')!;
     expect(echo.annotations).to.deep.equal({ openWorld: false });
@@ -85,7 +94,11 @@ describe('MCP servers as plugins', function () {
     const add = await host.call('fixture_add', '{"a": 2, "b": 3}');
     expect(add).to.include({ isError: false, content: '5' });
     expect(add.data).to.deep.equal({ sum: 5 });
-    expect(await host.call('fixture_fail', {})).to.include({ isError: true, code: 'tool_error', content: 'it went wrong' });
+    expect(await host.call('fixture_fail', {})).to.include({
+      isError: true,
+      code: 'tool_error',
+      content: 'it went wrong',
+    });
     // Validated on our side, against the server's schema, before anything is sent.
     expect(await host.call('fixture_add', { a: 'two', b: 3 })).to.include({ isError: true, code: 'invalid_input' });
     expect(await host.call('fixture_dotted_name_2', {})).to.include({ content: 'dotted_name' });
@@ -148,10 +161,15 @@ describe('MCP servers as plugins: failures and lifetime', function () {
 
   it('loads a server behind a URL; when it restarts, a new session carries on; while it is down, calls fail and the next one reconnects', async () => {
     let remote = await startHttpServer();
-    const host = await hostWith([{ name: 'remote', mcp: { url: `http://127.0.0.1:${remote.port}/mcp` } }], { isolation: { quarantine: { failures: 10 } } });
+    const host = await hostWith([{ name: 'remote', mcp: { url: `http://127.0.0.1:${remote.port}/mcp` } }], {
+      isolation: { quarantine: { failures: 10 } },
+    });
     try {
       expect(host.plugins()[0]).to.include({ status: 'loaded', isolation: 'process' });
-      expect(await host.call('remote_echo', { text: 'over http' })).to.include({ isError: false, content: 'over http' });
+      expect(await host.call('remote_echo', { text: 'over http' })).to.include({
+        isError: false,
+        content: 'over http',
+      });
       const first = await serverPid(host, 'remote_stats');
 
       // Restarted between two calls: the old session means nothing to the new process (404). That
@@ -176,21 +194,28 @@ describe('MCP servers as plugins: failures and lifetime', function () {
   });
 
   it('quarantines a crash-looping server, then starts it again after the cooldown', async () => {
-    const host = await hostWith([fixture('loop')], { isolation: { quarantine: { failures: 2, windowMs: 60_000, cooldownMs: 700 } } });
+    const host = await hostWith([fixture('loop')], {
+      isolation: { quarantine: { failures: 2, windowMs: 60_000, cooldownMs: 700 } },
+    });
     try {
       expect(await host.call('loop_die', {})).to.include({ code: 'crashed' });
       expect(await host.call('loop_die', {})).to.include({ code: 'crashed' });
       expect(host.plugins()[0]!.status).to.equal('quarantined');
       expect(await host.call('loop_echo', { text: 'x' })).to.include({ isError: true, code: 'quarantined' });
       await until(() => host.plugins()[0]!.status === 'loaded', { message: 'the quarantine to lift' });
-      await until(async () => !(await host.call('loop_echo', { text: 'x' })).isError, { message: 'the server to answer again' });
+      await until(async () => !(await host.call('loop_echo', { text: 'x' })).isError, {
+        message: 'the server to answer again',
+      });
     } finally {
       await host.close();
     }
   });
 
   it('fails only the plugin whose server cannot start, naming it', async () => {
-    const host = await hostWith([{ name: 'missing', mcp: { command: join(FIXTURES, 'mcp', 'no-such-server') } }, fixture('fine')]);
+    const host = await hostWith([
+      { name: 'missing', mcp: { command: join(FIXTURES, 'mcp', 'no-such-server') } },
+      fixture('fine'),
+    ]);
     try {
       const [missing, fine] = host.plugins();
       expect(missing!.status).to.equal('failed');
@@ -206,7 +231,12 @@ describe('MCP servers as plugins: failures and lifetime', function () {
     const host = await hostWith([fixture('a'), fixture('b')]);
     const first = await serverPid(host, 'a_stats');
     expect(await host.call('a_die', {})).to.include({ code: 'crashed' });
-    const pids = [await until(async () => ((await host.call('a_stats', {})).isError ? undefined : serverPid(host, 'a_stats')), { message: 'a restart' }), await serverPid(host, 'b_stats')];
+    const pids = [
+      await until(async () => ((await host.call('a_stats', {})).isError ? undefined : serverPid(host, 'a_stats')), {
+        message: 'a restart',
+      }),
+      await serverPid(host, 'b_stats'),
+    ];
     expect(pids[0]).to.not.equal(first);
     for (const pid of pids) expect(alive(pid)).to.equal(true);
     await host.close();

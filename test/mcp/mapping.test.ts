@@ -4,8 +4,13 @@ import { fromMcpAnnotations, toMcpAnnotations } from '../../core/mcp/mapping.ts'
 
 describe('MCP annotation mapping', () => {
   it('maps hints both ways, dropping readOnlyHint from a server', () => {
-    expect(fromMcpAnnotations({ readOnlyHint: true, destructiveHint: true, idempotentHint: false, title: 'T' })).to.deep.equal({ title: 'T', destructive: true, idempotent: false });
-    expect(toMcpAnnotations({ readOnly: true, openWorld: false })).to.deep.equal({ readOnlyHint: true, openWorldHint: false });
+    expect(
+      fromMcpAnnotations({ readOnlyHint: true, destructiveHint: true, idempotentHint: false, title: 'T' }),
+    ).to.deep.equal({ title: 'T', destructive: true, idempotent: false });
+    expect(toMcpAnnotations({ readOnly: true, openWorld: false })).to.deep.equal({
+      readOnlyHint: true,
+      openWorldHint: false,
+    });
     expect(fromMcpAnnotations(undefined)).to.equal(undefined);
   });
 

@@ -44,14 +44,23 @@ describe('rousseau-host start --mcp (stdio)', function () {
       'rousseau.config.json',
       JSON.stringify({
         builtins: false,
-        plugins: [{ module: join(MCP, 'tools.ts'), isolation: 'inline' }, join(MCP, 'noisy.ts'), join(MCP, 'crashy.ts')],
+        plugins: [
+          { module: join(MCP, 'tools.ts'), isolation: 'inline' },
+          join(MCP, 'noisy.ts'),
+          join(MCP, 'crashy.ts'),
+        ],
         policy: { default: 'allow', ask: [{ tool: 'echo', match: '"text":"ask me"' }] },
         // One crash quarantines a worker plugin (crashy) for a second.
         isolation: { quarantine: { failures: 1, windowMs: 60_000, cooldownMs: 1000 } },
         log: { audit },
       }),
     );
-    transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'start', '--mcp', '--config', config], cwd: tmp.dir, stderr: 'pipe' });
+    transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'start', '--mcp', '--config', config],
+      cwd: tmp.dir,
+      stderr: 'pipe',
+    });
     transport.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     client = new Client({ name: 'test-client', version: '1.0.0' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanges.push(Date.now()));
@@ -74,7 +83,12 @@ describe('rousseau-host start --mcp (stdio)', function () {
     const echo = listed.find((t) => t.name === 'echo')!;
     expect(echo.inputSchema).to.deep.equal(JSON.parse(JSON.stringify(tools.tools![0]!.inputSchema)));
     expect(echo.title).to.equal('Echo');
-    expect(echo.annotations).to.deep.equal({ title: 'Echo', readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+    expect(echo.annotations).to.deep.equal({
+      title: 'Echo',
+      readOnlyHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
     expect(listed.find((t) => t.name === 'fail')!.annotations).to.deep.equal({ destructiveHint: true });
   });
 
@@ -114,12 +128,17 @@ describe('rousseau-host start --mcp (stdio)', function () {
     const controller = new AbortController();
     setTimeout(() => controller.abort('user cancelled'), 150);
     let thrown: unknown;
-    await client.callTool({ name: 'wait', arguments: {} }, undefined, { signal: controller.signal }).catch((e: unknown) => (thrown = e));
+    await client
+      .callTool({ name: 'wait', arguments: {} }, undefined, { signal: controller.signal })
+      .catch((e: unknown) => (thrown = e));
     expect(thrown).to.be.instanceOf(Error);
     // The host saw it: the audit trail records the call as cancelled, long before the plugin's timeout.
     await until(
       () => {
-        const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { tool?: string; code?: string });
+        const lines = readFileSync(audit, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { tool?: string; code?: string });
         return lines.some((l) => l.tool === 'wait' && l.code === 'cancelled');
       },
       { timeoutMs: 8000, message: 'the audit record' },
@@ -128,7 +147,9 @@ describe('rousseau-host start --mcp (stdio)', function () {
 
   it('sends progress notifications when the client asks for them', async () => {
     const seen: unknown[] = [];
-    const r = await client.callTool({ name: 'progress', arguments: {} }, undefined, { onprogress: (p) => seen.push(p) });
+    const r = await client.callTool({ name: 'progress', arguments: {} }, undefined, {
+      onprogress: (p) => seen.push(p),
+    });
     expect(text(r)).to.equal('done');
     expect(seen).to.deep.equal([1, 2, 3].map((progress) => ({ progress, total: 3, message: `step ${progress}` })));
   });
@@ -138,7 +159,14 @@ describe('rousseau-host start --mcp (stdio)', function () {
     expect(text(await client.callTool({ name: 'noisy_add', arguments: { a: 1, b: 1 } }))).to.equal('2');
     expect(text(await client.callTool({ name: 'echo', arguments: { text: 'still here' } }))).to.equal('still here');
     await until(
-      () => ['noisy plugin: loading', 'chatty: console.log noise', 'chatty: raw stdout noise', 'noisy: adding 1 and 1', 'noisy: raw write'].every((s) => stderr.includes(s)),
+      () =>
+        [
+          'noisy plugin: loading',
+          'chatty: console.log noise',
+          'chatty: raw stdout noise',
+          'noisy: adding 1 and 1',
+          'noisy: raw write',
+        ].every((s) => stderr.includes(s)),
       { timeoutMs: 8000, message: 'the prints on stderr' },
     );
   });
@@ -178,7 +206,12 @@ describe('rousseau-host start --mcp: a line over the stdio limit', function () {
     try {
       tmp.write('rousseau.config.json', JSON.stringify({ builtins: false, log: { audit: false } }));
       const line = (message: unknown) => `${JSON.stringify(message)}\n`;
-      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } };
+      const init = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+      };
       const ping = (id: number, bytes = 0) => {
         const text = JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
         return `${text.slice(0, -1)}${' '.repeat(Math.max(0, bytes - text.length))}}\n`;
@@ -186,7 +219,10 @@ describe('rousseau-host start --mcp: a line over the stdio limit', function () {
       const input = line(init) + ping(2, MCP_STDIO_MAX_LINE_BYTES + 1) + ping(3, MCP_STDIO_MAX_LINE_BYTES) + ping(4);
       const r = await runCli(['start', '--mcp'], { cwd: tmp.dir, input, timeoutMs: 25_000 });
       expect(r.code, r.stderr).to.equal(0);
-      const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number | null; error?: { code: number; message: string } });
+      const answers = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { id: number | null; error?: { code: number; message: string } });
       expect(answers.map((a) => a.id)).to.deep.equal([1, null, 3, 4]);
       expect(answers[1]!.error!.code).to.equal(-32600);
       expect(answers[1]!.error!.message).to.contain(`${MCP_STDIO_MAX_LINE_BYTES} bytes`);
@@ -209,7 +245,14 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
       cwd: MCP,
       audit,
       logLevel: 'error',
-      config: { builtins: false, plugins: [{ module: '../plugins/echo.ts', isolation: 'inline' }, { module: '../plugins/kit.ts', isolation: 'inline' }], policy: { default: 'allow' } },
+      config: {
+        builtins: false,
+        plugins: [
+          { module: '../plugins/echo.ts', isolation: 'inline' },
+          { module: '../plugins/kit.ts', isolation: 'inline' },
+        ],
+        policy: { default: 'allow' },
+      },
     });
     server = await serveMcpHttp(host, { port: 0 });
   });
@@ -234,9 +277,18 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
   });
 
   it('refuses foreign origins and foreign Host names, and anything but POST /mcp', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const post = (headers: Record<string, string>, url = server.url) =>
-      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(init) });
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(init),
+      });
     expect((await post({ origin: 'https://evil.example' })).status).to.equal(403);
     expect((await post({ origin: 'null' })).status).to.equal(403);
     expect(await statusWithHost(server.url, `rebind.example:${new URL(server.url).port}`)).to.equal(403);
@@ -246,14 +298,26 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
   });
 
   it('cancels the call when the client drops the request', async () => {
-    const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: { ms: 10_000, tag: 'dropped' } } };
-    const req = request(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+    const call = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'slow', arguments: { ms: 10_000, tag: 'dropped' } },
+    };
+    const req = request(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    });
     req.on('error', () => {}); // we hang up on purpose
     req.end(JSON.stringify(call));
     setTimeout(() => req.destroy(), 200);
     await until(
       () => {
-        const lines = readFileSync(audit, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool?: string; code?: string });
+        const lines = readFileSync(audit, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { tool?: string; code?: string });
         return lines.some((l) => l.tool === 'slow' && l.code === 'cancelled');
       },
       { timeoutMs: 8000, message: 'the audit record' },
@@ -265,13 +329,23 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
       cwd: MCP,
       audit: false,
       logLevel: 'error',
-      config: { builtins: false, plugins: [{ name: 'remote', mcp: { url: server.url } }], policy: { default: 'allow' } },
+      config: {
+        builtins: false,
+        plugins: [{ name: 'remote', mcp: { url: server.url } }],
+        policy: { default: 'allow' },
+      },
     });
     try {
       const names = consumer.tools().map((t) => t.name);
       expect(names).to.include.members(['remote_echo', 'remote_greet']);
-      expect(await consumer.call('remote_echo', { text: 'round trip' })).to.include({ isError: false, content: 'round trip' });
-      expect(await consumer.call('remote_fail', { message: 'far away' })).to.include({ isError: true, code: 'tool_error' });
+      expect(await consumer.call('remote_echo', { text: 'round trip' })).to.include({
+        isError: false,
+        content: 'round trip',
+      });
+      expect(await consumer.call('remote_fail', { message: 'far away' })).to.include({
+        isError: true,
+        code: 'tool_error',
+      });
     } finally {
       await consumer.close();
     }

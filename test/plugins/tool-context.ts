@@ -4,8 +4,20 @@ import type { PluginLogger, ToolContext } from '../../core/contract.ts';
 const quiet: PluginLogger = { error() {}, warn() {}, info() {}, debug() {} };
 
 /** `authorize` allows everything: tests of the host's policy go through a host. */
-export function toolContext(workspace: string, options: Record<string, unknown> = {}, signal: AbortSignal = new AbortController().signal): ToolContext<any> {
-  return { signal, log: quiet, options, callId: 'test-call', workspace, progress() {}, authorize: async () => ({ allowed: true }) };
+export function toolContext(
+  workspace: string,
+  options: Record<string, unknown> = {},
+  signal: AbortSignal = new AbortController().signal,
+): ToolContext<any> {
+  return {
+    signal,
+    log: quiet,
+    options,
+    callId: 'test-call',
+    workspace,
+    progress() {},
+    authorize: async () => ({ allowed: true }),
+  };
 }
 
 /** The text of a tool's output, whichever of its two shapes it has. */

@@ -35,7 +35,9 @@ describe('property: the canonical form', () => {
       fc.property(jsonValue, fc.integer(), fc.integer(), (value, seed1, seed2) => {
         const expected = expectedInput(value);
         if (expected === undefined) return;
-        const texts = [spell(value, seed1).text, spell(value, seed2).text].map((t) => canonicalJson(normalizeValue(parseStrictJson(t))));
+        const texts = [spell(value, seed1).text, spell(value, seed2).text].map((t) =>
+          canonicalJson(normalizeValue(parseStrictJson(t))),
+        );
         expect(texts[0]).to.equal(reference(expected));
         expect(texts[1]).to.equal(texts[0]);
         expect(canonicalJson(normalizeValue(value))).to.equal(texts[0]);
@@ -63,7 +65,12 @@ describe('property: the canonical form', () => {
   });
 
   it('never changes its argument, and refuses exactly the objects whose keys NFC makes one', () => {
-    const nfcTwins = fc.constantFrom<[string, string]>(['caf\u00e9', 'cafe\u0301'], ['\u212a', 'K'], ['\u00c5', '\u212b'], ['\u1e9b\u0323', '\u017f\u0323\u0307']);
+    const nfcTwins = fc.constantFrom<[string, string]>(
+      ['caf\u00e9', 'cafe\u0301'],
+      ['\u212a', 'K'],
+      ['\u00c5', '\u212b'],
+      ['\u1e9b\u0323', '\u017f\u0323\u0307'],
+    );
     fc.assert(
       fc.property(jsonObject, fc.option(fc.tuple(nfcTwins, fc.array(key, { maxLength: 2 }))), (value, twins) => {
         if (twins) {

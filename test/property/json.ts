@@ -10,8 +10,28 @@ const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharC
 
 /** Strings NFC changes (decomposed `é`, the Kelvin sign that becomes `K`), lone surrogates, look-alikes of inherited names. */
 const TRICKY = [
-  'caf\u00e9', 'cafe\u0301', '\u212a', 'K', '\ud800', '\udfff', 'a\ud800b', '\ud83d\ude00', '', 'toString', 'hasOwnProperty',
-  'valueOf', '__proto', 'Constructor', 'a/b', '~1', '"', '\\', '\u2028', '\u0000', 'a\tb', 'rm -rf /',
+  'caf\u00e9',
+  'cafe\u0301',
+  '\u212a',
+  'K',
+  '\ud800',
+  '\udfff',
+  'a\ud800b',
+  '\ud83d\ude00',
+  '',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__proto',
+  'Constructor',
+  'a/b',
+  '~1',
+  '"',
+  '\\',
+  '\u2028',
+  '\u0000',
+  'a\tb',
+  'rm -rf /',
 ];
 
 const text = (maxLength: number) =>
@@ -22,7 +42,10 @@ const text = (maxLength: number) =>
     { weight: 3, arbitrary: fc.constantFrom(...TRICKY) },
   );
 
-export const key = fc.oneof({ weight: 19, arbitrary: text(6) }, { weight: 1, arbitrary: fc.constantFrom(...FORBIDDEN) });
+export const key = fc.oneof(
+  { weight: 19, arbitrary: text(6) },
+  { weight: 1, arbitrary: fc.constantFrom(...FORBIDDEN) },
+);
 
 const number = fc.oneof(
   fc.integer(),
@@ -107,7 +130,8 @@ export function spell(value: unknown, seed: number, duplicate = false): Spelled 
     const plain = Object.is(n, -0) ? '-0' : String(n);
     const [mantissa, exponent] = plain.split('e') as [string, string | undefined];
     const longer = mantissa.includes('.') ? `${mantissa}0` : `${mantissa}.0`;
-    if (exponent !== undefined) return pick([plain, `${longer}E${exponent}`, `${mantissa}e${exponent.replace('+', '')}`]);
+    if (exponent !== undefined)
+      return pick([plain, `${longer}E${exponent}`, `${mantissa}e${exponent.replace('+', '')}`]);
     return pick([plain, longer, `${plain}e0`, `${plain}E+0`, `${plain}e-0`]);
   };
   const write = (v: unknown, outermost: boolean): string => {
@@ -173,5 +197,7 @@ export const RUNS = 200;
 export function hasForbiddenKey(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
   if (Array.isArray(value)) return value.some(hasForbiddenKey);
-  return Object.keys(value).some((k) => (FORBIDDEN as readonly string[]).includes(k) || hasForbiddenKey((value as Record<string, unknown>)[k]));
+  return Object.keys(value).some(
+    (k) => (FORBIDDEN as readonly string[]).includes(k) || hasForbiddenKey((value as Record<string, unknown>)[k]),
+  );
 }

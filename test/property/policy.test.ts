@@ -35,7 +35,11 @@ describe('property: the policy sees what the tool gets', () => {
         audit,
         logLevel: 'error',
         approve: (request) => (prompted.set(request.callId, request.input), true),
-        config: { builtins: false, plugins: [{ module: RECORDER, isolation }], policy: { default: 'allow', ask: [{ tool: 'record' }] } },
+        config: {
+          builtins: false,
+          plugins: [{ module: RECORDER, isolation }],
+          policy: { default: 'allow', ask: [{ tool: 'record' }] },
+        },
       });
       const ran = new Map<string, string>();
       let n = 0;
@@ -66,10 +70,19 @@ describe('property: the policy sees what the tool gets', () => {
         await host.close();
       }
       expect(ran.size).to.be.greaterThan(runs[isolation] / 2);
-      const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = readFileSync(audit, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       for (const [callId, canonical] of ran) {
         const [decision, call] = lines.filter((l) => l.callId === callId);
-        expect(decision).to.include({ event: 'decision', decision: 'ask', answer: 'approved', input: canonical, inputSha256: sha256(canonical) });
+        expect(decision).to.include({
+          event: 'decision',
+          decision: 'ask',
+          answer: 'approved',
+          input: canonical,
+          inputSha256: sha256(canonical),
+        });
         expect(call).to.include({ event: 'call', outcome: 'ok', inputSha256: sha256(canonical) });
       }
     });
@@ -85,22 +98,27 @@ describe('property: nesting around the depth limit, through a real call', () => 
     });
     try {
       await fc.assert(
-        fc.asyncProperty(fc.integer({ min: MAX_DEPTH - 2, max: MAX_DEPTH + 2 }), key, fc.boolean(), async (levels, k, asText) => {
-          let value: unknown = {};
-          for (let i = 1; i < levels; i++) value = i % 2 ? [value] : setOwn({}, k, value);
-          const input = levels % 2 ? value : setOwn({}, k, value); // the outermost is an object either way
-          const depth = levels % 2 ? levels : levels + 1;
-          const result = await host.call('record', asText ? spell(input, levels).text : input);
-          const expected = expectedInput(input);
-          if (depth > MAX_DEPTH || expected === undefined) {
-            expect(result.code, result.content).to.equal('invalid_json');
-            return;
-          }
-          expect(result.isError, result.content).to.equal(false);
-          expect(result.data).to.deep.equal(expected);
-          const check = host.decide('record', input);
-          expect(check.ok && check.canonical).to.equal(canonicalJson(expected));
-        }),
+        fc.asyncProperty(
+          fc.integer({ min: MAX_DEPTH - 2, max: MAX_DEPTH + 2 }),
+          key,
+          fc.boolean(),
+          async (levels, k, asText) => {
+            let value: unknown = {};
+            for (let i = 1; i < levels; i++) value = i % 2 ? [value] : setOwn({}, k, value);
+            const input = levels % 2 ? value : setOwn({}, k, value); // the outermost is an object either way
+            const depth = levels % 2 ? levels : levels + 1;
+            const result = await host.call('record', asText ? spell(input, levels).text : input);
+            const expected = expectedInput(input);
+            if (depth > MAX_DEPTH || expected === undefined) {
+              expect(result.code, result.content).to.equal('invalid_json');
+              return;
+            }
+            expect(result.isError, result.content).to.equal(false);
+            expect(result.data).to.deep.equal(expected);
+            const check = host.decide('record', input);
+            expect(check.ok && check.canonical).to.equal(canonicalJson(expected));
+          },
+        ),
         { numRuns: 40 },
       );
     } finally {
@@ -132,7 +150,9 @@ describe('property: an "always" answer covers one canonical input', () => {
           expect((await host.call('record', spell(value, seed2).text, { sessionId })).isError).to.equal(false);
           expect(prompted, 'another spelling of the approved input was asked again').to.have.length(1);
           await host.call('record', spell(other, seed2).text, { sessionId });
-          expect(prompted.length, 'another input rode on the approval').to.equal(canonicalJson(otherExpected) === canonicalJson(expected) ? 1 : 2);
+          expect(prompted.length, 'another input rode on the approval').to.equal(
+            canonicalJson(otherExpected) === canonicalJson(expected) ? 1 : 2,
+          );
         }),
         { numRuns: RUNS / 2 },
       );
@@ -152,7 +172,14 @@ describe('property: schema defaults reach the policy and the tool alike', () => 
       config: { builtins: false, plugins: [{ module: RECORDER, isolation: 'inline' }], policy: { default: 'ask' } },
     });
     const item = fc.record({ flag: fc.boolean() }, { requiredKeys: [] });
-    const fields = fc.record({ mode: fc.string(), n: fc.double({ noNaN: true, noDefaultInfinity: true }), list: fc.array(item, { maxLength: 3 }) }, { requiredKeys: [] });
+    const fields = fc.record(
+      {
+        mode: fc.string(),
+        n: fc.double({ noNaN: true, noDefaultInfinity: true }),
+        list: fc.array(item, { maxLength: 3 }),
+      },
+      { requiredKeys: [] },
+    );
     let n = 0;
     try {
       await fc.assert(
@@ -160,7 +187,12 @@ describe('property: schema defaults reach the policy and the tool alike', () => 
           const callId = `d${n++}`;
           const result = await host.call('record_defaults', spell(input, seed).text, { callId });
           expect(result.isError, result.content).to.equal(false);
-          const filled = { mode: 'café', n: 0, ...input, ...(input.list ? { list: input.list.map((i) => ({ flag: true, ...i })) } : {}) };
+          const filled = {
+            mode: 'café',
+            n: 0,
+            ...input,
+            ...(input.list ? { list: input.list.map((i) => ({ flag: true, ...i })) } : {}),
+          };
           expect(result.data).to.deep.equal(expectedInput(filled));
           expect(prompted.get(callId)).to.equal(canonicalJson(result.data));
         }),
@@ -209,25 +241,38 @@ describe('property: no spelling of a value gets past a deny rule on it', () => {
     const host = await createHost({
       audit: false,
       logLevel: 'error',
-      config: { builtins: false, plugins: [{ module: RECORDER, isolation: 'inline' }], policy: { default: 'allow', deny: TARGETS.flatMap(([value]) => rules(value)) } },
+      config: {
+        builtins: false,
+        plugins: [{ module: RECORDER, isolation: 'inline' }],
+        policy: { default: 'allow', deny: TARGETS.flatMap(([value]) => rules(value)) },
+      },
     });
     const target = fc.constantFrom(...TARGETS).chain(([, spellings]) => fc.constantFrom(...spellings));
     try {
       await fc.assert(
-        fc.asyncProperty(target, fc.constantFrom(...PLACES), jsonObject, jsonObject, fc.integer(), fc.boolean(), fc.boolean(), async (held, place, rest, inner, seed, duplicate, asText) => {
-          if (place === 'deep') setOwn(rest, 'deep', [setOwn(inner, 'x', held)]);
-          else setOwn(rest, place, held);
-          const { text, duplicated } = spell(rest, seed, duplicate);
-          const raw = asText ? text : rest;
-          const result = await host.call('record', raw);
-          if ((asText && duplicated) || expectedInput(rest) === undefined) {
-            expect(result.code, text).to.equal('invalid_json');
-            return;
-          }
-          expect(result.code, `${text}\n${result.content}`).to.equal('denied');
-          const check = host.decide('record', raw);
-          expect(check.ok && check.decision).to.equal('deny');
-        }),
+        fc.asyncProperty(
+          target,
+          fc.constantFrom(...PLACES),
+          jsonObject,
+          jsonObject,
+          fc.integer(),
+          fc.boolean(),
+          fc.boolean(),
+          async (held, place, rest, inner, seed, duplicate, asText) => {
+            if (place === 'deep') setOwn(rest, 'deep', [setOwn(inner, 'x', held)]);
+            else setOwn(rest, place, held);
+            const { text, duplicated } = spell(rest, seed, duplicate);
+            const raw = asText ? text : rest;
+            const result = await host.call('record', raw);
+            if ((asText && duplicated) || expectedInput(rest) === undefined) {
+              expect(result.code, text).to.equal('invalid_json');
+              return;
+            }
+            expect(result.code, `${text}\n${result.content}`).to.equal('denied');
+            const check = host.decide('record', raw);
+            expect(check.ok && check.decision).to.equal('deny');
+          },
+        ),
         { numRuns: RUNS * 2 },
       );
     } finally {
@@ -236,7 +281,9 @@ describe('property: no spelling of a value gets past a deny rule on it', () => {
   });
 
   it('a rule written in any Unicode spelling of its value is refused at load, or denies every spelling of the input', () => {
-    const spellings = fc.constantFrom(...TARGETS).chain(([, held]) => fc.tuple(fc.constantFrom(...held), fc.constantFrom(...held)));
+    const spellings = fc
+      .constantFrom(...TARGETS)
+      .chain(([, held]) => fc.tuple(fc.constantFrom(...held), fc.constantFrom(...held)));
     fc.assert(
       fc.property(spellings, fc.nat({ max: PLACES.length - 1 }), ([written, held], place) => {
         let policy: Policy;
@@ -247,7 +294,10 @@ describe('property: no spelling of a value gets past a deny rule on it', () => {
           return;
         }
         const input = normalizeValue(PLACES[place] === 'deep' ? { deep: [{ x: held }] } : { [PLACES[place]!]: held });
-        expect(policy.decide({ name: 'record' }, () => canonicalJson(input), input).decision, `rule on ${JSON.stringify(written)}, input ${JSON.stringify(held)}`).to.equal('deny');
+        expect(
+          policy.decide({ name: 'record' }, () => canonicalJson(input), input).decision,
+          `rule on ${JSON.stringify(written)}, input ${JSON.stringify(held)}`,
+        ).to.equal('deny');
       }),
       { numRuns: RUNS / 2 },
     );

@@ -32,7 +32,11 @@ describe('property: the strict JSON parser', () => {
   });
 
   it('on broken text, throws a JsonInputError with a position, and accepts nothing JSON.parse refuses', () => {
-    const edit = fc.tuple(fc.nat(), fc.constantFrom('', '"', '\\', ',', ':', '{', '}', '[', ']', '-', '.', 'e', '0', '\u0000', '\ud800', ' '), fc.nat({ max: 2 }));
+    const edit = fc.tuple(
+      fc.nat(),
+      fc.constantFrom('', '"', '\\', ',', ':', '{', '}', '[', ']', '-', '.', 'e', '0', '\u0000', '\ud800', ' '),
+      fc.nat({ max: 2 }),
+    );
     fc.assert(
       fc.property(jsonObject, fc.integer(), fc.array(edit, { minLength: 1, maxLength: 3 }), (value, seed, edits) => {
         let text = spell(value, seed).text;
@@ -56,15 +60,23 @@ describe('property: the strict JSON parser', () => {
 
   it('refuses a number that no double holds (it would reach a tool as Infinity), and reads an underflow as 0', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 309, max: 5000 }), fc.constantFrom('', '-'), fc.constantFrom('e', 'E', 'e+', '0.5e'), (exponent, sign, e) => {
-        const huge = `{"n":${sign}1${e}${exponent}}`;
-        expect(strict(huge), huge).to.have.property('error').with.property('message').that.matches(/number out of range/);
-        const digits = `{"n":${sign}1${'0'.repeat(exponent)}}`;
-        expect(strict(digits)).to.have.property('error');
-        const tiny = strict(`{"n":${sign}1e-${exponent + 20}}`);
-        expect(tiny).to.have.property('value');
-        expect(Object.is((tiny as { value: { n: number } }).value.n, sign ? -0 : 0)).to.equal(true);
-      }),
+      fc.property(
+        fc.integer({ min: 309, max: 5000 }),
+        fc.constantFrom('', '-'),
+        fc.constantFrom('e', 'E', 'e+', '0.5e'),
+        (exponent, sign, e) => {
+          const huge = `{"n":${sign}1${e}${exponent}}`;
+          expect(strict(huge), huge)
+            .to.have.property('error')
+            .with.property('message')
+            .that.matches(/number out of range/);
+          const digits = `{"n":${sign}1${'0'.repeat(exponent)}}`;
+          expect(strict(digits)).to.have.property('error');
+          const tiny = strict(`{"n":${sign}1e-${exponent + 20}}`);
+          expect(tiny).to.have.property('value');
+          expect(Object.is((tiny as { value: { n: number } }).value.n, sign ? -0 : 0)).to.equal(true);
+        },
+      ),
       { numRuns: RUNS / 4 },
     );
   });
@@ -72,7 +84,9 @@ describe('property: the strict JSON parser', () => {
   it('the parser and copyJsonValue accept the same nesting: up to MAX_DEPTH levels', () => {
     fc.assert(
       fc.property(fc.integer({ min: MAX_DEPTH - 3, max: MAX_DEPTH + 3 }), fc.boolean(), (levels, arrays) => {
-        const text = arrays ? `${'['.repeat(levels)}${']'.repeat(levels)}` : `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
+        const text = arrays
+          ? `${'['.repeat(levels)}${']'.repeat(levels)}`
+          : `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
         const parsed = strict(text);
         expect('value' in parsed, `${levels} levels`).to.equal(levels <= MAX_DEPTH);
         let copied = true;
@@ -92,7 +106,10 @@ describe('property: the strict JSON parser', () => {
     fc.assert(
       fc.property(jsonValue, (value) => {
         if (hasForbiddenKey(value)) {
-          expect(() => copyJsonValue(value)).to.throw(JsonInputError, /the key "(__proto__|constructor|prototype)" is not allowed/);
+          expect(() => copyJsonValue(value)).to.throw(
+            JsonInputError,
+            /the key "(__proto__|constructor|prototype)" is not allowed/,
+          );
           return;
         }
         const copy = copyJsonValue(value);

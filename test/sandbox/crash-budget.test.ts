@@ -11,7 +11,9 @@ describe('CrashBudget', () => {
     const q = budget.record('exited with code 9', 200)!;
     expect(q.quarantined).to.equal(true);
     expect(q.until).to.equal(5_200);
-    expect(q.reason).to.match(/^3 crashes or timeouts within 1000 ms \(last: exited with code 9\); calls fail until 1970-01-01T00:00:05\.200Z$/);
+    expect(q.reason).to.match(
+      /^3 crashes or timeouts within 1000 ms \(last: exited with code 9\); calls fail until 1970-01-01T00:00:05\.200Z$/,
+    );
     expect(budget.health(5_199).quarantined).to.equal(true);
   });
 

@@ -15,7 +15,11 @@ for (const isolation of ['worker', 'process'] as const) {
         cwd: temp.dir,
         audit: false,
         logLevel: 'error',
-        config: { builtins: false, plugins: [{ module: join(FIXTURES, 'plugins', 'hostile-messages.ts'), isolation }], policy: { default: 'allow' } },
+        config: {
+          builtins: false,
+          plugins: [{ module: join(FIXTURES, 'plugins', 'hostile-messages.ts'), isolation }],
+          policy: { default: 'allow' },
+        },
       });
     });
     after(async () => {

@@ -39,7 +39,12 @@ function capturingLogger(level: string): { logger: winston.Logger; lines: Line[]
   return { lines, logger: winston.createLogger({ level, transports: [new winston.transports.Stream({ stream })] }) };
 }
 
-function makeHost(plugins: NonNullable<HostConfig['plugins']>, extra: Partial<HostConfig> = {}, logger?: winston.Logger, audit: string | false = false): Promise<Host> {
+function makeHost(
+  plugins: NonNullable<HostConfig['plugins']>,
+  extra: Partial<HostConfig> = {},
+  logger?: winston.Logger,
+  audit: string | false = false,
+): Promise<Host> {
   return createHost({
     cwd: FAULTS,
     audit,
@@ -114,12 +119,19 @@ for (const isolation of ['worker', 'process'] as const) {
     this.timeout(60_000);
 
     it('fails a plugin whose options cannot cross to its isolate, naming them, and serves the others', async () => {
-      const host = await makeHost([{ module: fault('faulty.ts'), isolation, loadTimeoutMs: LOAD_MS, options: { format: () => 'x' } as never }, BYSTANDER]);
+      const host = await makeHost([
+        { module: fault('faulty.ts'), isolation, loadTimeoutMs: LOAD_MS, options: { format: () => 'x' } as never },
+        BYSTANDER,
+      ]);
       try {
         const [faulty] = host.plugins();
         expect(faulty).to.include({ status: 'failed', isolation });
         expect(faulty!.error?.code).to.equal('RH_ERR_PLUGIN_OPTIONS');
-        expect(faulty!.error?.message).to.include('faulty.ts').and.include('options are invalid').and.include('could not be cloned').and.include('plain data');
+        expect(faulty!.error?.message)
+          .to.include('faulty.ts')
+          .and.include('options are invalid')
+          .and.include('could not be cloned')
+          .and.include('plain data');
         await bystanderServes(host);
       } finally {
         await host.close();
@@ -229,12 +241,14 @@ for (const isolation of ['worker', 'process'] as const) {
 
       const before = lines.length;
       expect(await host.call('flood', { lines: 100_000 })).to.include({ isError: false, content: 'flooded' });
-      await until(() => lines.some((l) => /dropped \d+ log lines and progress reports/.test(l.message)), { timeoutMs: 10_000, message: 'the dropped-lines warning' });
+      await until(() => lines.some((l) => /dropped \d+ log lines and progress reports/.test(l.message)), {
+        timeoutMs: 10_000,
+        message: 'the dropped-lines warning',
+      });
       const relayed = lines.slice(before).filter((l) => l.message.startsWith('line '));
       expect(relayed.length).to.be.above(0).and.at.most(1_500);
       await bystanderServes(host);
     });
-
 
     it('a thrown value whose message cannot be read is a tool_error, and the isolate stays', async () => {
       const before = await count();
@@ -255,14 +269,16 @@ for (const isolation of ['worker', 'process'] as const) {
         await new Promise((resolve) => setTimeout(resolve, 300));
         controller.abort();
         expect((await pending).code).to.equal('cancelled');
-        await until(() => existsSync(file) && readFileSync(file, 'utf8'), { timeoutMs: 10_000, message: `the plugin to write ${file}` });
+        await until(() => existsSync(file) && readFileSync(file, 'utf8'), {
+          timeoutMs: 10_000,
+          message: `the plugin to write ${file}`,
+        });
         expect(readFileSync(file, 'utf8')).to.equal('AbortError');
         expect(await count()).to.equal(before + 1);
       } finally {
         dir.cleanup();
       }
     });
-
   });
 
   describe(`${isolation} runner: the calls in flight when an isolate dies (cases 16, 23; issue 11, item 10)`, function () {
@@ -287,12 +303,18 @@ for (const isolation of ['worker', 'process'] as const) {
       return Number(result.content);
     };
 
-    for (const [kind, said] of [['rejection', 'unhandled rejection: late rejection'], ['throw', 'uncaught exception: late throw']] as const) {
+    for (const [kind, said] of [
+      ['rejection', 'unhandled rejection: late rejection'],
+      ['throw', 'uncaught exception: late throw'],
+    ] as const) {
       it(`case 16: a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
         await count();
         const result = await host.call('stray', { kind });
         expect(result).to.include({ isError: false, content: 'returned' });
-        await until(() => lines.some((l) => l.level === 'warn' && l.message.includes(`plugin faulty crashed: ${said}`)), { timeoutMs: 10_000, message: 'the crash warning' });
+        await until(
+          () => lines.some((l) => l.level === 'warn' && l.message.includes(`plugin faulty crashed: ${said}`)),
+          { timeoutMs: 10_000, message: 'the crash warning' },
+        );
         expect(await count()).to.equal(1);
         await bystanderServes(host);
       });
@@ -305,7 +327,13 @@ for (const isolation of ['worker', 'process'] as const) {
       const spin = host.call('spin', {});
       expectFailure(await spin, 'timeout', /timed out after 1500 ms/);
       for (const result of await Promise.all([a, b])) {
-        expectFailure(result, 'crashed', new RegExp(`^Tool "sleep" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "spin" timed out after 1500 ms; this call was cut off with it and not retried, since it may already have had side effects`));
+        expectFailure(
+          result,
+          'crashed',
+          new RegExp(
+            `^Tool "sleep" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "spin" timed out after 1500 ms; this call was cut off with it and not retried, since it may already have had side effects`,
+          ),
+        );
       }
       expect(await count()).to.equal(1);
       await bystanderServes(host);
@@ -331,7 +359,10 @@ for (const isolation of ['worker', 'process'] as const) {
         const sleeping = host.call('sleep', { ms: 4_000 });
         await new Promise((resolve) => setTimeout(resolve, 300));
         expectFailure(await host.call('abortable_short', { file }), 'timeout', /timed out after 1500 ms/);
-        await until(() => existsSync(file) && readFileSync(file, 'utf8'), { timeoutMs: 10_000, message: `the plugin to write ${file}` });
+        await until(() => existsSync(file) && readFileSync(file, 'utf8'), {
+          timeoutMs: 10_000,
+          message: `the plugin to write ${file}`,
+        });
         expect(readFileSync(file, 'utf8')).to.equal('TimeoutError');
         expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
       } finally {
@@ -371,7 +402,9 @@ for (const isolation of ['worker', 'process'] as const) {
         expectFailure(
           await twice,
           'crashed',
-          new RegExp(`^Tool "${tool}" crashed: another call's fault: a call to "exit" ended the plugin's ${isolation} \\(the ${isolation} exited with code 9\\); this call was cut off with it and not retried again: it had already been run a second time`),
+          new RegExp(
+            `^Tool "${tool}" crashed: another call's fault: a call to "exit" ended the plugin's ${isolation} \\(the ${isolation} exited with code 9\\); this call was cut off with it and not retried again: it had already been run a second time`,
+          ),
         );
         await bystanderServes(host);
       });
@@ -388,7 +421,13 @@ for (const isolation of ['worker', 'process'] as const) {
         await new Promise((resolve) => setTimeout(resolve, 300));
         const culprit = await host.call(tool, input);
         if (tool === 'exit') expectFailure(culprit, 'crashed', new RegExp(`^Tool "exit" crashed: ${said}\\.`));
-        expectFailure(await bystander, 'crashed', new RegExp(`^Tool "sleep" crashed: another call's fault: a call to "${tool}" ended the plugin's ${isolation} \\(${said}\\); this call was cut off with it and not retried`));
+        expectFailure(
+          await bystander,
+          'crashed',
+          new RegExp(
+            `^Tool "sleep" crashed: another call's fault: a call to "${tool}" ended the plugin's ${isolation} \\(${said}\\); this call was cut off with it and not retried`,
+          ),
+        );
         expect(await count()).to.equal(1);
       });
     }
@@ -417,7 +456,9 @@ for (const isolation of ['worker', 'process'] as const) {
       const spin = host.call('spin', {}); // the plugin spins and cannot clean up: the host must
       expectFailure(await spawning, 'crashed', /stopped because a call to "spin" timed out/);
       await spin;
-      await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), { message: 'every spawned process to end' });
+      await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), {
+        message: 'every spawned process to end',
+      });
       await bystanderServes(host);
     });
   });
@@ -427,7 +468,10 @@ describe('process runner: an OS boundary', function () {
   this.timeout(90_000);
 
   it('contains process.kill(process.pid): the plugin has a pid of its own, and its death is its own', async () => {
-    const host = await makeHost([{ module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS, isolation: 'process' }, BYSTANDER]);
+    const host = await makeHost([
+      { module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS, isolation: 'process' },
+      BYSTANDER,
+    ]);
     try {
       const pid = Number((await host.call('pid', {})).content);
       expect(pid).to.be.a('number').and.not.equal(process.pid);
@@ -441,14 +485,19 @@ describe('process runner: an OS boundary', function () {
   });
 
   it('a plugin process that dies by itself takes what it started with it', async () => {
-    const host = await makeHost([{ module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS, isolation: 'process' }, BYSTANDER]);
+    const host = await makeHost([
+      { module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS, isolation: 'process' },
+      BYSTANDER,
+    ]);
     try {
       let pids: { child: number; shell: number; grandchild: number } | undefined;
       const spawning = host.call('spawn', {}, { onProgress: (p) => (pids = JSON.parse(p.message!)) });
       await until(() => pids !== undefined, { timeoutMs: 20_000, message: 'the spawned pids' });
       expectFailure(await host.call('exit', { code: 5 }), 'crashed', /exited with code 5/);
       expectFailure(await spawning, 'crashed', /exited with code 5/);
-      await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), { message: `every spawned process of ${JSON.stringify(pids)} to end` });
+      await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), {
+        message: `every spawned process of ${JSON.stringify(pids)} to end`,
+      });
       await bystanderServes(host);
     } finally {
       await host.close();
@@ -466,15 +515,23 @@ describe('process runner: an OS boundary', function () {
         void host.call('spin', {}); // too busy to see its channel close when the host dies
       } });`;
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     try {
-      const pids = await until(() => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as Record<string, number>) : undefined), { timeoutMs: 60_000, message: 'the pids from the host' });
+      const pids = await until(
+        () => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as Record<string, number>) : undefined),
+        { timeoutMs: 60_000, message: 'the pids from the host' },
+      );
       expect(Object.values(pids).every(running)).to.equal(true);
       await new Promise((resolve) => setTimeout(resolve, 300)); // the spin is under way
       child.kill('SIGKILL');
-      await until(() => Object.values(pids).every((pid) => !running(pid)), { timeoutMs: 10_000, message: `every process of ${JSON.stringify(pids)} to end` });
+      await until(() => Object.values(pids).every((pid) => !running(pid)), {
+        timeoutMs: 10_000,
+        message: `every process of ${JSON.stringify(pids)} to end`,
+      });
     } finally {
       child.kill('SIGKILL');
     }
@@ -498,7 +555,11 @@ describe('worker runner: crash loop and quarantine (case 20)', function () {
       expectFailure(await host.call('exit', { code: 4 }), 'crashed', /exited with code 4/);
 
       const fast = await host.call('count', {});
-      expectFailure(fast, 'quarantined', /unavailable: 2 crashes or timeouts within 60000 ms \(last: the worker exited with code 4\)/);
+      expectFailure(
+        fast,
+        'quarantined',
+        /unavailable: 2 crashes or timeouts within 60000 ms \(last: the worker exited with code 4\)/,
+      );
       expect(fast.durationMs).to.be.below(500);
       const faulty = host.plugins().find((p) => p.name === 'faulty')!;
       expect(faulty.status).to.equal('quarantined');
@@ -511,7 +572,11 @@ describe('worker runner: crash loop and quarantine (case 20)', function () {
     } finally {
       await host.close();
     }
-    const events = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.event === 'plugin');
+    const events = readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.event === 'plugin');
     expect(events.map((e) => [e.plugin, e.state])).to.deep.equal([
       ['faulty', 'crashed'],
       ['faulty', 'crashed'],
@@ -526,7 +591,9 @@ describe('worker runner: maxConcurrency', function () {
   this.timeout(60_000);
 
   it('runs at most maxConcurrency calls at once inside the worker; a waiting call honours its own timeout', async () => {
-    const host = await makeHost([{ module: fault('slots.ts'), maxConcurrency: 2, maxQueue: 8, loadTimeoutMs: LOAD_MS }]);
+    const host = await makeHost([
+      { module: fault('slots.ts'), maxConcurrency: 2, maxQueue: 8, loadTimeoutMs: LOAD_MS },
+    ]);
     try {
       const holds = Array.from({ length: 5 }, () => host.call('hold', { ms: 400 }));
       const quick = await host.call('quick', {}); // waits behind the holds for a slot, past its 300 ms
@@ -553,7 +620,9 @@ describe('worker runner: host shutdown (case 24)', function () {
     await host.close();
     expect((await spawning).code).to.equal('cancelled');
     expect((await hanging).code).to.equal('cancelled');
-    await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), { message: 'every spawned process to end' });
+    await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), {
+      message: 'every spawned process to end',
+    });
     expect((await host.call('say', { text: 'x' })).code).to.equal('cancelled');
   });
 });
@@ -569,14 +638,20 @@ describe('worker runner: the bundled host', function () {
       const result = await host.call('say', { text: 'from -e' });
       await host.close();
       process.stdout.write(JSON.stringify(result));`;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 80_000 });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 80_000,
+    });
     expect(JSON.parse(out)).to.include({ isError: false, content: 'from -e' });
   });
 
   it('runs a worker plugin from dist/, and what the plugin prints never reaches stdout', async () => {
     const dir = tempDir();
     try {
-      writeFileSync(join(dir.dir, 'rousseau.config.json'), JSON.stringify({ builtins: false, plugins: [{ module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS }] }));
+      writeFileSync(
+        join(dir.dir, 'rousseau.config.json'),
+        JSON.stringify({ builtins: false, plugins: [{ module: fault('faulty.ts'), loadTimeoutMs: LOAD_MS }] }),
+      );
       const result = await runCli(['call', 'print', '{}', '--json', '--yes', '--cwd', dir.dir], { timeoutMs: 80_000 });
       expect(result.code, result.stderr).to.equal(0);
       expect(JSON.parse(result.stdout)).to.include({ tool: 'print', isError: false, content: 'printed' });

@@ -38,7 +38,10 @@ describe('watchdog: nothing a plugin started outlives the host', function () {
       host.stdout.on('data', (d: Buffer) => (out += d.toString()));
       host.stderr.on('data', (d: Buffer) => (err += d.toString()));
       try {
-        const pids = await until(() => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as Record<string, number>) : undefined), { timeoutMs: 60_000, message: () => `the pids from the host (stderr: ${err})` });
+        const pids = await until(
+          () => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as Record<string, number>) : undefined),
+          { timeoutMs: 60_000, message: () => `the pids from the host (stderr: ${err})` },
+        );
         expect(Object.values(pids).every(running)).to.equal(true);
         expect(processesRunning(`sleep 61.${mark}`)).to.have.length(1);
         // The command's sandbox and shells too: every process whose command line holds the mark.
@@ -46,8 +49,14 @@ describe('watchdog: nothing a plugin started outlives the host', function () {
         if (death === 'process.exit') host.stdin.write('exit\n');
         else if (death === 'an uncaught throw') host.stdin.write('throw\n');
         else host.kill(death);
-        await until(() => host.exitCode !== null || host.signalCode !== null, { timeoutMs: 10_000, message: 'the host to die' });
-        await until(() => ours.every((pid) => !running(pid)), { timeoutMs: 10_000, message: () => `every process of ${JSON.stringify(ours)} to end (left: ${ours.filter(running).join(', ')})` });
+        await until(() => host.exitCode !== null || host.signalCode !== null, {
+          timeoutMs: 10_000,
+          message: 'the host to die',
+        });
+        await until(() => ours.every((pid) => !running(pid)), {
+          timeoutMs: 10_000,
+          message: () => `every process of ${JSON.stringify(ours)} to end (left: ${ours.filter(running).join(', ')})`,
+        });
       } finally {
         host.kill('SIGKILL');
         tmp.cleanup();
@@ -107,9 +116,15 @@ describe('no zombie children: every process the host started and ended is reaped
     host.stdout.on('data', (d: Buffer) => (out += d.toString()));
     host.stderr.on('data', (d: Buffer) => (err += d.toString()));
     try {
-      const zombies = await until(() => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as string[]) : undefined), { timeoutMs: 100_000, message: () => `the host's count (stderr: ${err})` });
+      const zombies = await until(
+        () => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as string[]) : undefined),
+        { timeoutMs: 100_000, message: () => `the host's count (stderr: ${err})` },
+      );
       expect(zombies).to.deep.equal([]);
-      await until(() => processesMatching(mark).filter((pid) => pid !== host.pid).length === 0, { timeoutMs: 10_000, message: 'every command to end' });
+      await until(() => processesMatching(mark).filter((pid) => pid !== host.pid).length === 0, {
+        timeoutMs: 10_000,
+        message: 'every command to end',
+      });
     } finally {
       host.kill('SIGKILL');
       tmp.cleanup();
@@ -142,7 +157,9 @@ describe('watchdog: a closed host leaves no process of its own', function () {
       process.stdout.write(JSON.stringify({ open, closed, loaded: host.plugins().map((p) => p.status) }));`;
     try {
       const out = await new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let text = '';
         let err = '';
         child.stdout.on('data', (d: Buffer) => (text += d.toString()));
@@ -160,7 +177,8 @@ describe('watchdog: a closed host leaves no process of its own', function () {
 
 describe('watchdog: pids an isolate reports', () => {
   it('kills only a real group of another process: never every process (-1), its own group (0), init or the host', () => {
-    for (const pid of [-1, 0, 1, process.pid, 1.5, Number.NaN, 2 ** 53, '42']) expect(isKillableGroup(pid), String(pid)).to.equal(false);
+    for (const pid of [-1, 0, 1, process.pid, 1.5, Number.NaN, 2 ** 53, '42'])
+      expect(isKillableGroup(pid), String(pid)).to.equal(false);
     expect(isKillableGroup(process.pid + 1)).to.equal(true);
   });
 });

@@ -4,7 +4,15 @@ import { unsendable } from '../../core/sandbox/wire.ts';
 describe('unsendable (what may cross from a worker)', () => {
   it('lets plain JSON data, undefined properties, null-prototype objects and Dates through', () => {
     const bare = Object.assign(Object.create(null) as object, { a: 1 });
-    for (const value of ['text', 1.5, true, null, undefined, [1, 'a', { b: [null] }], { content: 'x', isError: undefined, data: { when: new Date(0), bare } }]) {
+    for (const value of [
+      'text',
+      1.5,
+      true,
+      null,
+      undefined,
+      [1, 'a', { b: [null] }],
+      { content: 'x', isError: undefined, data: { when: new Date(0), bare } },
+    ]) {
       expect(unsendable(value), JSON.stringify(value)).to.equal(undefined);
     }
   });

@@ -35,11 +35,18 @@ describe('create-rousseau-tool', () => {
     const r = await scaffold(['weather', '--description', 'Weather for agents.'], tmp.dir);
     expect(r.code, r.stderr).to.equal(0);
     const dir = join(tmp.dir, 'weather');
-    const expected = filesOf(TEMPLATE).map((f) => (f === '_gitignore' ? '.gitignore' : f)).sort();
+    const expected = filesOf(TEMPLATE)
+      .map((f) => (f === '_gitignore' ? '.gitignore' : f))
+      .sort();
     expect(filesOf(dir)).to.deep.equal(expected);
 
     const pkg = readJson(join(dir, 'package.json'));
-    expect(pkg).to.include({ name: 'rousseau-plugin-weather', version: '0.1.0', description: 'Weather for agents.', type: 'module' });
+    expect(pkg).to.include({
+      name: 'rousseau-plugin-weather',
+      version: '0.1.0',
+      description: 'Weather for agents.',
+      type: 'module',
+    });
     expect(pkg).not.to.have.property('private');
     expect(pkg.keywords).to.include.members(['rousseau', 'rousseau-plugin']);
     expect(pkg.devDependencies['rousseau-host']).to.equal(pkg.peerDependencies['rousseau-host']).and.match(/^\^\d/);
@@ -92,7 +99,7 @@ describe('create-rousseau-tool', () => {
   it('prints the next steps with the exact plugins line for the config it finds', async () => {
     tmp.write('package.json', '{"name":"my-agent","private":true}');
     tmp.write('rousseau.config.ts', 'export default { plugins: [] };\n');
-    const r = await scaffold(['plugins/it\'s-mine', '--name', 'mine'], tmp.dir);
+    const r = await scaffold(["plugins/it's-mine", '--name', 'mine'], tmp.dir);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.include("cd 'plugins/it'\\''s-mine'\n  npm install\n  npm test");
     expect(r.stdout).to.include('add it to the plugins in rousseau.config.ts');
@@ -102,7 +109,10 @@ describe('create-rousseau-tool', () => {
 
   it('asks for what the flags leave out when it runs on a terminal', async () => {
     // `script` gives the scaffolder a real pseudo-terminal; the answers are typed into it.
-    const child = spawn('script', ['-qfec', `exec "${process.execPath}" "${SCAFFOLDER}"`, '/dev/null'], { cwd: tmp.dir, env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn('script', ['-qfec', `exec "${process.execPath}" "${SCAFFOLDER}"`, '/dev/null'], {
+      cwd: tmp.dir,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let screen = '';
     let unread = ''; // what the terminal showed after the last expected text, escape codes removed
     // What the terminal shows, and what is typed in reply (nothing when it is not a question).
@@ -129,6 +139,9 @@ describe('create-rousseau-tool', () => {
     clearTimeout(stuck);
     expect(code, screen).to.equal(0);
     expect(dialogue, screen).to.deep.equal([]);
-    expect(readJson(join(tmp.dir, 'tty-tool', 'package.json'))).to.include({ name: 'rousseau-plugin-tty-tool', description: 'Typed in.' });
+    expect(readJson(join(tmp.dir, 'tty-tool', 'package.json'))).to.include({
+      name: 'rousseau-plugin-tty-tool',
+      description: 'Typed in.',
+    });
   });
 });

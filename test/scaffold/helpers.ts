@@ -17,13 +17,28 @@ export interface RunResult {
 /** The environment of a child that must not inherit the outer `npm test`'s npm settings. */
 function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
-  return { ...env, NO_COLOR: '1', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', ...extra };
+  return {
+    ...env,
+    NO_COLOR: '1',
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+    ...extra,
+  };
 }
 
 /** Runs a command to its end and collects its output; stdin is closed (not a terminal). */
-export function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult> {
+export function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: cleanEnv(options.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -31,7 +46,9 @@ export function run(command: string, args: string[], options: { cwd: string; env
     const limit = options.timeoutMs ?? 15_000;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} did not exit within ${limit} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(`${command} ${args.join(' ')} did not exit within ${limit} ms\nstdout: ${stdout}\nstderr: ${stderr}`),
+      );
     }, limit);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -51,7 +68,10 @@ export function scaffold(args: string[], cwd: string, env?: NodeJS.ProcessEnv): 
  * repo itself, the others to the repo's node_modules. Bins get shell shims, as npm makes them.
  */
 export function linkDependencies(dir: string): void {
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<
+    string,
+    Record<string, string> | undefined
+  >;
   const names = new Set([...Object.keys(pkg.devDependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
   const modules = join(dir, 'node_modules');
   mkdirSync(join(modules, '.bin'), { recursive: true });
@@ -61,10 +81,16 @@ export function linkDependencies(dir: string): void {
     const link = join(modules, name);
     mkdirSync(dirname(link), { recursive: true });
     symlinkSync(source, link, 'dir');
-    const { bin } = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
+    const { bin } = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')) as {
+      bin?: string | Record<string, string>;
+    };
     const bins = typeof bin === 'string' ? { [name.replace(/^@[^/]+\//, '')]: bin } : (bin ?? {});
     for (const [command, file] of Object.entries(bins)) {
-      writeFileSync(join(modules, '.bin', command), `#!/bin/sh\nexec "${process.execPath}" "${join(link, file)}" "$@"\n`, { mode: 0o755 });
+      writeFileSync(
+        join(modules, '.bin', command),
+        `#!/bin/sh\nexec "${process.execPath}" "${join(link, file)}" "$@"\n`,
+        { mode: 0o755 },
+      );
     }
   }
 }

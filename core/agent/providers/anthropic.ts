@@ -38,7 +38,10 @@ type WireMessage = { role: 'user' | 'assistant'; content: Block[] };
 export function anthropicProvider(options: AnthropicOptions = {}): Provider {
   const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
   if (!apiKey) throw new ProviderError('no_api_key', 'The anthropic provider needs an API key: set ANTHROPIC_API_KEY.');
-  const baseUrl = (options.baseUrl ?? process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com').replace(/\/+$/, '');
+  const baseUrl = (options.baseUrl ?? process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com').replace(
+    /\/+$/,
+    '',
+  );
   const model = options.model ?? ANTHROPIC_DEFAULT_MODEL;
   const http = httpSettingsOf(options);
   const headers = { 'x-api-key': apiKey, 'anthropic-version': API_VERSION };
@@ -54,7 +57,13 @@ export function anthropicProvider(options: AnthropicOptions = {}): Provider {
         ...(request.system ? { system: request.system } : {}),
         messages: toWire(request.messages),
         ...(request.tools.length
-          ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema })) }
+          ? {
+              tools: request.tools.map((t) => ({
+                name: t.name,
+                description: t.description,
+                input_schema: t.inputSchema,
+              })),
+            }
           : {}),
       };
       const events = await postForEvents('the Anthropic API', `${baseUrl}/v1/messages`, headers, body, http, signal);
@@ -73,11 +82,24 @@ function toWire(messages: readonly Message[]): WireMessage[] {
   for (const m of messages) {
     if (m.role === 'user') push('user', [{ type: 'text', text: m.content }]);
     else if (m.role === 'tool') {
-      push('user', m.results.map((r) => ({ type: 'tool_result', tool_use_id: r.callId, content: r.content, ...(r.isError ? { is_error: true } : {}) })));
+      push(
+        'user',
+        m.results.map((r) => ({
+          type: 'tool_result',
+          tool_use_id: r.callId,
+          content: r.content,
+          ...(r.isError ? { is_error: true } : {}),
+        })),
+      );
     } else {
       push('assistant', [
         ...(m.text ? [{ type: 'text' as const, text: m.text }] : []),
-        ...m.toolCalls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: inputObject(c.arguments) })),
+        ...m.toolCalls.map((c) => ({
+          type: 'tool_use' as const,
+          id: c.id,
+          name: c.name,
+          input: inputObject(c.arguments),
+        })),
       ]);
     }
   }
@@ -103,9 +125,17 @@ interface StreamEvent {
   usage?: WireUsage;
   error?: { type?: string; message?: string };
 }
-type WireUsage = { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+type WireUsage = {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+};
 
-async function readStream(events: AsyncIterable<{ event: string; data: string }>, onText?: (delta: string) => void): Promise<ModelResponse> {
+async function readStream(
+  events: AsyncIterable<{ event: string; data: string }>,
+  onText?: (delta: string) => void,
+): Promise<ModelResponse> {
   const blocks: ({ kind: 'text'; text: string } | { kind: 'call'; call: ToolCall; json: string })[] = [];
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
   let stopReason: StopReason = 'other';
@@ -115,7 +145,10 @@ async function readStream(events: AsyncIterable<{ event: string; data: string }>
     try {
       e = JSON.parse(data) as StreamEvent;
     } catch {
-      throw new ProviderError('bad_response', `The Anthropic API sent an event that is not JSON: ${data.slice(0, 200)}`);
+      throw new ProviderError(
+        'bad_response',
+        `The Anthropic API sent an event that is not JSON: ${data.slice(0, 200)}`,
+      );
     }
     switch (e.type) {
       case 'message_start':
@@ -125,8 +158,13 @@ async function readStream(events: AsyncIterable<{ event: string; data: string }>
         const b = e.content_block;
         if (b?.type === 'text') blocks[e.index ?? blocks.length] = { kind: 'text', text: b.text ?? '' };
         else if (b?.type === 'tool_use') {
-          const given = b.input && typeof b.input === 'object' && Object.keys(b.input).length ? JSON.stringify(b.input) : '';
-          blocks[e.index ?? blocks.length] = { kind: 'call', call: { id: String(b.id), name: String(b.name), arguments: '' }, json: given };
+          const given =
+            b.input && typeof b.input === 'object' && Object.keys(b.input).length ? JSON.stringify(b.input) : '';
+          blocks[e.index ?? blocks.length] = {
+            kind: 'call',
+            call: { id: String(b.id), name: String(b.name), arguments: '' },
+            json: given,
+          };
         }
         break;
       }
@@ -135,7 +173,8 @@ async function readStream(events: AsyncIterable<{ event: string; data: string }>
         if (block?.kind === 'text' && e.delta?.type === 'text_delta' && e.delta.text) {
           block.text += e.delta.text;
           onText?.(e.delta.text);
-        } else if (block?.kind === 'call' && e.delta?.type === 'input_json_delta') block.json += e.delta.partial_json ?? '';
+        } else if (block?.kind === 'call' && e.delta?.type === 'input_json_delta')
+          block.json += e.delta.partial_json ?? '';
         break;
       }
       case 'message_delta':
@@ -146,10 +185,17 @@ async function readStream(events: AsyncIterable<{ event: string; data: string }>
         finished = true;
         break;
       case 'error':
-        throw new ProviderError('http_error', `The Anthropic API failed mid-stream: ${e.error?.type ?? 'error'}: ${e.error?.message ?? data}`);
+        throw new ProviderError(
+          'http_error',
+          `The Anthropic API failed mid-stream: ${e.error?.type ?? 'error'}: ${e.error?.message ?? data}`,
+        );
     }
   }
-  if (!finished) throw new ProviderError('stream_incomplete', 'The Anthropic API stream ended before message_stop: the turn is incomplete');
+  if (!finished)
+    throw new ProviderError(
+      'stream_incomplete',
+      'The Anthropic API stream ended before message_stop: the turn is incomplete',
+    );
   const message: AssistantMessage = { role: 'assistant', text: '', toolCalls: [] };
   for (const b of blocks) {
     if (!b) continue;

@@ -61,7 +61,15 @@ let loadingGot: Promise<Got> | undefined;
 const loadGot = (): Promise<Got> => (loadingGot ??= import('got').then((m) => m.default));
 
 const RETRY_STATUS = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
-const RETRY_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENETUNREACH', 'ECONNABORTED']);
+const RETRY_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
 
 /**
  * POSTs `body` and returns the response's event stream. `who` names the API in messages
@@ -83,7 +91,11 @@ export async function postForEvents(
     const stream = got.stream.post(url, {
       json: body,
       headers: { accept: 'text/event-stream', ...headers },
-      timeout: { connect: Math.min(settings.timeoutMs, 15_000), response: settings.timeoutMs, socket: settings.timeoutMs },
+      timeout: {
+        connect: Math.min(settings.timeoutMs, 15_000),
+        response: settings.timeoutMs,
+        socket: settings.timeoutMs,
+      },
       retry: { limit: 0 },
       throwHttpErrors: false,
       ...(signal ? { signal } : {}),
@@ -94,24 +106,41 @@ export async function postForEvents(
       if (response.statusCode < 400) return readEvents(who, stream, signal);
       const status = response.statusCode;
       const text = await readText(stream, 64 * 1024).catch(() => '');
-      const error = new ProviderError(status === 429 ? 'rate_limited' : 'http_error', `${who} answered ${status}: ${errorMessageOf(text)}`, { status });
+      const error = new ProviderError(
+        status === 429 ? 'rate_limited' : 'http_error',
+        `${who} answered ${status}: ${errorMessageOf(text)}`,
+        { status },
+      );
       const asked = retryAfterMs(response.headers);
       failed =
         asked !== undefined && asked > maxRetryAfterMs
-          ? { error: new ProviderError(error.code, `${error.message} (it asks to retry after ${Math.ceil(asked / 1000)} s)`, { status }), retry: false }
+          ? {
+              error: new ProviderError(
+                error.code,
+                `${error.message} (it asks to retry after ${Math.ceil(asked / 1000)} s)`,
+                { status },
+              ),
+              retry: false,
+            }
           : { error, retry: RETRY_STATUS.has(status), ...(asked !== undefined ? { waitMs: asked } : {}) };
     } catch (error) {
       throwIfAborted(who, signal);
       const timedOut = (error as Error).name === 'TimeoutError';
       failed = {
-        error: new ProviderError(timedOut ? 'timeout' : 'connection', `${who} could not be reached at ${new URL(url).origin}: ${(error as Error).message}`, { cause: error }),
+        error: new ProviderError(
+          timedOut ? 'timeout' : 'connection',
+          `${who} could not be reached at ${new URL(url).origin}: ${(error as Error).message}`,
+          { cause: error },
+        ),
         retry: timedOut || RETRY_CODES.has((error as RequestError).code ?? ''),
       };
     }
     stream.destroy();
     if (!failed.retry || attempt >= settings.retries) throw failed.error;
     const waitMs = failed.waitMs ?? Math.min(backoffMs * 2 ** attempt, 8_000) * (0.8 + Math.random() * 0.4);
-    settings.log?.warn(`${failed.error.message}; retrying in ${Math.round(waitMs)} ms (retry ${attempt + 1} of ${settings.retries})`);
+    settings.log?.warn(
+      `${failed.error.message}; retrying in ${Math.round(waitMs)} ms (retry ${attempt + 1} of ${settings.retries})`,
+    );
     try {
       await sleep(waitMs, undefined, signal ? { signal } : {});
     } catch {
@@ -121,10 +150,13 @@ export async function postForEvents(
 }
 
 function throwIfAborted(who: string, signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new ProviderError('aborted', `The request to ${who} was cancelled`, { cause: signal.reason });
+  if (signal?.aborted)
+    throw new ProviderError('aborted', `The request to ${who} was cancelled`, { cause: signal.reason });
 }
 
-function responseOf(stream: Request): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }> {
+function responseOf(
+  stream: Request,
+): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     stream.once('response', resolve);
     stream.once('error', reject);
@@ -202,7 +234,11 @@ async function* readEvents(who: string, stream: Readable, signal: AbortSignal | 
   } catch (error) {
     throwIfAborted(who, signal);
     const timedOut = (error as Error).name === 'TimeoutError';
-    throw new ProviderError(timedOut ? 'timeout' : 'stream_incomplete', `${who}'s stream broke off: ${(error as Error).message}`, { cause: error });
+    throw new ProviderError(
+      timedOut ? 'timeout' : 'stream_incomplete',
+      `${who}'s stream broke off: ${(error as Error).message}`,
+      { cause: error },
+    );
   } finally {
     stream.destroy();
   }

@@ -31,14 +31,21 @@ export const OPENAI_DEFAULT_MODEL = 'gpt-4.1';
 
 type WireMessage =
   | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string | null; tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[] }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+    }
   | { role: 'tool'; tool_call_id: string; content: string };
 
 export function openaiProvider(options: OpenAIOptions = {}): Provider {
   const givenBase = options.baseUrl ?? process.env.OPENAI_BASE_URL;
   const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
   if (!apiKey && !givenBase) {
-    throw new ProviderError('no_api_key', 'The openai provider needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server (e.g. http://localhost:11434/v1 for Ollama).');
+    throw new ProviderError(
+      'no_api_key',
+      'The openai provider needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server (e.g. http://localhost:11434/v1 for Ollama).',
+    );
   }
   const baseUrl = (givenBase ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
   const model = options.model ?? process.env.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
@@ -56,10 +63,22 @@ export function openaiProvider(options: OpenAIOptions = {}): Provider {
         ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
         messages: toWire(request.system, request.messages),
         ...(request.tools.length
-          ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
+          ? {
+              tools: request.tools.map((t) => ({
+                type: 'function',
+                function: { name: t.name, description: t.description, parameters: t.inputSchema },
+              })),
+            }
           : {}),
       };
-      const events = await postForEvents(`the OpenAI-compatible API at ${baseUrl}`, `${baseUrl}/chat/completions`, headers, body, http, signal);
+      const events = await postForEvents(
+        `the OpenAI-compatible API at ${baseUrl}`,
+        `${baseUrl}/chat/completions`,
+        headers,
+        body,
+        http,
+        signal,
+      );
       return readStream(events, onText);
     },
   };
@@ -69,13 +88,20 @@ function toWire(system: string | undefined, messages: readonly Message[]): WireM
   const wire: WireMessage[] = system ? [{ role: 'system', content: system }] : [];
   for (const m of messages) {
     if (m.role === 'user') wire.push({ role: 'user', content: m.content });
-    else if (m.role === 'tool') for (const r of m.results) wire.push({ role: 'tool', tool_call_id: r.callId, content: r.content });
+    else if (m.role === 'tool')
+      for (const r of m.results) wire.push({ role: 'tool', tool_call_id: r.callId, content: r.content });
     else {
       wire.push({
         role: 'assistant',
         content: m.text || null,
         ...(m.toolCalls.length
-          ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) }
+          ? {
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
           : {}),
       });
     }
@@ -85,14 +111,24 @@ function toWire(system: string | undefined, messages: readonly Message[]): WireM
 
 interface Chunk {
   choices?: {
-    delta?: { content?: string | null; tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[] };
+    delta?: {
+      content?: string | null;
+      tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[];
+    };
     finish_reason?: string | null;
   }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | null;
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number };
+  } | null;
   error?: { message?: string };
 }
 
-async function readStream(events: AsyncIterable<{ data: string }>, onText?: (delta: string) => void): Promise<ModelResponse> {
+async function readStream(
+  events: AsyncIterable<{ data: string }>,
+  onText?: (delta: string) => void,
+): Promise<ModelResponse> {
   let text = '';
   const calls: { id: string; name: string; arguments: string }[] = [];
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -103,9 +139,16 @@ async function readStream(events: AsyncIterable<{ data: string }>, onText?: (del
     try {
       chunk = JSON.parse(data) as Chunk;
     } catch {
-      throw new ProviderError('bad_response', `The OpenAI-compatible API sent a chunk that is not JSON: ${data.slice(0, 200)}`);
+      throw new ProviderError(
+        'bad_response',
+        `The OpenAI-compatible API sent a chunk that is not JSON: ${data.slice(0, 200)}`,
+      );
     }
-    if (chunk.error) throw new ProviderError('http_error', `The OpenAI-compatible API failed mid-stream: ${chunk.error.message ?? data}`);
+    if (chunk.error)
+      throw new ProviderError(
+        'http_error',
+        `The OpenAI-compatible API failed mid-stream: ${chunk.error.message ?? data}`,
+      );
     if (chunk.usage) {
       usage.inputTokens = chunk.usage.prompt_tokens ?? 0;
       usage.outputTokens = chunk.usage.completion_tokens ?? 0;
@@ -127,10 +170,18 @@ async function readStream(events: AsyncIterable<{ data: string }>, onText?: (del
     }
     if (choice.finish_reason) finish = choice.finish_reason;
   }
-  if (finish === undefined) throw new ProviderError('stream_incomplete', 'The OpenAI-compatible API stream ended without a finish_reason: the turn is incomplete');
+  if (finish === undefined)
+    throw new ProviderError(
+      'stream_incomplete',
+      'The OpenAI-compatible API stream ended without a finish_reason: the turn is incomplete',
+    );
   // Some servers never send an id; the results still need one to point at.
   const toolCalls = calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${i}` }));
-  return { message: { role: 'assistant', text, toolCalls }, stopReason: stopReasonOf(finish, toolCalls.length > 0), usage };
+  return {
+    message: { role: 'assistant', text, toolCalls },
+    stopReason: stopReasonOf(finish, toolCalls.length > 0),
+    usage,
+  };
 }
 
 function stopReasonOf(finish: string, hasCalls: boolean): StopReason {

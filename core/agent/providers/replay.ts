@@ -15,7 +15,13 @@
 import { readFileSync } from 'node:fs';
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { ProviderError, type CompleteOptions, type ModelRequest, type ModelResponse, type Provider } from '../messages.ts';
+import {
+  ProviderError,
+  type CompleteOptions,
+  type ModelRequest,
+  type ModelResponse,
+  type Provider,
+} from '../messages.ts';
 
 const ReplayTurn = Type.Object(
   {
@@ -34,7 +40,9 @@ const ReplayTurn = Type.Object(
       ),
     ),
     stopReason: Type.Optional(Type.Enum(['end_turn', 'tool_use', 'max_tokens', 'refusal', 'other'])),
-    usage: Type.Optional(Type.Object({ inputTokens: Type.Integer({ minimum: 0 }), outputTokens: Type.Integer({ minimum: 0 }) })),
+    usage: Type.Optional(
+      Type.Object({ inputTokens: Type.Integer({ minimum: 0 }), outputTokens: Type.Integer({ minimum: 0 }) }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -74,16 +82,25 @@ export interface ReplayOptions {
 /** Each `complete()` plays the next turn; past the last one it fails with `replay_exhausted`. */
 export function replayProvider(options: ReplayOptions): Provider {
   const script = options.script ?? (options.file ? loadReplayScript(options.file) : undefined);
-  if (!script) throw new ProviderError('bad_response', 'The replay provider needs a script: set provider.file in the config, or pass --replay FILE.');
+  if (!script)
+    throw new ProviderError(
+      'bad_response',
+      'The replay provider needs a script: set provider.file in the config, or pass --replay FILE.',
+    );
   let next = 0;
   return {
     name: 'replay',
     model: options.file ?? 'script',
     async complete(_request: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
-      if (signal?.aborted) throw new ProviderError('aborted', 'The replay request was cancelled', { cause: signal.reason });
+      if (signal?.aborted)
+        throw new ProviderError('aborted', 'The replay request was cancelled', { cause: signal.reason });
       const index = next++;
       const turn = script.turns[index];
-      if (!turn) throw new ProviderError('replay_exhausted', `The replay script has ${script.turns.length} turns and all were played.`);
+      if (!turn)
+        throw new ProviderError(
+          'replay_exhausted',
+          `The replay script has ${script.turns.length} turns and all were played.`,
+        );
       const text = turn.text ?? '';
       if (text) onText?.(text);
       const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({

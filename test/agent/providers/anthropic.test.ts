@@ -10,7 +10,15 @@ runLoopSuite({
   name: 'Anthropic Messages',
   key: ANTHROPIC_TEST_KEY,
   start: startAnthropicServer,
-  provider: (server, options = {}) => anthropicProvider({ apiKey: options.apiKey ?? ANTHROPIC_TEST_KEY, baseUrl: server.url, retries: 2, backoffMs: 10, timeoutMs: 5000, ...(options.log ? { log: options.log } : {}) }),
+  provider: (server, options = {}) =>
+    anthropicProvider({
+      apiKey: options.apiKey ?? ANTHROPIC_TEST_KEY,
+      baseUrl: server.url,
+      retries: 2,
+      backoffMs: 10,
+      timeoutMs: 5000,
+      ...(options.log ? { log: options.log } : {}),
+    }),
   resultsIn: (body) =>
     body.messages
       .at(-1)
@@ -22,15 +30,28 @@ describe('anthropic provider', () => {
   it('sends every result of a turn in one user message, results first, is_error on failures, and a later prompt in that same message', async () => {
     const { host, cleanup } = await kitHost();
     const server = await startAnthropicServer([
-      { turn: { toolCalls: [{ id: 'toolu_a', name: 'fail', input: { message: 'boom' } }, { id: 'toolu_b', name: 'greet', input: { who: 'Bo' } }] } },
+      {
+        turn: {
+          toolCalls: [
+            { id: 'toolu_a', name: 'fail', input: { message: 'boom' } },
+            { id: 'toolu_b', name: 'greet', input: { who: 'Bo' } },
+          ],
+        },
+      },
       { hang: true },
       { turn: { text: 'Next.' } },
     ]);
     try {
-      const agent = new Agent({ host, provider: anthropicProvider({ apiKey: ANTHROPIC_TEST_KEY, baseUrl: server.url, retries: 0 }) });
+      const agent = new Agent({
+        host,
+        provider: anthropicProvider({ apiKey: ANTHROPIC_TEST_KEY, baseUrl: server.url, retries: 0 }),
+      });
       const controller = new AbortController();
       // the second request hangs: abort it, so the conversation ends on the results
-      const first = await agent.run('go', { signal: controller.signal, onEvent: (e) => e.type === 'turn_start' && e.turn === 2 && setTimeout(() => controller.abort(), 50) });
+      const first = await agent.run('go', {
+        signal: controller.signal,
+        onEvent: (e) => e.type === 'turn_start' && e.turn === 2 && setTimeout(() => controller.abort(), 50),
+      });
       expect(first.stopReason).to.equal('aborted');
       await agent.run('and now?');
       expect(server.violations).to.deep.equal([]);

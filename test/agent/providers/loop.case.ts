@@ -39,7 +39,15 @@ export function runLoopSuite(c: WireCase): void {
 
     it('runs two calls of one turn concurrently and returns both results, in call order, in one message', async () => {
       const agent = await agentOn([
-        { turn: { text: 'Two at once.', toolCalls: [{ id: 'call_slow', name: 'slow', input: { ms: 400, tag: 'A' } }, { id: 'call_fast', name: 'slow', input: { ms: 10, tag: 'B' } }] } },
+        {
+          turn: {
+            text: 'Two at once.',
+            toolCalls: [
+              { id: 'call_slow', name: 'slow', input: { ms: 400, tag: 'A' } },
+              { id: 'call_fast', name: 'slow', input: { ms: 10, tag: 'B' } },
+            ],
+          },
+        },
         { turn: { text: 'Both done.' } },
       ]);
       const rec = recorder();
@@ -57,7 +65,14 @@ export function runLoopSuite(c: WireCase): void {
 
     it('answers an unknown tool with an error result and goes on with the turn', async () => {
       const agent = await agentOn([
-        { turn: { toolCalls: [{ id: 'call_x', name: 'no_such_tool', input: {} }, { id: 'call_g', name: 'greet', input: { who: 'Ada' } }] } },
+        {
+          turn: {
+            toolCalls: [
+              { id: 'call_x', name: 'no_such_tool', input: {} },
+              { id: 'call_g', name: 'greet', input: { who: 'Ada' } },
+            ],
+          },
+        },
         { turn: { text: 'Greeted.' } },
       ]);
       const result = await agent.run('go');
@@ -83,7 +98,10 @@ export function runLoopSuite(c: WireCase): void {
     });
 
     it('retries a 429 after the retry-after the server asked for, then succeeds', async () => {
-      const agent = await agentOn([{ status: 429, headers: { 'retry-after': '1' }, message: 'rate limited' }, { turn: { text: 'Hello.' } }]);
+      const agent = await agentOn([
+        { status: 429, headers: { 'retry-after': '1' }, message: 'rate limited' },
+        { turn: { text: 'Hello.' } },
+      ]);
       const result = await agent.run('go');
       expect(result).to.include({ stopReason: 'end_turn', text: 'Hello.' });
       expect(server!.requests).to.have.length(2);
@@ -91,7 +109,10 @@ export function runLoopSuite(c: WireCase): void {
     });
 
     it('ends the run on a stream cut off mid-turn without running its calls, and the conversation stays valid', async () => {
-      const agent = await agentOn([{ cut: { text: 'Reading', toolCalls: [{ name: 'greet', input: { who: 'Ada' } }] } }, { turn: { text: 'Recovered.' } }]);
+      const agent = await agentOn([
+        { cut: { text: 'Reading', toolCalls: [{ name: 'greet', input: { who: 'Ada' } }] } },
+        { turn: { text: 'Recovered.' } },
+      ]);
       const rec = recorder();
       const cut = await agent.run('go', { onEvent: rec.onEvent });
       expect(cut.stopReason).to.equal('error');
@@ -120,7 +141,10 @@ export function runLoopSuite(c: WireCase): void {
     });
 
     it('aborting mid-call cancels the call in flight and leaves a valid conversation', async () => {
-      const agent = await agentOn([{ turn: { toolCalls: [{ id: 'call_long', name: 'slow', input: { ms: 20_000, tag: 'never' } }] } }, { turn: { text: 'Ok.' } }]);
+      const agent = await agentOn([
+        { turn: { toolCalls: [{ id: 'call_long', name: 'slow', input: { ms: 20_000, tag: 'never' } }] } },
+        { turn: { text: 'Ok.' } },
+      ]);
       const controller = new AbortController();
       const rec = recorder();
       const result = await agent.run('go', {
@@ -140,7 +164,13 @@ export function runLoopSuite(c: WireCase): void {
 
     it('keeps a multi-byte character whole when the network splits it across two chunks', async () => {
       const agent = await agentOn([
-        { turn: { text: 'Prix : 12 € — déjà payé.', toolCalls: [{ id: 'call_e', name: 'greet', input: { who: 'Zoë €' } }] }, splitCharacters: true },
+        {
+          turn: {
+            text: 'Prix : 12 € — déjà payé.',
+            toolCalls: [{ id: 'call_e', name: 'greet', input: { who: 'Zoë €' } }],
+          },
+          splitCharacters: true,
+        },
         { turn: { text: 'Voilà €.' }, splitCharacters: true },
       ]);
       const rec = recorder();
@@ -164,7 +194,9 @@ export function runLoopSuite(c: WireCase): void {
       let logged = '';
       out.on('data', (d: Buffer) => (logged += d.toString()));
       const log = winston.createLogger({ transports: [new winston.transports.Stream({ stream: out })] });
-      const retried = await agentOn([{ status: 503, headers: { 'retry-after-ms': '0' } }, { turn: { text: 'up' } }], { log });
+      const retried = await agentOn([{ status: 503, headers: { 'retry-after-ms': '0' } }, { turn: { text: 'up' } }], {
+        log,
+      });
       expect((await retried.run('go')).stopReason).to.equal('end_turn');
       expect(logged).to.match(/503/);
       expect(logged).not.to.include(c.key);

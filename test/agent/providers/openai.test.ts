@@ -16,7 +16,16 @@ runLoopSuite({
   name: 'OpenAI Chat Completions',
   key: OPENAI_TEST_KEY,
   start: startOpenAIServer,
-  provider: (server, options = {}) => openaiProvider({ apiKey: options.apiKey ?? OPENAI_TEST_KEY, baseUrl: `${server.url}/v1`, model: 'test-model', retries: 2, backoffMs: 10, timeoutMs: 5000, ...(options.log ? { log: options.log } : {}) }),
+  provider: (server, options = {}) =>
+    openaiProvider({
+      apiKey: options.apiKey ?? OPENAI_TEST_KEY,
+      baseUrl: `${server.url}/v1`,
+      model: 'test-model',
+      retries: 2,
+      backoffMs: 10,
+      timeoutMs: 5000,
+      ...(options.log ? { log: options.log } : {}),
+    }),
   resultsIn: (body) => trailingToolMessages(body).map((m) => ({ id: m.tool_call_id, content: m.content })),
 });
 
@@ -26,17 +35,30 @@ describe('openai provider', () => {
   it('sends each tool result as a role:"tool" message with its tool_call_id, and replays arguments exactly as the model wrote them', async () => {
     const { host, cleanup } = await kitHost();
     const raw = '{ "who" : "Ada",  "times": 2 }';
-    const server = await startOpenAIServer([{ turn: { text: 'Greeting.', toolCalls: [{ id: 'call_1', name: 'greet', arguments: raw }] } }, { turn: { text: 'Done.' } }]);
+    const server = await startOpenAIServer([
+      { turn: { text: 'Greeting.', toolCalls: [{ id: 'call_1', name: 'greet', arguments: raw }] } },
+      { turn: { text: 'Done.' } },
+    ]);
     try {
-      const agent = new Agent({ host, provider: openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1` }), system: 'Be brief.' });
+      const agent = new Agent({
+        host,
+        provider: openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1` }),
+        system: 'Be brief.',
+      });
       const result = await agent.run('greet Ada twice');
       expect(result).to.include({ stopReason: 'end_turn', text: 'Done.' });
       expect(server.violations).to.deep.equal([]);
       const sent = server.requests[1]!.body.messages;
       expect(sent.map((m: any) => m.role)).to.deep.equal(['system', 'user', 'assistant', 'tool']);
-      expect(sent[2].tool_calls[0]).to.deep.equal({ id: 'call_1', type: 'function', function: { name: 'greet', arguments: raw } });
+      expect(sent[2].tool_calls[0]).to.deep.equal({
+        id: 'call_1',
+        type: 'function',
+        function: { name: 'greet', arguments: raw },
+      });
       expect(sent[3]).to.deep.equal({ role: 'tool', tool_call_id: 'call_1', content: 'hello Ada\nhello Ada' });
-      expect(server.requests[0]!.body.tools.find((t: any) => t.function.name === 'greet').function.parameters).to.include({ type: 'object' });
+      expect(
+        server.requests[0]!.body.tools.find((t: any) => t.function.name === 'greet').function.parameters,
+      ).to.include({ type: 'object' });
     } finally {
       await server.close();
       await cleanup();
@@ -49,12 +71,23 @@ describe('openai provider', () => {
   ] as const) {
     it(`reads a stream with ${framing}, as the SSE spec allows`, async () => {
       const { host, cleanup } = await kitHost();
-      const server = await startOpenAIServer([{ turn: { text: 'Greeting.', toolCalls: [{ id: 'call_1', name: 'greet', input: { who: 'Ada', times: 1 } }] }, ...step }, { turn: { text: 'Done.' }, ...step }]);
+      const server = await startOpenAIServer([
+        {
+          turn: { text: 'Greeting.', toolCalls: [{ id: 'call_1', name: 'greet', input: { who: 'Ada', times: 1 } }] },
+          ...step,
+        },
+        { turn: { text: 'Done.' }, ...step },
+      ]);
       try {
-        const agent = new Agent({ host, provider: openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1` }) });
+        const agent = new Agent({
+          host,
+          provider: openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1` }),
+        });
         const result = await agent.run('greet Ada');
         expect(result).to.include({ stopReason: 'end_turn', text: 'Done.' });
-        expect(trailingToolMessages(server.requests[1]!.body)).to.deep.equal([{ role: 'tool', tool_call_id: 'call_1', content: 'hello Ada' }]);
+        expect(trailingToolMessages(server.requests[1]!.body)).to.deep.equal([
+          { role: 'tool', tool_call_id: 'call_1', content: 'hello Ada' },
+        ]);
       } finally {
         await server.close();
         await cleanup();
@@ -66,7 +99,10 @@ describe('openai provider', () => {
     const { host, cleanup } = await kitHost();
     const server = await startOpenAIServer([{ endless: true }]);
     try {
-      const agent = new Agent({ host, provider: openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1`, retries: 0 }) });
+      const agent = new Agent({
+        host,
+        provider: openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1`, retries: 0 }),
+      });
       const result = await agent.run('hello');
       expect(result.stopReason).to.equal('error');
       expect(result.error?.message).to.match(/stream broke off: an event passed 16777216 bytes/);

@@ -30,7 +30,11 @@ describe('plugins/fs confinement (cases 51–56)', () => {
 
   const read = (path: string) => readTool.execute({ path }, toolContext(ws.root));
   const write = (path: string, content = 'pwned\n') => writeTool.execute({ path, content }, toolContext(ws.root));
-  const codeOf = (p: unknown) => Promise.resolve(p).then(() => 'resolved', (e: Error & { code?: string }) => e.code ?? e.message);
+  const codeOf = (p: unknown) =>
+    Promise.resolve(p).then(
+      () => 'resolved',
+      (e: Error & { code?: string }) => e.code ?? e.message,
+    );
 
   it('refuses .. in any position, for reads and writes', async () => {
     for (const path of ['../outside/secret.txt', 'sub/../../outside/secret.txt', '..', 'sub/../..']) {
@@ -65,7 +69,11 @@ describe('plugins/fs confinement (cases 51–56)', () => {
   it('refuses a symlink out of the root as the last component, for read, write and edit (case 52)', async () => {
     expect(await codeOf(read('link-out'))).to.equal('symlink_escape');
     expect(await codeOf(write('link-out'))).to.equal('symlink_escape');
-    expect(await codeOf(editTool.execute({ path: 'link-out', old_string: 'outside', new_string: 'x' }, toolContext(ws.root)))).to.equal('symlink_escape');
+    expect(
+      await codeOf(
+        editTool.execute({ path: 'link-out', old_string: 'outside', new_string: 'x' }, toolContext(ws.root)),
+      ),
+    ).to.equal('symlink_escape');
     expect(lstatSync(join(ws.root, 'link-out')).isSymbolicLink()).to.equal(true);
   });
 

@@ -43,7 +43,12 @@ export function makeWorkspace(): Layout {
  * directory holding `inner.txt`) and a symlink to `target`, as a hostile process in the workspace
  * would race a tool between its check and its open. `ready` once they all exist; `stop()` ends it.
  */
-export function startSwapping(dir: string, target: string, kind: 'file' | 'dir', count = 20): { ready: Promise<void>; stop(): Promise<void> } {
+export function startSwapping(
+  dir: string,
+  target: string,
+  kind: 'file' | 'dir',
+  count = 20,
+): { ready: Promise<void>; stop(): Promise<void> } {
   const script = `
     const fs = require('node:fs');
     const [dir, target, kind, count] = process.argv.slice(1);
@@ -59,7 +64,9 @@ export function startSwapping(dir: string, target: string, kind: 'file' | 'dir',
         real(p);
       }
     }`;
-  const child = spawn(process.execPath, ['-e', script, dir, target, kind, String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, ['-e', script, dir, target, kind, String(count)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = new Promise<void>((resolve) => child.once('message', () => resolve()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {

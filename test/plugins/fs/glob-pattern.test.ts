@@ -10,7 +10,10 @@ describe('plugins/fs/glob-pattern', () => {
 
   it('keeps * and ? within a segment, lets ** span segments', () => {
     expect(matches('*.ts', ['a.ts', 'src/a.ts', '.ts', 'a.tsx'])).to.deep.equal(['a.ts', '.ts']);
-    expect(matches('src/**/*.ts', ['src/a.ts', 'src/x/y/a.ts', 'lib/a.ts'])).to.deep.equal(['src/a.ts', 'src/x/y/a.ts']);
+    expect(matches('src/**/*.ts', ['src/a.ts', 'src/x/y/a.ts', 'lib/a.ts'])).to.deep.equal([
+      'src/a.ts',
+      'src/x/y/a.ts',
+    ]);
     expect(matches('a?c', ['abc', 'a/c', 'ac'])).to.deep.equal(['abc']);
     expect(matches('**', ['a', 'a/b', 'line\nbreak/c'])).to.deep.equal(['a', 'a/b', 'line\nbreak/c']);
   });
@@ -52,8 +55,15 @@ describe('plugins/fs/glob-pattern', () => {
   });
 
   it('refuses an unclosed [ or {, a reversed range and an astral character in a class, naming the glob', () => {
-    for (const [glob, says] of [['a[b', '"[" without its "]"'], ['{a,b', '"{" without its "}"'], ['[z-a]', 'out of order'], ['[😀]', 'outside the BMP']]) {
-      expect(() => globToRegExp(glob!), glob).to.throw(says).with.property('code', 'invalid_pattern');
+    for (const [glob, says] of [
+      ['a[b', '"[" without its "]"'],
+      ['{a,b', '"{" without its "}"'],
+      ['[z-a]', 'out of order'],
+      ['[😀]', 'outside the BMP'],
+    ]) {
+      expect(() => globToRegExp(glob!), glob)
+        .to.throw(says)
+        .with.property('code', 'invalid_pattern');
     }
   });
 

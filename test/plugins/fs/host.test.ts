@@ -24,7 +24,10 @@ describe('plugins/fs through the host', () => {
   });
 
   it('reads, writes and edits from JSON input', async () => {
-    expect(await host.call('read', '{"path":"a.txt"}')).to.include({ isError: false, content: '     1\talpha\n     2\tbeta\n     3\tgamma' });
+    expect(await host.call('read', '{"path":"a.txt"}')).to.include({
+      isError: false,
+      content: '     1\talpha\n     2\tbeta\n     3\tgamma',
+    });
     const wrote = await host.call('write', '{"path":"out/n.txt","content":"one\\n"}');
     expect(wrote).to.include({ isError: false, content: 'created out/n.txt: 4 bytes, 1 line' });
     const edited = await host.call('edit', { path: 'out/n.txt', old_string: 'one', new_string: 'two' });
@@ -44,7 +47,10 @@ describe('plugins/fs through the host', () => {
       expect(result, input).to.include({ isError: true, code: 'tool_error' });
       expect(result.content, input).to.include(`[${code}]`);
     }
-    expect(ws.outsideListing().map((p) => p.slice(ws.base.length))).to.deep.equal(['/ROOT-evil/x.txt', '/outside/secret.txt']);
+    expect(ws.outsideListing().map((p) => p.slice(ws.base.length))).to.deep.equal([
+      '/ROOT-evil/x.txt',
+      '/outside/secret.txt',
+    ]);
   });
 
   it('rejects input outside the schema before the tool runs: extra keys, a pattern over the cap', async () => {
@@ -55,7 +61,12 @@ describe('plugins/fs through the host', () => {
 
   it('refuses caps past what a string can hold: a tool would build a text V8 cannot (item 4)', async () => {
     for (const options of [{ maxFileBytes: 1024 ** 3 }, { readMaxBytes: 1024 ** 3 }]) {
-      const capped = await createHost({ cwd: ws.root, config: { builtins: [{ name: 'fs', options }] }, audit: false, logLevel: 'error' });
+      const capped = await createHost({
+        cwd: ws.root,
+        config: { builtins: [{ name: 'fs', options }] },
+        audit: false,
+        logLevel: 'error',
+      });
       const [fs] = capped.plugins();
       await capped.close();
       expect(fs, JSON.stringify(options)).to.include({ status: 'failed' });

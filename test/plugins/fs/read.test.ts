@@ -15,9 +15,15 @@ describe('plugins/fs read (case 58)', () => {
   beforeEach(() => (ws = makeWorkspace()));
   afterEach(() => ws.cleanup());
 
-  const read = async (input: { path: string; offset?: number; limit?: number }, options: Record<string, unknown> = {}) =>
-    textOf(await readTool.execute(input, toolContext(ws.root, options)));
-  const failure = (p: unknown) => Promise.resolve(p).then(() => expect.fail('expected a failure'), (e: Error & { code?: string }) => e);
+  const read = async (
+    input: { path: string; offset?: number; limit?: number },
+    options: Record<string, unknown> = {},
+  ) => textOf(await readTool.execute(input, toolContext(ws.root, options)));
+  const failure = (p: unknown) =>
+    Promise.resolve(p).then(
+      () => expect.fail('expected a failure'),
+      (e: Error & { code?: string }) => e,
+    );
 
   it('numbers lines', async () => {
     expect(await read({ path: 'a.txt' })).to.equal('     1\talpha\n     2\tbeta\n     3\tgamma');
@@ -26,21 +32,29 @@ describe('plugins/fs read (case 58)', () => {
   it('returns a window of lines and says where to continue', async () => {
     writeFileSync(join(ws.root, 'n.txt'), Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n'));
     const text = await read({ path: 'n.txt', offset: 3, limit: 2 });
-    expect(text).to.equal('     3\tline 3\n     4\tline 4\n[… more lines follow: lines 3–4 shown; call read with offset=5 to continue]');
+    expect(text).to.equal(
+      '     3\tline 3\n     4\tline 4\n[… more lines follow: lines 3–4 shown; call read with offset=5 to continue]',
+    );
     expect(await read({ path: 'n.txt', offset: 9 })).to.equal('     9\tline 9\n    10\tline 10');
-    expect((await failure(readTool.execute({ path: 'n.txt', offset: 11 }, toolContext(ws.root)))).code).to.equal('offset_past_end');
+    expect((await failure(readTool.execute({ path: 'n.txt', offset: 11 }, toolContext(ws.root)))).code).to.equal(
+      'offset_past_end',
+    );
   });
 
   it('caps the bytes returned with a marker', async () => {
     writeFileSync(join(ws.root, 'big.txt'), `${'x'.repeat(100)}\n`.repeat(5000));
     const text = await read({ path: 'big.txt' }, { readMaxBytes: 2048 });
     expect(Buffer.byteLength(text)).to.be.below(2048 + 200);
-    expect(text).to.match(/\[… output capped at 2048 bytes: lines 1–\d+ of big\.txt \(505000 bytes\) shown; call read with offset=\d+ to continue\]$/);
+    expect(text).to.match(
+      /\[… output capped at 2048 bytes: lines 1–\d+ of big\.txt \(505000 bytes\) shown; call read with offset=\d+ to continue\]$/,
+    );
   });
 
   it('cuts very long lines', async () => {
     writeFileSync(join(ws.root, 'long.txt'), 'y'.repeat(5000));
-    expect(await read({ path: 'long.txt' })).to.match(/^     1\ty{2000}… \[line cut at 2000 characters of 5000 bytes\]$/);
+    expect(await read({ path: 'long.txt' })).to.match(
+      /^     1\ty{2000}… \[line cut at 2000 characters of 5000 bytes\]$/,
+    );
   });
 
   it('refuses binary files: a NUL byte, or bytes that are not UTF-8', async () => {
@@ -83,7 +97,9 @@ describe('plugins/fs read (case 58)', () => {
     const file = join(ws.root, 'one-line.txt');
     writeFileSync(file, 'a'.repeat(8192));
     truncateSync(file, 600 * 1024 * 1024); // sparse: no disk, no newline; readline threw RangeError out of the host
-    expect(await read({ path: 'one-line.txt' })).to.equal(`     1\t${'a'.repeat(2000)}… [line cut at 2000 characters of ${600 * 1024 * 1024} bytes]`);
+    expect(await read({ path: 'one-line.txt' })).to.equal(
+      `     1\t${'a'.repeat(2000)}… [line cut at 2000 characters of ${600 * 1024 * 1024} bytes]`,
+    );
   });
 
   it('cuts a line by characters, never inside one, and ends a line at CRLF', async () => {

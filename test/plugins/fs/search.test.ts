@@ -5,7 +5,9 @@ import { loadPluginModule } from '../load.ts';
 import { textOf, toolContext } from '../tool-context.ts';
 import { makeWorkspace, startSwapping, type Layout } from './fixture.ts';
 
-type FsTools = typeof import('../../../plugins/fs/grep.ts') & typeof import('../../../plugins/fs/glob.ts') & typeof import('../../../plugins/fs/ls.ts');
+type FsTools = typeof import('../../../plugins/fs/grep.ts') &
+  typeof import('../../../plugins/fs/glob.ts') &
+  typeof import('../../../plugins/fs/ls.ts');
 
 describe('plugins/fs grep, glob and ls', () => {
   let tools: FsTools;
@@ -38,21 +40,35 @@ describe('plugins/fs grep, glob and ls', () => {
     textOf(await tools.grepTool.execute(input as never, toolContext(ws.root, options)));
   const glob = async (input: Record<string, unknown>, options: Record<string, unknown> = {}) =>
     textOf(await tools.globTool.execute(input as never, toolContext(ws.root, options)));
-  const failure = (p: unknown) => Promise.resolve(p).then(() => expect.fail('expected a failure'), (e: Error & { code?: string }) => e);
+  const failure = (p: unknown) =>
+    Promise.resolve(p).then(
+      () => expect.fail('expected a failure'),
+      (e: Error & { code?: string }) => e,
+    );
 
   describe('grep', () => {
     it('returns path:line: text rows, skipping .git, node_modules, .rousseau and binaries, and says what it skipped', async () => {
       const text = await grep({ pattern: 'needle' });
-      expect(text.split('\n')).to.deep.equal(['src/style.css:1: needle { }', 'src/util/helper.ts:1: const needle = 1;', '(skipped 1 binary file and 0 files over 4194304 bytes)']);
+      expect(text.split('\n')).to.deep.equal([
+        'src/style.css:1: needle { }',
+        'src/util/helper.ts:1: const needle = 1;',
+        '(skipped 1 binary file and 0 files over 4194304 bytes)',
+      ]);
     });
 
     it('matches case-insensitively on request', async () => {
-      expect(await grep({ pattern: 'needle', ignore_case: true, path: 'src' })).to.include('src/main.ts:2:   return Needle;');
+      expect(await grep({ pattern: 'needle', ignore_case: true, path: 'src' })).to.include(
+        'src/main.ts:2:   return Needle;',
+      );
     });
 
     it('filters by an include glob on names or on paths', async () => {
-      expect(await grep({ pattern: 'needle', include: '*.ts', ignore_case: true })).to.equal('src/main.ts:2:   return Needle;\nsrc/util/helper.ts:1: const needle = 1;');
-      expect(await grep({ pattern: 'needle', include: 'util/**/*.ts', path: 'src' })).to.equal('src/util/helper.ts:1: const needle = 1;');
+      expect(await grep({ pattern: 'needle', include: '*.ts', ignore_case: true })).to.equal(
+        'src/main.ts:2:   return Needle;\nsrc/util/helper.ts:1: const needle = 1;',
+      );
+      expect(await grep({ pattern: 'needle', include: 'util/**/*.ts', path: 'src' })).to.equal(
+        'src/util/helper.ts:1: const needle = 1;',
+      );
       expect(await grep({ pattern: 'needle', include: '*.{css,js}' })).to.equal('src/style.css:1: needle { }');
     });
 
@@ -77,7 +93,9 @@ describe('plugins/fs grep, glob and ls', () => {
 
     it('does not follow symlinks out of the workspace while walking, nor as its path', async () => {
       expect(await grep({ pattern: 'outside secret' })).to.match(/^no matches/);
-      expect((await failure(tools.grepTool.execute({ pattern: 'x', path: 'dir-out' }, toolContext(ws.root)))).code).to.equal('symlink_escape');
+      expect(
+        (await failure(tools.grepTool.execute({ pattern: 'x', path: 'dir-out' }, toolContext(ws.root)))).code,
+      ).to.equal('symlink_escape');
     });
 
     it('stops a catastrophically backtracking pattern without freezing the host thread', async () => {
@@ -85,7 +103,9 @@ describe('plugins/fs grep, glob and ls', () => {
       let ticks = 0;
       const heartbeat = setInterval(() => ticks++, 50);
       try {
-        const error = await failure(tools.grepTool.execute({ pattern: '^(a+)+$', path: 'redos.txt' }, toolContext(ws.root)));
+        const error = await failure(
+          tools.grepTool.execute({ pattern: '^(a+)+$', path: 'redos.txt' }, toolContext(ws.root)),
+        );
         expect(error.code).to.equal('pattern_too_slow');
       } finally {
         clearInterval(heartbeat);
@@ -127,13 +147,18 @@ describe('plugins/fs grep, glob and ls', () => {
     });
 
     it('refuses a file and a path outside', async () => {
-      expect((await failure(tools.lsTool.execute({ path: 'a.txt' }, toolContext(ws.root)))).code).to.equal('not_a_directory');
-      expect((await failure(tools.lsTool.execute({ path: '..' }, toolContext(ws.root)))).code).to.equal('outside_workspace');
+      expect((await failure(tools.lsTool.execute({ path: 'a.txt' }, toolContext(ws.root)))).code).to.equal(
+        'not_a_directory',
+      );
+      expect((await failure(tools.lsTool.execute({ path: '..' }, toolContext(ws.root)))).code).to.equal(
+        'outside_workspace',
+      );
     });
   });
 
   describe('a workspace that changes under the tools (items 5 and low)', () => {
-    const outcome = (p: unknown) => Promise.resolve(p).then(textOf, (e: Error & { code?: string }) => `error ${e.code ?? e.message}`);
+    const outcome = (p: unknown) =>
+      Promise.resolve(p).then(textOf, (e: Error & { code?: string }) => `error ${e.code ?? e.message}`);
 
     it('grep never reads a file swapped for a symlink out of the workspace during the call, and a vanished file does not end the search', async () => {
       mkdirSync(join(ws.root, 'race'));
@@ -141,8 +166,12 @@ describe('plugins/fs grep, glob and ls', () => {
       try {
         await swapper.ready;
         for (let i = 0; i < 15; i++) {
-          const text = await outcome(tools.grepTool.execute({ pattern: 'secret|inside', path: 'race' }, toolContext(ws.root)));
-          expect(text, `call ${i}`).to.not.include('outside secret').and.not.match(/^error/);
+          const text = await outcome(
+            tools.grepTool.execute({ pattern: 'secret|inside', path: 'race' }, toolContext(ws.root)),
+          );
+          expect(text, `call ${i}`)
+            .to.not.include('outside secret')
+            .and.not.match(/^error/);
         }
       } finally {
         await swapper.stop();
@@ -159,7 +188,9 @@ describe('plugins/fs grep, glob and ls', () => {
           expect(listed, `ls ${i}`).to.not.include('secret.txt');
         }
         for (let i = 0; i < 60; i++) {
-          const found = await outcome(tools.globTool.execute({ pattern: '**/*.txt', path: 'race' }, toolContext(ws.root)));
+          const found = await outcome(
+            tools.globTool.execute({ pattern: '**/*.txt', path: 'race' }, toolContext(ws.root)),
+          );
           expect(found, `glob ${i}`).to.not.include('secret.txt');
         }
       } finally {
@@ -173,10 +204,18 @@ describe('plugins/fs grep, glob and ls', () => {
       writeFileSync(join(ws.root, 'sub', 'new\nline.txt'), 'needle\n');
       const shown = 'caf\\xe9.txt [escaped]';
       const ls = textOf(await tools.lsTool.execute({ path: 'sub' }, toolContext(ws.root)));
-      expect(ls).to.include(`file            22  ${shown}`).and.include('new\\x0aline.txt [escaped]').and.include('[escaped: a name holds bytes');
-      expect(await glob({ pattern: '**/*.txt', path: 'sub' })).to.include(`sub/${shown}`).and.include('sub/new\\x0aline.txt [escaped]');
+      expect(ls)
+        .to.include(`file            22  ${shown}`)
+        .and.include('new\\x0aline.txt [escaped]')
+        .and.include('[escaped: a name holds bytes');
+      expect(await glob({ pattern: '**/*.txt', path: 'sub' }))
+        .to.include(`sub/${shown}`)
+        .and.include('sub/new\\x0aline.txt [escaped]');
       const found = await grep({ pattern: 'needle', path: 'sub' });
-      expect(found.split('\n')).to.include.members([`sub/${shown}:1: needle in latin1 name`, 'sub/new\\x0aline.txt [escaped]:1: needle']);
+      expect(found.split('\n')).to.include.members([
+        `sub/${shown}:1: needle in latin1 name`,
+        'sub/new\\x0aline.txt [escaped]:1: needle',
+      ]);
     });
   });
 });

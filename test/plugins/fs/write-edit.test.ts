@@ -16,14 +16,21 @@ describe('plugins/fs write and edit (case 57)', () => {
   beforeEach(() => (ws = makeWorkspace()));
   afterEach(() => {
     // No temporary file is ever left behind, on success or on failure.
-    const leftovers = readdirSync(ws.root, { recursive: true }).map(String).filter((f) => f.endsWith('.tmp'));
+    const leftovers = readdirSync(ws.root, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.tmp'));
     expect(leftovers).to.deep.equal([]);
     ws.cleanup();
   });
 
   const write = (path: string, content: string) => writeTool.execute({ path, content }, toolContext(ws.root));
-  const edit = (input: { path: string; old_string: string; new_string: string; replace_all?: boolean }) => editTool.execute(input, toolContext(ws.root));
-  const failure = (p: unknown) => Promise.resolve(p).then(() => expect.fail('expected a failure'), (e: Error & { code?: string }) => e);
+  const edit = (input: { path: string; old_string: string; new_string: string; replace_all?: boolean }) =>
+    editTool.execute(input, toolContext(ws.root));
+  const failure = (p: unknown) =>
+    Promise.resolve(p).then(
+      () => expect.fail('expected a failure'),
+      (e: Error & { code?: string }) => e,
+    );
   const file = (rel: string) => join(ws.root, rel);
 
   describe('write', () => {
@@ -53,7 +60,10 @@ describe('plugins/fs write and edit (case 57)', () => {
 
   describe('edit', () => {
     it('replaces one unique occurrence and reports where', async () => {
-      const out = (await edit({ path: 'a.txt', old_string: 'beta', new_string: 'BETA\nBETA2' })) as { content: string; data: unknown };
+      const out = (await edit({ path: 'a.txt', old_string: 'beta', new_string: 'BETA\nBETA2' })) as {
+        content: string;
+        data: unknown;
+      };
       expect(out.content).to.equal('edited a.txt: 1 replacement at line 2 (1 line → 2 lines), now 23 bytes');
       expect(readFileSync(file('a.txt'), 'utf8')).to.equal('alpha\nBETA\nBETA2\ngamma\n');
     });
@@ -67,7 +77,9 @@ describe('plugins/fs write and edit (case 57)', () => {
 
     it('replaces every occurrence with replace_all', async () => {
       writeFileSync(file('r.txt'), 'a-a-a');
-      expect(textOf(await edit({ path: 'r.txt', old_string: 'a', new_string: 'b', replace_all: true }))).to.match(/^edited r\.txt: 3 replacements, first at line 1/);
+      expect(textOf(await edit({ path: 'r.txt', old_string: 'a', new_string: 'b', replace_all: true }))).to.match(
+        /^edited r\.txt: 3 replacements, first at line 1/,
+      );
       expect(readFileSync(file('r.txt'), 'utf8')).to.equal('b-b-b');
     });
 
@@ -91,7 +103,9 @@ describe('plugins/fs write and edit (case 57)', () => {
         const mtime = statSync(file(input.path === 'missing.txt' ? 'twice.txt' : input.path)).mtimeMs;
         const error = await failure(edit(input));
         expect(error.code, code).to.equal(code);
-        expect(readFileSync(file(input.path === 'missing.txt' ? 'twice.txt' : input.path)).equals(before)).to.equal(true);
+        expect(readFileSync(file(input.path === 'missing.txt' ? 'twice.txt' : input.path)).equals(before)).to.equal(
+          true,
+        );
         expect(statSync(file(input.path === 'missing.txt' ? 'twice.txt' : input.path)).mtimeMs).to.equal(mtime);
       }
       const notUnique = await failure(edit({ path: 'twice.txt', old_string: 'x = 1', new_string: 'x = 2' }));
@@ -100,7 +114,9 @@ describe('plugins/fs write and edit (case 57)', () => {
 
     it("refuses an edit whose result would pass write's cap, naming it, and leaves the file as it was (replace_all wrote 100x the file)", async () => {
       writeFileSync(file('grow.txt'), 'a'.repeat(200_000));
-      const error = await failure(edit({ path: 'grow.txt', old_string: 'a', new_string: 'b'.repeat(100), replace_all: true }));
+      const error = await failure(
+        edit({ path: 'grow.txt', old_string: 'a', new_string: 'b'.repeat(100), replace_all: true }),
+      );
       expect(error.code).to.equal('too_large');
       expect(error.message).to.include("over write's cap of 10000000 characters");
       expect(readFileSync(file('grow.txt'), 'utf8')).to.equal('a'.repeat(200_000));
@@ -108,7 +124,12 @@ describe('plugins/fs write and edit (case 57)', () => {
 
     it('refuses a file over the size cap', async () => {
       writeFileSync(file('big.txt'), 'z'.repeat(4096));
-      const error = await failure(editTool.execute({ path: 'big.txt', old_string: 'zz', new_string: 'y', replace_all: true }, toolContext(ws.root, { maxFileBytes: 1024 })));
+      const error = await failure(
+        editTool.execute(
+          { path: 'big.txt', old_string: 'zz', new_string: 'y', replace_all: true },
+          toolContext(ws.root, { maxFileBytes: 1024 }),
+        ),
+      );
       expect(error.code).to.equal('too_large');
     });
   });

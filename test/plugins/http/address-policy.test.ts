@@ -76,14 +76,28 @@ describe('plugins/http address policy', () => {
   }
 
   it('judges IPv4-mapped IPv6 as its IPv4, in every spelling', () => {
-    for (const spelling of ['::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:127.0.0.1', '0::FFFF:7F00:0001', '[::ffff:127.0.0.1]']) {
+    for (const spelling of [
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '0:0:0:0:0:ffff:127.0.0.1',
+      '0::FFFF:7F00:0001',
+      '[::ffff:127.0.0.1]',
+    ]) {
       expect(judgeAddress(spelling), spelling).to.include({ allowed: false, address: '127.0.0.1', range: 'loopback' });
     }
     expect(judgeAddress('::ffff:93.184.216.34')).to.include({ allowed: true, address: '93.184.216.34' });
   });
 
   it('judges the metadata address however the URL spells it (decimal, octal, hex, short, mapped)', () => {
-    for (const spelling of ['2852039166', '0251.0376.0251.0376', '0xA9FEA9FE', '0xa9.0xfe.0xa9.0xfe', '169.254.43518', '[::ffff:169.254.169.254]', '[0:0:0:0:0:ffff:a9fe:a9fe]']) {
+    for (const spelling of [
+      '2852039166',
+      '0251.0376.0251.0376',
+      '0xA9FEA9FE',
+      '0xa9.0xfe.0xa9.0xfe',
+      '169.254.43518',
+      '[::ffff:169.254.169.254]',
+      '[0:0:0:0:0:ffff:a9fe:a9fe]',
+    ]) {
       const host = new URL(`https://${spelling}/`).hostname;
       const verdict = judgeAddress(host);
       expect(verdict.allowed, spelling).to.equal(false);
@@ -104,13 +118,20 @@ describe('plugins/http address policy', () => {
         else cb(null, answers[0]!.address, answers[0]!.family);
       }) as unknown as LookupFunction;
     const resolve = (lookup: LookupFunction, all: boolean) =>
-      new Promise<unknown>((done, fail) => lookup('metadata.test', { all } as never, (error: Error | null, address: unknown) => (error ? fail(error) : done(address))));
+      new Promise<unknown>((done, fail) =>
+        lookup('metadata.test', { all } as never, (error: Error | null, address: unknown) =>
+          error ? fail(error) : done(address),
+        ),
+      );
 
     it('refuses a name that resolves to a metadata or private address (case 41)', async () => {
       for (const address of ['169.254.169.254', '10.0.0.5', 'fd00:ec2::254']) {
         const guarded = guardLookup(answering([{ address, family: address.includes(':') ? 6 : 4 }]), []);
         for (const all of [false, true]) {
-          const error = await resolve(guarded, all).then(() => undefined, (e: Error) => e);
+          const error = await resolve(guarded, all).then(
+            () => undefined,
+            (e: Error) => e,
+          );
           expect(error, `${address} all=${all}`).to.be.instanceOf(Error);
           expect((error as Error & { code: string }).code).to.equal('blocked_address');
         }
@@ -118,13 +139,25 @@ describe('plugins/http address policy', () => {
     });
 
     it('refuses a mixed answer of public and private addresses as a whole (case 42)', async () => {
-      const guarded = guardLookup(answering([{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }]), []);
-      const error = await resolve(guarded, true).then(() => undefined, (e: Error) => e);
+      const guarded = guardLookup(
+        answering([
+          { address: '93.184.216.34', family: 4 },
+          { address: '10.0.0.1', family: 4 },
+        ]),
+        [],
+      );
+      const error = await resolve(guarded, true).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect((error as Error & { code: string }).code).to.equal('blocked_address');
     });
 
     it('passes an all-public answer through unchanged', async () => {
-      const answers = [{ address: '93.184.216.34', family: 4 }, { address: '2606:4700:4700::1111', family: 6 }];
+      const answers = [
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:4700:4700::1111', family: 6 },
+      ];
       expect(await resolve(guardLookup(answering(answers), []), true)).to.deep.equal(answers);
       expect(await resolve(guardLookup(answering(answers), []), false)).to.equal('93.184.216.34');
     });

@@ -31,7 +31,8 @@ const v4 = (address: string): Answer[] => [{ address, family: 4 }];
 describe('plugins/http http_get', function () {
   let createHttpGetTool: typeof import('../../../plugins/http/http-get.ts').createHttpGetTool;
   before(async () => {
-    ({ createHttpGetTool } = await loadPluginModule<typeof import('../../../plugins/http/http-get.ts')>('plugins/http/http-get.ts'));
+    ({ createHttpGetTool } =
+      await loadPluginModule<typeof import('../../../plugins/http/http-get.ts')>('plugins/http/http-get.ts'));
   });
   this.timeout(10_000);
   let tls: { cert: string; key: string };
@@ -55,12 +56,24 @@ describe('plugins/http http_get', function () {
     }
   });
 
-  const options = (extra: Record<string, unknown> = {}) => ({ dangerouslyAllowForTests: { addresses: ['127.0.0.1'], ca: tls.cert }, ...extra });
-  const get = async (url: string, opts: Record<string, unknown> = options(), lookup?: LookupFunction, signal?: AbortSignal) => {
+  const options = (extra: Record<string, unknown> = {}) => ({
+    dangerouslyAllowForTests: { addresses: ['127.0.0.1'], ca: tls.cert },
+    ...extra,
+  });
+  const get = async (
+    url: string,
+    opts: Record<string, unknown> = options(),
+    lookup?: LookupFunction,
+    signal?: AbortSignal,
+  ) => {
     const tool = createHttpGetTool(lookup ? { lookup } : {});
     return tool.execute({ url }, toolContext('/', opts, signal));
   };
-  const failure = (p: unknown) => Promise.resolve(p).then(() => expect.fail('expected a failure'), (e: Error & { code?: string }) => e);
+  const failure = (p: unknown) =>
+    Promise.resolve(p).then(
+      () => expect.fail('expected a failure'),
+      (e: Error & { code?: string }) => e,
+    );
 
   it('fetches a page from the allowed test server: status, headers, body', async () => {
     const out = await get(`https://127.0.0.1:${main.port}/ok`);
@@ -71,7 +84,9 @@ describe('plugins/http http_get', function () {
   });
 
   it('describes a binary body instead of returning it', async () => {
-    expect(textOf(await get(`https://127.0.0.1:${main.port}/binary`))).to.include('(binary body: 6 bytes of application/octet-stream, not shown)');
+    expect(textOf(await get(`https://127.0.0.1:${main.port}/binary`))).to.include(
+      '(binary body: 6 bytes of application/octet-stream, not shown)',
+    );
   });
 
   it('returns an HTTP error status as a response, not a failure', async () => {
@@ -79,7 +94,13 @@ describe('plugins/http http_get', function () {
   });
 
   it('refuses every scheme but https, without connecting (case 46)', async () => {
-    for (const url of [`http://127.0.0.1:${plain.port}/ok`, 'file:///etc/passwd', 'data:text/plain,hi', 'ftp://127.0.0.1/', 'gopher://127.0.0.1/']) {
+    for (const url of [
+      `http://127.0.0.1:${plain.port}/ok`,
+      'file:///etc/passwd',
+      'data:text/plain,hi',
+      'ftp://127.0.0.1/',
+      'gopher://127.0.0.1/',
+    ]) {
       expect((await failure(get(url))).code, url).to.equal('scheme_not_allowed');
     }
     expect((await failure(get('not a url'))).code).to.equal('invalid_url');
@@ -95,8 +116,26 @@ describe('plugins/http http_get', function () {
     const noAllow = { dangerouslyAllowForTests: { addresses: [], ca: tls.cert } };
     const p = main.port;
     const spellings = [
-      ...['127.0.0.1', '[::1]', '0.0.0.0', '[::]', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::ffff:127.0.0.1]', '１２７.0.0.1'],
-      ...['[::127.0.0.1]', '[::7f00:1]', '[::ffff:0:127.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::1]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]'],
+      ...[
+        '127.0.0.1',
+        '[::1]',
+        '0.0.0.0',
+        '[::]',
+        '2130706433',
+        '0x7f000001',
+        '0177.0.0.1',
+        '127.1',
+        '[::ffff:127.0.0.1]',
+        '１２７.0.0.1',
+      ],
+      ...[
+        '[::127.0.0.1]',
+        '[::7f00:1]',
+        '[::ffff:0:127.0.0.1]',
+        '[64:ff9b::127.0.0.1]',
+        '[2002:7f00:1::1]',
+        '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
+      ],
     ];
     for (const host of spellings) {
       const error = await failure(get(`https://${host}:${p}/ok`, noAllow));
@@ -116,9 +155,16 @@ describe('plugins/http http_get', function () {
 
   it('checks the names a resolver returns: a private answer, and a mixed answer (cases 41, 42)', async () => {
     const toOther = scriptedLookup(() => v4('127.0.0.2'));
-    expect((await failure(get(`https://good.test:${main.port}/ok`, options(), toOther))).code).to.equal('blocked_address');
-    const mixed = scriptedLookup(() => [{ address: '127.0.0.1', family: 4 }, { address: '127.0.0.2', family: 4 }]);
-    expect((await failure(get(`https://good.test:${main.port}/ok`, options(), mixed))).code).to.equal('blocked_address');
+    expect((await failure(get(`https://good.test:${main.port}/ok`, options(), toOther))).code).to.equal(
+      'blocked_address',
+    );
+    const mixed = scriptedLookup(() => [
+      { address: '127.0.0.1', family: 4 },
+      { address: '127.0.0.2', family: 4 },
+    ]);
+    expect((await failure(get(`https://good.test:${main.port}/ok`, options(), mixed))).code).to.equal(
+      'blocked_address',
+    );
     expect(main.connections).to.have.length(0);
     expect(other.connections).to.have.length(0);
   });
@@ -150,7 +196,9 @@ describe('plugins/http http_get', function () {
     expect((await failure(get(hop(`https://127.0.0.2:${p}/ok`)))).code).to.equal('blocked_address');
     expect((await failure(get(hop(`https://[::1]:${p}/ok`)))).code).to.equal('blocked_address');
     const localhost = scriptedLookup(() => v4('127.0.0.2'));
-    expect((await failure(get(hop(`https://localhost:${p}/ok`), options(), localhost))).code).to.equal('blocked_address');
+    expect((await failure(get(hop(`https://localhost:${p}/ok`), options(), localhost))).code).to.equal(
+      'blocked_address',
+    );
     expect((await failure(get(hop(`http://127.0.0.1:${plain.port}/ok`)))).code).to.equal('scheme_not_allowed');
     expect(other.connections).to.have.length(0);
     expect(plain.connections).to.have.length(0);
@@ -164,7 +212,10 @@ describe('plugins/http http_get', function () {
   });
 
   it('stops a gzip bomb at 1 MiB of decoded bytes (case 49)', async () => {
-    const out = (await get(`https://127.0.0.1:${main.port}/bomb`)) as { content: string; data: { bytes: number; truncated: boolean } };
+    const out = (await get(`https://127.0.0.1:${main.port}/bomb`)) as {
+      content: string;
+      data: { bytes: number; truncated: boolean };
+    };
     expect(out.data.bytes).to.equal(1024 * 1024);
     expect(out.data.truncated).to.equal(true);
     expect(out.content).to.match(/\[… body cut at 1048576 bytes \(decompressed\)\]$/);
@@ -217,7 +268,13 @@ describe('plugins/http http_get', function () {
     const host = await createHost({
       cwd: temp.dir,
       config: {
-        builtins: [{ name: 'http', isolation, options: { dangerouslyAllowForTests: { addresses: ['127.0.0.1', '127.0.0.2'], ca: tls.cert } } }],
+        builtins: [
+          {
+            name: 'http',
+            isolation,
+            options: { dangerouslyAllowForTests: { addresses: ['127.0.0.1', '127.0.0.2'], ca: tls.cert } },
+          },
+        ],
         policy: { default: 'allow', builtinRules: false, ...policy },
       },
       audit,
@@ -229,7 +286,10 @@ describe('plugins/http http_get', function () {
       /** The audit lines, once the host has closed (and flushed). */
       async close() {
         await host.close();
-        const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+        const lines = readFileSync(audit, 'utf8')
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
         temp.cleanup();
         return lines;
       },
@@ -241,7 +301,9 @@ describe('plugins/http http_get', function () {
     describe(`redirect hops under the host's policy (${isolation})`, function () {
       this.timeout(30_000); // hosts with a worker or a process each, on a shared machine
       it('a redirect from an allowed host to a denied one is refused, naming the hop and the rule, and never connects', async () => {
-        const { host, close } = await withHost(isolation, { deny: [{ tool: 'http_get', where: { url: SECOND_HOST }, reason: 'not that host' }] });
+        const { host, close } = await withHost(isolation, {
+          deny: [{ tool: 'http_get', where: { url: SECOND_HOST }, reason: 'not that host' }],
+        });
         const denied = `https://127.0.0.2:${main.port}/ok`;
         const result = await host.call('http_get', { url: hop(denied) });
         const audit = await close();
@@ -260,7 +322,9 @@ describe('plugins/http http_get', function () {
       });
 
       it('follows allowed hops, lists each in data and audits each', async () => {
-        const { host, close } = await withHost(isolation, { deny: [{ tool: 'http_get', where: { url: SECOND_HOST } }] });
+        const { host, close } = await withHost(isolation, {
+          deny: [{ tool: 'http_get', where: { url: SECOND_HOST } }],
+        });
         const last = `https://127.0.0.1:${main.port}/ok`;
         const first = hop(last);
         const result = await host.call('http_get', { url: hop(first) });
@@ -281,8 +345,13 @@ describe('plugins/http http_get', function () {
         const refused = await alone.host.call('http_get', { url: hop(denied) });
         const audit = await alone.close();
         expect(refused).to.include({ isError: true, code: 'tool_error' });
-        expect(refused.content).to.include(`redirect 1 to ${denied} was not followed`).and.include('needs approval (policy rule policy.ask[0])');
-        expect(audit.find((line) => line.source === 'authorize')).to.include({ decision: 'ask', answer: 'no_approver' });
+        expect(refused.content)
+          .to.include(`redirect 1 to ${denied} was not followed`)
+          .and.include('needs approval (policy rule policy.ask[0])');
+        expect(audit.find((line) => line.source === 'authorize')).to.include({
+          decision: 'ask',
+          answer: 'no_approver',
+        });
         expect(other.connections).to.have.length(0);
 
         const asked: string[] = [];

@@ -2,7 +2,12 @@
 // time, servers bound to loopback addresses only, and a record of every TCP connection they accept.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,11 +20,29 @@ export function makeCertificate(): { cert: string; key: string } {
   const { dir, cleanup } = tempDir('rh-cert-');
   try {
     const san = [...TEST_HOSTS.map((h) => `DNS:${h}`), 'IP:127.0.0.1', 'IP:127.0.0.2', 'IP:::1'].join(',');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=rousseau-test', '-addext', `subjectAltName=${san}`,
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=rousseau-test',
+        '-addext',
+        `subjectAltName=${san}`,
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
   } finally {
     cleanup();
@@ -53,7 +76,9 @@ function route(req: IncomingMessage, res: ServerResponse): void {
   } else if (path === '/loop') {
     res.writeHead(302, { location: '/loop' }).end();
   } else if (path === '/bomb') {
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': BOMB.length }).end(BOMB);
+    res
+      .writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': BOMB.length })
+      .end(BOMB);
   } else if (path === '/huge') {
     // Claims 10 GB and streams until the client hangs up.
     res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(10 * 1024 ** 3) });
@@ -106,7 +131,11 @@ function track(server: Server | HttpServer, host: string, port: number): Promise
 }
 
 /** An HTTPS server on `host` (a loopback address), on `port` or a free one. */
-export function startHttpsServer(tls: { cert: string; key: string }, host = '127.0.0.1', port = 0): Promise<TestServer> {
+export function startHttpsServer(
+  tls: { cert: string; key: string },
+  host = '127.0.0.1',
+  port = 0,
+): Promise<TestServer> {
   return track(createServer(tls, route), host, port);
 }
 

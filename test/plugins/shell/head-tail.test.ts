@@ -21,7 +21,9 @@ describe('plugins/shell HeadTail', () => {
       const [head, tail] = output.text().split(/\n\[… \d+ bytes of output omitted .*\]\n/);
       expect(head).to.equal(`abc${'é'.repeat(254)}`); // the split "é" is dropped, not shown as U+FFFD
       expect(tail).to.equal(`${'€'.repeat(170)}z`); // 511 bytes: the split "€" is dropped
-      expect(output.text()).to.include(`[… ${Buffer.byteLength(text) - Buffer.byteLength(head!) - Buffer.byteLength(tail!)} bytes of output omitted`);
+      expect(output.text()).to.include(
+        `[… ${Buffer.byteLength(text) - Buffer.byteLength(head!) - Buffer.byteLength(tail!)} bytes of output omitted`,
+      );
     });
   }
 

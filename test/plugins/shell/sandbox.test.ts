@@ -9,7 +9,8 @@ import { BIN, ROOT, runCli, tempDir } from '../../helpers.ts';
 
 const SECRET = `sk-test-${process.pid}-${Date.now()}`;
 // Everything a command could try: its parent's environment, and that of every pid it can see.
-const PROBE = 'for f in /proc/$PPID/environ /proc/[0-9]*/environ; do cat "$f" 2>/dev/null; done | tr "\\0" "\\n"; echo probed';
+const PROBE =
+  'for f in /proc/$PPID/environ /proc/[0-9]*/environ; do cat "$f" 2>/dev/null; done | tr "\\0" "\\n"; echo probed';
 
 interface Called {
   code: number | null;
@@ -21,11 +22,15 @@ interface Called {
 function callUnderShell(cwd: string, input: Record<string, unknown>, env: NodeJS.ProcessEnv = {}): Promise<Called> {
   return new Promise((resolve, reject) => {
     // `; exit $?` keeps the shell alive as the host's parent, as a user's shell is.
-    const child = spawn('/bin/sh', ['-c', '"$@"; exit $?', 'sh', process.execPath, BIN, 'call', 'bash', JSON.stringify(input), '--json'], {
-      cwd,
-      env: { ...process.env, ROUSSEAU_TEST_API_KEY: SECRET, NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      '/bin/sh',
+      ['-c', '"$@"; exit $?', 'sh', process.execPath, BIN, 'call', 'bash', JSON.stringify(input), '--json'],
+      {
+        cwd,
+        env: { ...process.env, ROUSSEAU_TEST_API_KEY: SECRET, NO_COLOR: '1', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -39,11 +44,14 @@ function callUnderShell(cwd: string, input: Record<string, unknown>, env: NodeJS
   });
 }
 
-describe('plugins/shell sandbox: no ancestor\'s environment is readable', function () {
+describe("plugins/shell sandbox: no ancestor's environment is readable", function () {
   this.timeout(60_000);
   let tmp: ReturnType<typeof tempDir>;
   const configure = (options: Record<string, unknown>) =>
-    writeFileSync(join(tmp.dir, 'rousseau.config.mjs'), `export default ${JSON.stringify({ builtins: [{ name: 'shell', options }], policy: { default: 'allow' }, log: { audit: false } })};\n`);
+    writeFileSync(
+      join(tmp.dir, 'rousseau.config.mjs'),
+      `export default ${JSON.stringify({ builtins: [{ name: 'shell', options }], policy: { default: 'allow' }, log: { audit: false } })};\n`,
+    );
 
   beforeEach(() => (tmp = tempDir('rh-sandbox-')));
   afterEach(() => tmp.cleanup());
@@ -71,8 +79,12 @@ describe('plugins/shell sandbox: no ancestor\'s environment is readable', functi
     // Neither bwrap nor unshare can be found; node and the shells are named by absolute path.
     const tools = await runCli(['tools', '--json'], { cwd: tmp.dir, env: { PATH: '/nonexistent' } });
     expect(tools.code, tools.stderr).to.equal(0);
-    const bash = (JSON.parse(tools.stdout) as { plugins: { tools: { name: string; description: string }[] }[] }).plugins.flatMap((p) => p.tools).find((t) => t.name === 'bash')!;
-    expect(bash.description).to.contain("No sandbox (none works here: bwrap: not found; unshare: not found): the command can read the host's files and the environment of the host's processes");
+    const bash = (JSON.parse(tools.stdout) as { plugins: { tools: { name: string; description: string }[] }[] }).plugins
+      .flatMap((p) => p.tools)
+      .find((t) => t.name === 'bash')!;
+    expect(bash.description).to.contain(
+      "No sandbox (none works here: bwrap: not found; unshare: not found): the command can read the host's files and the environment of the host's processes",
+    );
     expect(tools.stderr).to.contain('bash runs commands without a sandbox');
   });
 
@@ -85,18 +97,24 @@ describe('plugins/shell sandbox: no ancestor\'s environment is readable', functi
       configure({ sandbox: 'bwrap', filesystem: 'workspace', network: false, writable: [extra] });
       const command = `echo hi > sub/f && cat sub/f; echo there > ${extra}/f && cat ${extra}/f; touch /etc/rh-sandbox-probe /usr/local/rh-sandbox-probe 2>&1 | grep -o "Read-only file system"; (exec 3<>/dev/tcp/192.0.2.1/80) 2>&1 | grep -o -m1 "Network is unreachable"`;
       const r = await callUnderShell(tmp.dir, { command });
-      expect(JSON.parse(r.stdout).content, r.stderr).to.equal('hi\nthere\nRead-only file system\nRead-only file system\nNetwork is unreachable\n[exit code 0]');
+      expect(JSON.parse(r.stdout).content, r.stderr).to.equal(
+        'hi\nthere\nRead-only file system\nRead-only file system\nNetwork is unreachable\n[exit code 0]',
+      );
     } finally {
       rmSync(extra, { recursive: true, force: true });
     }
   });
 
-  it('bwrap by default: the filesystem is the user\'s (HOME writable, for npm, pip and git), the processes of the host out of sight', async () => {
+  it("bwrap by default: the filesystem is the user's (HOME writable, for npm, pip and git), the processes of the host out of sight", async () => {
     const home = join(ROOT, `.rh-home-${process.pid}`);
     mkdirSync(home);
     try {
       configure({ sandbox: 'bwrap' });
-      const r = await callUnderShell(tmp.dir, { command: `echo cached > ${home}/npm-cache && cat ${home}/npm-cache; ${PROBE}` }, { HOME: home });
+      const r = await callUnderShell(
+        tmp.dir,
+        { command: `echo cached > ${home}/npm-cache && cat ${home}/npm-cache; ${PROBE}` },
+        { HOME: home },
+      );
       const content = JSON.parse(r.stdout).content as string;
       expect(content, r.stderr).to.match(/^cached\n/);
       expect(content).to.not.contain(SECRET);
@@ -117,7 +135,11 @@ describe('plugins/shell sandbox: no ancestor\'s environment is readable', functi
     const ok = await callUnderShell(tmp.dir, { command: 'true' });
     expect(ok.code, ok.stderr).to.equal(0); // a missing writable path is skipped
     const r = await new Promise<Called>((resolve) => {
-      const child = spawn(process.execPath, [BIN, 'call', 'bash', '{"command":"true"}', '--json'], { cwd: tmp.dir, env: { ...process.env, PATH: '/nonexistent' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, 'call', 'bash', '{"command":"true"}', '--json'], {
+        cwd: tmp.dir,
+        env: { ...process.env, PATH: '/nonexistent' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
