@@ -28,7 +28,7 @@ import {
   timeoutReason,
   type RunOutcome,
   type RunRequest,
-} from './sandbox/runner.ts';
+} from './runners/runner.ts';
 import type { CallOptions, CallResult, ToolInfo } from './types.ts';
 
 /** Asks a person whether a call may run. `always` approves this exact input for the session. */

@@ -10,12 +10,12 @@ import { canonicalJson } from './canonical-json.ts';
 import { dispatch, prepareInput, unknownTool, type ApproveFn, type DispatchEnv } from './dispatch.ts';
 import { hostError, messageOf, type ResultCode } from './errors.ts';
 import { loadPlugins } from './loader.ts';
-import { createMcpRunner } from './mcp/client-runner.ts';
+import { createMcpRunner } from './runners/mcp-client.ts';
 import { createAuditSink, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink } from './audit.ts';
 import { createLogger, type Logger } from './log.ts';
 import { compilePolicy, type Policy, type PolicyDecision } from './policy.ts';
 import { Registry } from './registry.ts';
-import { releaseIdleWatchdog } from './sandbox/watchdog.ts';
+import { releaseIdleWatchdog } from './runners/watchdog.ts';
 import type { CallOptions, CallResult, PluginStatus, ToolInfo } from './types.ts';
 
 export interface HostOptions {

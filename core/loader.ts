@@ -19,10 +19,10 @@ import { DEFAULT_MAX_OUTPUT_BYTES } from './output.ts';
 import type { PluginHandle, Registry, ToolDefinition } from './registry.ts';
 import { FROM_SOURCE, hostFile } from './paths.ts';
 import { plainData } from './safe-json.ts';
-import { importPlugin } from './sandbox/import-plugin.ts';
-import { createInlineRunner } from './sandbox/inline.ts';
-import type { McpServerSpec, PluginRunner, PluginSpec } from './sandbox/runner.ts';
-import { createIsolatedRunner } from './sandbox/isolated.ts';
+import { importPlugin } from './runners/import-plugin.ts';
+import { createInlineRunner } from './runners/inline.ts';
+import type { McpServerSpec, PluginRunner, PluginSpec } from './runners/runner.ts';
+import { createIsolatedRunner } from './runners/isolated.ts';
 import type { Isolation, Violation } from './types.ts';
 
 export const DEFAULTS = {

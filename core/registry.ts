@@ -8,7 +8,7 @@ import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
 import { compileLinear } from './schema-patterns.ts';
 import { hasDefaults } from './schema-defaults.ts';
-import type { PluginRunner } from './sandbox/runner.ts';
+import type { PluginRunner } from './runners/runner.ts';
 import type { Isolation, PluginStatus, ToolInfo, Violation } from './types.ts';
 
 /** A plugin as the dispatcher sees it. */

@@ -70,7 +70,7 @@ const entryPoints = {
   index: 'core/index.ts',
   contract: 'core/contract.ts',
   cli: 'core/cli/main.ts',
-  worker: 'core/sandbox/worker-entry.ts',
+  worker: 'core/runners/worker-entry.ts',
 };
 for (const name of existsSync(join(root, 'plugins')) ? readdirSync(join(root, 'plugins')) : []) {
   entryPoints[`plugins/${name}`] = `plugins/${name}/index.ts`;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApprovalRequest } from '../core/dispatch.ts';
 import { createHost, type Host } from '../core/index.ts';
-import { MAX_AUTHORIZE_PER_CALL } from '../core/sandbox/runner.ts';
+import { MAX_AUTHORIZE_PER_CALL } from '../core/runners/runner.ts';
 import { FIXTURES, tempDir, until } from './helpers.ts';
 
 const PLUGIN = join(FIXTURES, 'plugins', 'authorize.ts');

@@ -14,8 +14,8 @@ import {
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Host } from '../host.ts';
 import type { CallOptions, CallResult } from '../types.ts';
-import { HOST_INFO } from './identity.ts';
-import { toMcpAnnotations } from './mapping.ts';
+import { HOST_INFO } from '../identity.ts';
+import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
 
 /**
  * The server never sends elicitation requests, so it needs no JSON Schema validator; the SDK's

@@ -5,7 +5,7 @@
  * job) stay tracked until they are gone, and all of them are ended when the host closes, or by the
  * host's watchdog when the host dies without closing (SIGKILL).
  */
-import { unwatch, watch } from '../../core/sandbox/watchdog.ts';
+import { unwatch, watch } from '../../core/runners/watchdog.ts';
 
 export class ProcessGroups {
   readonly #groups = new Set<number>();

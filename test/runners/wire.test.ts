@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { unsendable } from '../../core/sandbox/wire.ts';
+import { unsendable } from '../../core/runners/wire.ts';
 
 describe('unsendable (what may cross from a worker)', () => {
   it('lets plain JSON data, undefined properties, null-prototype objects and Dates through', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CrashBudget } from '../../core/sandbox/crash-budget.ts';
+import { CrashBudget } from '../../core/runners/crash-budget.ts';
 
 describe('CrashBudget', () => {
   const policy = { failures: 3, windowMs: 1_000, cooldownMs: 5_000 };

@@ -1,4 +1,4 @@
-// The host-wide watchdog (core/sandbox/watchdog.ts): whatever a worker plugin or the shell tool
+// The host-wide watchdog (core/runners/watchdog.ts): whatever a worker plugin or the shell tool
 // started ends with the host, however the host dies, SIGKILL included. The host runs as a child
 // process of the test (from dist/, as the bin does) and is killed four ways.
 import { expect } from 'chai';
@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FIXTURES, ROOT, tempDir, until } from '../helpers.ts';
-import { isKillableGroup } from '../../core/sandbox/watchdog.ts';
+import { isKillableGroup } from '../../core/runners/watchdog.ts';
 import { processesMatching, processesRunning, running } from '../plugins/shell/procs.ts';
 
 const DEATHS = ['process.exit', 'an uncaught throw', 'SIGTERM', 'SIGKILL'] as const;

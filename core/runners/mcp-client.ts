@@ -1,5 +1,5 @@
 /**
- * An MCP server as a plugin: a `PluginRunner` (sandbox/runner.ts) whose tools live in another
+ * An MCP server as a plugin: a `PluginRunner` (runners/runner.ts) whose tools live in another
  * process (stdio) or behind a URL (Streamable HTTP).
  *
  * The server's tools are renamed `<plugin>_<tool>` (provider-safe, collisions resolved and
@@ -21,7 +21,7 @@ import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
-import { CrashBudget } from '../sandbox/crash-budget.ts';
+import { CrashBudget } from './crash-budget.ts';
 import { schemaProblems } from '../schema-errors.ts';
 import { compileLinear } from '../schema-patterns.ts';
 import type {
@@ -32,10 +32,10 @@ import type {
   PluginSpec,
   RunOutcome,
   RunRequest,
-} from '../sandbox/runner.ts';
+} from './runner.ts';
 import type { Violation } from '../types.ts';
-import { HOST_INFO } from './identity.ts';
-import { fromMcpAnnotations, mapToolNames } from './mapping.ts';
+import { HOST_INFO } from '../identity.ts';
+import { fromMcpAnnotations, mapToolNames } from './mcp-mapping.ts';
 
 /** The SDK's own request timeout must never fire first: the dispatcher owns the call's timeout. */
 const NO_SDK_TIMEOUT = 2_147_483_647;

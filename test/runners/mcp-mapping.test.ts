@@ -1,6 +1,6 @@
 // MCP hints ⇄ our annotations: a server's hints are read as the server sent them, nothing more.
 import { expect } from 'chai';
-import { fromMcpAnnotations, toMcpAnnotations } from '../../core/mcp/mapping.ts';
+import { fromMcpAnnotations, toMcpAnnotations } from '../../core/runners/mcp-mapping.ts';
 
 describe('MCP annotation mapping', () => {
   it('maps hints both ways, dropping readOnlyHint from a server', () => {

@@ -33,7 +33,7 @@ export interface Isolate {
 export type StartIsolate = (data: WorkerData, spec: PluginSpec, events: IsolateEvents) => Isolate;
 
 /** The entry both run: its source under tsx (tests), dist/worker.js otherwise. */
-export const ENTRY_FILE = hostFile('core/sandbox/worker-entry.ts', 'worker.js');
+export const ENTRY_FILE = hostFile('core/runners/worker-entry.ts', 'worker.js');
 
 /**
  * From source the entry is TypeScript, and neither a worker nor a child inherits tsx's hooks (nor,

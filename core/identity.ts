@@ -1,7 +1,7 @@
 /** How the host names itself to MCP peers, as a server (`serverInfo`) and as a client (`clientInfo`). */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../paths.ts';
+import { PACKAGE_ROOT } from './paths.ts';
 
 export const HOST_INFO = {
   name: 'rousseau-host',
