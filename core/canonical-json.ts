@@ -36,7 +36,7 @@ export function canonicalJson(value: unknown): string {
       let out = '{';
       for (const key of keys) {
         const v = obj[key];
-        if (v !== undefined) out += (out.length > 1 ? ',' : '') + quote(key) + ':' + canonicalJson(v);
+        if (v !== undefined) out += `${out.length > 1 ? ',' : ''}${quote(key)}:${canonicalJson(v)}`;
       }
       return `${out}}`;
     }
@@ -61,7 +61,10 @@ export function normalizeValue<T>(value: T, path = ''): T {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
       const normal = normalizeValue(item, `${path}/${i}`);
-      if (!Object.is(normal, item)) (out ??= value.slice())[i] = normal;
+      if (!Object.is(normal, item)) {
+        out ??= value.slice();
+        out[i] = normal;
+      }
     }
     return (out ?? value) as T;
   }
@@ -76,7 +79,10 @@ export function normalizeValue<T>(value: T, path = ''): T {
   for (const key of keys) {
     const item = obj[key];
     const normal = normalizeValue(item, `${path}/${key}`);
-    if (!Object.is(normal, item)) (out ??= Object.assign(emptyRecord(), obj))[key] = normal;
+    if (!Object.is(normal, item)) {
+      out ??= Object.assign(emptyRecord(), obj);
+      out[key] = normal;
+    }
   }
   return (out ?? value) as T;
 }
@@ -87,6 +93,7 @@ export function normalizeValue<T>(value: T, path = ''): T {
  * included) send a string down the slow path: most inputs never call `normalize`, which costs more
  * than the rest of the canonical form.
  */
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: a range of code units, combining marks and all: any of them may change under NFC
 const SLOW = /["\\\u0000-\u001f\u0300-\uffff]/;
 const mayChange = (text: string) => SLOW.test(text);
 

@@ -101,11 +101,11 @@ export interface Plugin<OptionsSchema extends TSchema = TSchema> {
   /** A TypeBox schema for the options given in the config; they are validated before `setup`. */
   options?: OptionsSchema;
   /** The tools, when they do not depend on options. */
-  tools?: Tool<any, Static<OptionsSchema>>[];
+  tools?: Tool<TSchema, Static<OptionsSchema>>[];
   /** Builds the tools from validated options. Either `tools` or `setup` is required. */
   setup?(
     ctx: PluginSetupContext<Static<OptionsSchema>>,
-  ): Tool<any, Static<OptionsSchema>>[] | Promise<Tool<any, Static<OptionsSchema>>[]>;
+  ): Tool<TSchema, Static<OptionsSchema>>[] | Promise<Tool<TSchema, Static<OptionsSchema>>[]>;
   /** Called once when the host closes. */
   dispose?(): void | Promise<void>;
 }

@@ -79,6 +79,9 @@ export function deadline(ms: number, expire: () => void): Deadline {
   if (!(Number.isInteger(ms) && ms >= 1 && ms <= MAX_TIMEOUT_MS))
     throw new RangeError(`a deadline takes 1 to ${MAX_TIMEOUT_MS} ms, got ${ms}`);
   let queue = queues.get(ms);
-  if (!queue) queues.set(ms, (queue = new Queue(ms)));
+  if (!queue) {
+    queue = new Queue(ms);
+    queues.set(ms, queue);
+  }
   return queue.add(expire);
 }

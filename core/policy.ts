@@ -91,9 +91,11 @@ export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Poli
   const config = plainData(given);
   const all: CompiledRule[] = [];
   for (const list of LISTS) {
-    (config[list] ?? []).forEach((rule, i) => all.push(compileRule(rule, list, `policy.${list}[${i}]`, origin)));
+    for (const [i, rule] of (config[list] ?? []).entries())
+      all.push(compileRule(rule, list, `policy.${list}[${i}]`, origin));
     if (list === 'deny' && config.builtinRules !== false) {
-      BUILTIN_RULES.deny.forEach((rule, i) => all.push(compileRule(rule, list, `builtin.deny[${i}]`, origin)));
+      for (const [i, rule] of BUILTIN_RULES.deny.entries())
+        all.push(compileRule(rule, list, `builtin.deny[${i}]`, origin));
     }
   }
   const readOnlyDefault = decisionOf({ decision: config.readOnlyDefault ?? 'allow' });
@@ -104,7 +106,10 @@ export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Poli
   const byTool = new Map<string, CompiledRule[]>();
   const rulesFor = (name: string) => {
     let rules = byTool.get(name);
-    if (!rules) byTool.set(name, (rules = all.filter((r) => r.tool(name))));
+    if (!rules) {
+      rules = all.filter((r) => r.tool(name));
+      byTool.set(name, rules);
+    }
     return rules;
   };
 
@@ -129,7 +134,10 @@ export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Poli
 
     allowForSession(tool, canonical, sessionId = '') {
       let grants = sessions.get(sessionId);
-      if (!grants) sessions.set(sessionId, (grants = new Map()));
+      if (!grants) {
+        grants = new Map();
+        sessions.set(sessionId, grants);
+      }
       const key = `${tool}\u0000${canonical}`;
       const known = grants.get(key)?.rule;
       if (known) return known;

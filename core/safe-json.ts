@@ -195,9 +195,9 @@ class StrictParser {
     if (c === C.OpenBracket) return this.parseArray(path, depth + 1);
     if (c === C.Quote) return this.parseString();
     if (c === C.Minus || (c >= C.Zero && c <= C.Nine)) return this.parseNumber();
-    if (this.text.startsWith('true', this.i)) return ((this.i += 4), true);
-    if (this.text.startsWith('false', this.i)) return ((this.i += 5), false);
-    if (this.text.startsWith('null', this.i)) return ((this.i += 4), null);
+    if (this.text.startsWith('true', this.i)) return this.literal(4, true);
+    if (this.text.startsWith('false', this.i)) return this.literal(5, false);
+    if (this.text.startsWith('null', this.i)) return this.literal(4, null);
     return this.fail(
       this.i >= this.text.length
         ? 'unexpected end of input'
@@ -209,7 +209,7 @@ class StrictParser {
     const out = emptyRecord();
     this.i++;
     this.skipSpace();
-    if (this.text.charCodeAt(this.i) === C.CloseBrace) return (this.i++, out);
+    if (this.text.charCodeAt(this.i) === C.CloseBrace) return this.literal(1, out);
     for (;;) {
       this.skipSpace();
       if (this.text.charCodeAt(this.i) !== C.Quote) this.fail('expected a property name in double quotes');
@@ -233,7 +233,7 @@ class StrictParser {
     const out: unknown[] = [];
     this.i++;
     this.skipSpace();
-    if (this.text.charCodeAt(this.i) === C.CloseBracket) return (this.i++, out);
+    if (this.text.charCodeAt(this.i) === C.CloseBracket) return this.literal(1, out);
     for (;;) {
       this.skipSpace();
       out.push(this.parseValue(`${path}/${out.length}`, depth));
@@ -278,6 +278,12 @@ class StrictParser {
     const value = Number(this.text.slice(start, this.i));
     // 1e400 is valid JSON text but no double: Infinity would reach the tool while the canonical form says null.
     if (!Number.isFinite(value)) this.fail('number out of range', start);
+    return value;
+  }
+
+  /** Steps over `length` characters already recognised and yields what they stand for. */
+  private literal<T>(length: number, value: T): T {
+    this.i += length;
     return value;
   }
 

@@ -24,7 +24,10 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown): 
   const out: SchemaProblem[] = [];
   const add = (pointer: string, message: string) => {
     const key = `${pointer}\u0000${message}`;
-    if (!seen.has(key)) seen.add(key), out.push({ pointer, message });
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push({ pointer, message });
+    }
   };
   const unknownKeys = new Set(
     errors

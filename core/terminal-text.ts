@@ -17,9 +17,9 @@
 const UNSAFE = /(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
 
 /** Each UTF-16 unit as `\uXXXX`: an astral character becomes its surrogate pair, as in JSON. */
-const escape = (c: string) =>
+const escapeUnits = (c: string) =>
   Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
 
 export function terminalSafe(text: string): string {
-  return text.replace(UNSAFE, escape);
+  return text.replace(UNSAFE, escapeUnits);
 }

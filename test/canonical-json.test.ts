@@ -93,7 +93,10 @@ describe('canonical JSON', () => {
       '/',
     ];
     let seed = 42;
-    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     const text = () => Array.from({ length: rand(6) }, () => pool[rand(pool.length)]).join('');
     const value = (depth: number): unknown => {
       const kind = rand(depth > 2 ? 3 : 5);

@@ -49,7 +49,7 @@ describe('core/linear-regex', () => {
     });
 
     it('counts an astral character as two units for . (the one semantic the u flag gives and this does not)', () => {
-      expect(new RegExp('^.$', 'u').test('😀')).to.equal(true);
+      expect(/^.$/u.test('😀')).to.equal(true);
       expect(schemaPatternRegExp('^.$').test('😀')).to.equal(false);
       expect(schemaPatternRegExp('^.{2}$').test('😀')).to.equal(true);
     });

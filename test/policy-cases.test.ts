@@ -150,7 +150,10 @@ describe('policy: attack and precedence cases', () => {
   it('33: a pattern that cannot be matched in bounded time is a config error naming the rule; a backtracking bomb is time-bounded', async () => {
     const bad = (policy: HostConfig['policy']) =>
       hostWith(policy).then(
-        (h) => ((host = h), 'loaded'),
+        (h) => {
+          host = h;
+          return 'loaded';
+        },
         (e: Error & { code?: string }) => `${e.code}: ${e.message}`,
       );
     expect(await bad({ deny: [{ tool: 'shell_run', match: '(a)\\1' }] })).to.match(

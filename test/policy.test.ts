@@ -77,7 +77,10 @@ describe('policy', () => {
   it('reads the canonical input only when a rule needs it', () => {
     let reads = 0;
     const p = compilePolicy({ allow: [{ tool: 'a' }], deny: [{ tool: 'b', match: 'x' }] });
-    const canonical = () => (reads++, '{}');
+    const canonical = () => {
+      reads++;
+      return '{}';
+    };
     p.decide(tool('a'), canonical, {});
     expect(reads).to.equal(0);
     p.decide(tool('b'), canonical, {});

@@ -106,6 +106,7 @@ describe('strict JSON', () => {
       expect(() => copyJsonValue({ f: () => 1 })).to.throw(JsonInputError, /^\/f: a function is not a JSON value$/);
       expect(() => copyJsonValue({ u: undefined })).to.throw(JsonInputError, /a undefined is not a JSON value/);
       expect(() => copyJsonValue(1n)).to.throw(JsonInputError, /^\/: a bigint is not a JSON value$/);
+      // biome-ignore lint/suspicious/noSparseArray: the hole is the case under test
       expect(() => copyJsonValue({ a: [1, , 3] })).to.throw(
         JsonInputError,
         /^\/a\/1: an array hole is not a JSON value$/,

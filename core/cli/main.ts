@@ -4,10 +4,8 @@
  * Commands load lazily, so `--version` and `--help` cost a bare node start. A one-shot command
  * exits as soon as its answer is printed, even if a plugin left timers or handles behind.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PACKAGE_ROOT } from '../paths.ts';
+import { HOST_INFO } from '../identity.ts';
 import { guardStdout } from '../mcp/stdout-guard.ts';
 import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, UsageError, type Command } from './command.ts';
 import { signalExitCode, trapStopSignals } from './signals.ts';
@@ -36,9 +34,15 @@ const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command>
   }),
 );
 
-function version(): string {
-  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
-  return pkg.version;
+const version = () => HOST_INFO.version;
+
+function printed(text: string): number {
+  print(text);
+  return EXIT.ok;
+}
+
+function parseCommandArgs(args: string[], command: Command) {
+  return parseArgs({ args, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
 }
 
 /** Global flags that take a value: their value is not the command name. */
@@ -84,29 +88,27 @@ export async function main(argv: string[]): Promise<number> {
   const wantsJson = argv.includes('--json');
   const entry = name === undefined ? undefined : COMMANDS.get(name);
   if (!entry) {
-    if (argv.includes('--version') || argv.includes('-V')) return (print(version()), EXIT.ok);
-    if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return (print(globalHelp()), EXIT.ok);
+    if (argv.includes('--version') || argv.includes('-V')) return printed(version());
+    if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return printed(globalHelp());
     const problem = name ? `unknown command "${name}"` : 'no command given';
     printError(`rousseau-host: ${problem}\n\n${globalHelp()}`);
     if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: problem } }));
     return EXIT.usage;
   }
   const command = await entry.load();
-  let parsed;
+  let parsed: ReturnType<typeof parseCommandArgs>;
   try {
-    parsed = parseArgs({
-      args: argv.filter((_, i) => i !== index),
-      options: { ...GLOBAL_OPTIONS, ...command.options },
-      allowPositionals: true,
-      strict: true,
-    });
+    parsed = parseCommandArgs(
+      argv.filter((_, i) => i !== index),
+      command,
+    );
   } catch (error) {
     printError(`rousseau-host ${name}: ${(error as Error).message}\n\n${commandHelp(command)}`);
     if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: (error as Error).message } }));
     return EXIT.usage;
   }
-  if (parsed.values.help) return (print(commandHelp(command)), EXIT.ok);
-  if (parsed.values.version) return (print(version()), EXIT.ok);
+  if (parsed.values.help) return printed(commandHelp(command));
+  if (parsed.values.version) return printed(version());
   // From here until the command returns, stdout is the CLI's: what plugins print goes to stderr.
   const guard = guardStdout();
   const stop = trapStopSignals();

@@ -91,16 +91,19 @@ export const grepTool = defineTool({
         files.map((f) => f.shown),
         ctx.signal,
       );
-      files.forEach((file, n) => {
+      for (const [n, file] of files.entries()) {
         const lines = hits[n]!.length ? file.text.split('\n') : [];
         for (const i of hits[n]!) {
-          if (rows.length >= maxResults) return void (capped = true);
+          if (rows.length >= maxResults) {
+            capped = true;
+            return;
+          }
           const line = lines[i]!.endsWith('\r') ? lines[i]!.slice(0, -1) : lines[i]!;
           rows.push(
             `${file.shown}:${i + 1}: ${line.length > MAX_ROW_CHARS ? `${line.slice(0, MAX_ROW_CHARS)}…` : line}`,
           );
         }
-      });
+      }
     };
     /** Adds a file to the batch; `walked` files that cannot be opened as regular files are counted, not fatal. */
     const searchFile = async (path: string | Buffer, shown: string, walked: boolean) => {

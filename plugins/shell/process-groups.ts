@@ -24,7 +24,10 @@ export class ProcessGroups {
 
   /** SIGTERM to the group now, SIGKILL after `graceMs` to whatever ignored it. */
   terminate(pgid: number, graceMs: number): void {
-    if (!signalGroup(pgid, 'SIGTERM')) return this.#forget(pgid);
+    if (!signalGroup(pgid, 'SIGTERM')) {
+      this.#forget(pgid);
+      return;
+    }
     setTimeout(() => {
       signalGroup(pgid, 'SIGKILL');
       this.#forget(pgid);

@@ -4,11 +4,11 @@ import type { PluginLogger, ToolContext } from '../../core/contract.ts';
 const quiet: PluginLogger = { error() {}, warn() {}, info() {}, debug() {} };
 
 /** `authorize` allows everything: tests of the host's policy go through a host. */
-export function toolContext(
+export function toolContext<Options = Record<string, unknown>>(
   workspace: string,
-  options: Record<string, unknown> = {},
+  options: Options = {} as Options,
   signal: AbortSignal = new AbortController().signal,
-): ToolContext<any> {
+): ToolContext<Options> {
   return {
     signal,
     log: quiet,

@@ -76,7 +76,11 @@ describe('property: the canonical form', () => {
         if (twins) {
           const [[a, b], path] = twins;
           let at: Record<string, unknown> = value;
-          for (const k of path) setOwn(at, k, (at = {}));
+          for (const k of path) {
+            const next: Record<string, unknown> = {};
+            setOwn(at, k, next);
+            at = next;
+          }
           at[a] = 1;
           at[b] = 2;
         }

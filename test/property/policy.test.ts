@@ -34,7 +34,10 @@ describe('property: the policy sees what the tool gets', () => {
         cwd: t.dir,
         audit,
         logLevel: 'error',
-        approve: (request) => (prompted.set(request.callId, request.input), true),
+        approve: (request) => {
+          prompted.set(request.callId, request.input);
+          return true;
+        },
         config: {
           builtins: false,
           plugins: [{ module: RECORDER, isolation }],
@@ -133,7 +136,10 @@ describe('property: an "always" answer covers one canonical input', () => {
     const host = await createHost({
       audit: false,
       logLevel: 'error',
-      approve: (request) => (prompted.push(request.input), 'always'),
+      approve: (request) => {
+        prompted.push(request.input);
+        return 'always';
+      },
       config: { builtins: false, plugins: [{ module: RECORDER, isolation: 'inline' }], policy: { default: 'ask' } },
     });
     let session = 0;
@@ -168,7 +174,10 @@ describe('property: schema defaults reach the policy and the tool alike', () => 
     const host = await createHost({
       audit: false,
       logLevel: 'error',
-      approve: (request) => (prompted.set(request.callId, request.input), true),
+      approve: (request) => {
+        prompted.set(request.callId, request.input);
+        return true;
+      },
       config: { builtins: false, plugins: [{ module: RECORDER, isolation: 'inline' }], policy: { default: 'ask' } },
     });
     const item = fc.record({ flag: fc.boolean() }, { requiredKeys: [] });

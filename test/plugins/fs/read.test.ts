@@ -53,7 +53,7 @@ describe('plugins/fs read (case 58)', () => {
   it('cuts very long lines', async () => {
     writeFileSync(join(ws.root, 'long.txt'), 'y'.repeat(5000));
     expect(await read({ path: 'long.txt' })).to.match(
-      /^     1\ty{2000}… \[line cut at 2000 characters of 5000 bytes\]$/,
+      /^ {5}1\ty{2000}… \[line cut at 2000 characters of 5000 bytes\]$/,
     );
   });
 

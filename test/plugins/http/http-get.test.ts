@@ -29,18 +29,16 @@ function scriptedLookup(answer: (host: string, call: number) => Answer[]): Looku
 const v4 = (address: string): Answer[] => [{ address, family: 4 }];
 
 describe('plugins/http http_get', function () {
-  let createHttpGetTool: typeof import('../../../plugins/http/http-get.ts').createHttpGetTool;
-  before(async () => {
-    ({ createHttpGetTool } =
-      await loadPluginModule<typeof import('../../../plugins/http/http-get.ts')>('plugins/http/http-get.ts'));
-  });
   this.timeout(10_000);
+  let createHttpGetTool: typeof import('../../../plugins/http/http-get.ts').createHttpGetTool;
   let tls: { cert: string; key: string };
   let main: TestServer; // 127.0.0.1:P, the only address tests allow
   let other: TestServer; // 127.0.0.2:P, same port: reaching it means the guard failed
   let plain: TestServer; // plain http on 127.0.0.1
 
   before(async () => {
+    ({ createHttpGetTool } =
+      await loadPluginModule<typeof import('../../../plugins/http/http-get.ts')>('plugins/http/http-get.ts'));
     tls = makeCertificate();
     main = await startHttpsServer(tls, '127.0.0.1');
     other = await startHttpsServer(tls, '127.0.0.2', main.port);
@@ -355,7 +353,10 @@ describe('plugins/http http_get', function () {
         expect(other.connections).to.have.length(0);
 
         const asked: string[] = [];
-        const approver = await withHost(isolation, policy, ({ input }) => (asked.push(input), true));
+        const approver = await withHost(isolation, policy, ({ input }) => {
+          asked.push(input);
+          return true;
+        });
         const followed = await approver.host.call('http_get', { url: hop(denied) });
         await approver.close();
         expect(followed.isError, followed.content).to.equal(false);
