@@ -78,7 +78,10 @@ const Pricing = Type.Object(
     cacheRead: Type.Optional(Price),
     cacheWrite: Type.Optional(Price),
   },
-  { additionalProperties: false, description: 'A model price, per million tokens; a missing cache price is the input price.' },
+  {
+    additionalProperties: false,
+    description: 'A model price, per million tokens; a missing cache price is the input price.',
+  },
 );
 
 const BuiltinName = Type.Enum(['fs', 'shell', 'http']);
@@ -116,11 +119,13 @@ export const HostConfigSchema = Type.Object(
           maxTokensField: Type.Optional(
             Type.Enum(['max_completion_tokens', 'max_tokens'], {
               description:
-                "openai: the request field that carries maxTokens. Default: max_completion_tokens on api.openai.com, max_tokens on any other base URL (servers that only take the older field).",
+                'openai: the request field that carries maxTokens. Default: max_completion_tokens on api.openai.com, max_tokens on any other base URL (servers that only take the older field).',
             }),
           ),
           stream: Type.Optional(
-            Type.Boolean({ description: 'openai-responses: false asks for each answer whole, not streamed (default true).' }),
+            Type.Boolean({
+              description: 'openai-responses: false asks for each answer whole, not streamed (default true).',
+            }),
           ),
           pricing: Type.Optional(Pricing),
           file: Type.Optional(Type.String({ description: 'replay: the JSON file of assistant turns.' })),

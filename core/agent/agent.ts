@@ -21,6 +21,7 @@ import {
   ProviderError,
   type AssistantMessage,
   type Message,
+  type ModelResponse,
   type Provider,
   type StopReason,
   type ToolCall,
@@ -171,7 +172,7 @@ export class Agent {
         emit({ type: 'turn_start', turn });
 
         const tools = this.toolSet();
-        let response;
+        let response: ModelResponse;
         try {
           response = await this.provider.complete(
             { ...(this.system ? { system: this.system } : {}), messages: this.history, tools: tools.specs },

@@ -36,7 +36,7 @@ describe('usage and cost', () => {
       (30 * 3 + 5 * 15 + 2000 * 0.3) / 1e6,
       (10 * 3 + 2 * 15 + 2100 * 0.3) / 1e6,
     ];
-    ends.forEach((e, i) => expect(e.costUsd).to.be.closeTo(perTurn[i]!, 1e-12));
+    for (const [i, e] of ends.entries()) expect(e.costUsd).to.be.closeTo(perTurn[i]!, 1e-12);
     // the session total runs on across runs; a run's own usage starts from zero
     expect(ends.map((e) => e.session.usage.outputTokens)).to.deep.equal([20, 25, 27]);
     expect(ends[2]!.session.costUsd).to.be.closeTo(perTurn[0]! + perTurn[1]! + perTurn[2]!, 1e-12);

@@ -186,7 +186,8 @@ async function readStream(
     }
     for (const fragment of choice.delta?.tool_calls ?? []) {
       const index = fragment.index ?? calls.length;
-      const call = (calls[index] ??= { id: '', name: '', arguments: '' });
+      const call = calls[index] ?? { id: '', name: '', arguments: '' };
+      calls[index] = call;
       if (fragment.id) call.id = fragment.id;
       if (fragment.function?.name) call.name += fragment.function.name;
       if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
