@@ -115,13 +115,7 @@ export async function postForJson(
   try {
     text = await readText(stream, MAX_EVENT_BYTES + 1);
   } catch (error) {
-    throwIfAborted(who, signal);
-    const timedOut = (error as Error).name === 'TimeoutError';
-    throw new ProviderError(
-      timedOut ? 'timeout' : 'stream_incomplete',
-      `${who}'s answer broke off: ${(error as Error).message}`,
-      { cause: error },
-    );
+    throw brokenOff(who, 'answer', error, signal);
   } finally {
     stream.destroy();
   }
@@ -210,6 +204,17 @@ async function post(
   }
 }
 
+/** Why a response body (`what`: its stream or its answer) stopped coming: cancelled, silent too long, or cut off. */
+function brokenOff(who: string, what: string, error: unknown, signal: AbortSignal | undefined): ProviderError {
+  throwIfAborted(who, signal);
+  const timedOut = (error as Error).name === 'TimeoutError';
+  return new ProviderError(
+    timedOut ? 'timeout' : 'stream_incomplete',
+    `${who}'s ${what} broke off: ${(error as Error).message}`,
+    { cause: error },
+  );
+}
+
 function throwIfAborted(who: string, signal: AbortSignal | undefined): void {
   if (signal?.aborted)
     throw new ProviderError('aborted', `The request to ${who} was cancelled`, { cause: signal.reason });
@@ -293,13 +298,7 @@ async function* readEvents(who: string, stream: Readable, signal: AbortSignal | 
     parser.reset({ consume: true });
     yield* drain();
   } catch (error) {
-    throwIfAborted(who, signal);
-    const timedOut = (error as Error).name === 'TimeoutError';
-    throw new ProviderError(
-      timedOut ? 'timeout' : 'stream_incomplete',
-      `${who}'s stream broke off: ${(error as Error).message}`,
-      { cause: error },
-    );
+    throw brokenOff(who, 'stream', error, signal);
   } finally {
     stream.destroy();
   }

@@ -20,7 +20,7 @@ import {
   type Usage,
 } from '../messages.ts';
 import { httpSettingsOf, postForEvents, postForJson, pricingFor, type ProviderOptions } from './http.ts';
-import { OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL } from './openai.ts';
+import { openaiEndpoint } from './openai.ts';
 
 export interface OpenAIResponsesOptions extends ProviderOptions {
   /** Default: `OPENAI_API_KEY`. Optional when a base URL is given. */
@@ -61,18 +61,13 @@ interface WireResponse {
 }
 
 export function openaiResponsesProvider(options: OpenAIResponsesOptions = {}): Provider {
-  const givenBase = options.baseUrl ?? process.env.OPENAI_BASE_URL;
-  const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
-  if (!apiKey && !givenBase)
-    throw new ProviderError(
-      'no_api_key',
-      'The openai-responses provider needs OPENAI_API_KEY, or OPENAI_BASE_URL for another server that speaks the Responses API.',
-    );
-  const baseUrl = (givenBase ?? OPENAI_BASE_URL).replace(/\/+$/, '');
-  const model = options.model ?? process.env.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
+  const { baseUrl, model, headers } = openaiEndpoint(
+    'openai-responses',
+    options,
+    'another server that speaks the Responses API',
+  );
   const stream = options.stream ?? true;
   const http = httpSettingsOf(options);
-  const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
   const who = `the Responses API at ${baseUrl}`;
 
   return {

@@ -58,19 +58,36 @@ type WireMessage =
     }
   | { role: 'tool'; tool_call_id: string; content: string };
 
-export function openaiProvider(options: OpenAIOptions = {}): Provider {
+/**
+ * What both OpenAI providers resolve the same way: the key (none needed with a base URL: a local
+ * server), the base URL, the model, and the request's headers. `needs` ends the missing-key message.
+ */
+export function openaiEndpoint(
+  name: string,
+  options: Pick<OpenAIOptions, 'apiKey' | 'baseUrl' | 'model'>,
+  needs: string,
+): { baseUrl: string; model: string; headers: Record<string, string> } {
   const givenBase = options.baseUrl ?? process.env.OPENAI_BASE_URL;
   const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
-  if (!apiKey && !givenBase) {
+  if (!apiKey && !givenBase)
     throw new ProviderError(
       'no_api_key',
-      'The openai provider needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server (e.g. http://localhost:11434/v1 for Ollama).',
+      `The ${name} provider needs OPENAI_API_KEY, or OPENAI_BASE_URL for ${needs}.`,
     );
-  }
-  const baseUrl = (givenBase ?? OPENAI_BASE_URL).replace(/\/+$/, '');
-  const model = options.model ?? process.env.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
+  return {
+    baseUrl: (givenBase ?? OPENAI_BASE_URL).replace(/\/+$/, ''),
+    model: options.model ?? process.env.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL,
+    headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+  };
+}
+
+export function openaiProvider(options: OpenAIOptions = {}): Provider {
+  const { baseUrl, model, headers } = openaiEndpoint(
+    'openai',
+    options,
+    'a local server (e.g. http://localhost:11434/v1 for Ollama)',
+  );
   const http = httpSettingsOf(options);
-  const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
   const maxTokensField = options.maxTokensField ?? maxTokensFieldFor(baseUrl);
 
   return {
