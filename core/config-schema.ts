@@ -70,6 +70,20 @@ const PluginEntry = Type.Union([
   ),
 ]);
 
+const Price = Type.Number({ minimum: 0, maximum: 1_000_000, description: 'US dollars per million tokens.' });
+const Pricing = Type.Object(
+  {
+    input: Price,
+    output: Price,
+    cacheRead: Type.Optional(Price),
+    cacheWrite: Type.Optional(Price),
+  },
+  {
+    additionalProperties: false,
+    description: 'A model price, per million tokens; a missing cache price is the input price.',
+  },
+);
+
 const BuiltinName = Type.Enum(['fs', 'shell', 'http']);
 const BuiltinEntry = Type.Union([
   BuiltinName,
@@ -98,16 +112,33 @@ export const HostConfigSchema = Type.Object(
     provider: Type.Optional(
       Type.Object(
         {
-          name: Type.Enum(['anthropic', 'openai', 'replay']),
+          name: Type.Enum(['anthropic', 'openai', 'openai-responses', 'replay']),
           model: Type.Optional(Type.String()),
           baseUrl: Type.Optional(Type.String()),
           maxTokens: Type.Optional(Type.Integer({ minimum: 1 })),
+          maxTokensField: Type.Optional(
+            Type.Enum(['max_completion_tokens', 'max_tokens'], {
+              description:
+                'openai: the request field that carries maxTokens. Default: max_completion_tokens on api.openai.com, max_tokens on any other base URL (servers that only take the older field).',
+            }),
+          ),
+          stream: Type.Optional(
+            Type.Boolean({
+              description: 'openai-responses: false asks for each answer whole, not streamed (default true).',
+            }),
+          ),
+          pricing: Type.Optional(Pricing),
           file: Type.Optional(Type.String({ description: 'replay: the JSON file of assistant turns.' })),
           timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
           retries: Type.Optional(Type.Integer({ minimum: 0 })),
         },
         { additionalProperties: false },
       ),
+    ),
+    pricing: Type.Optional(
+      Type.Record(Type.String({ minLength: 1 }), Pricing, {
+        description: 'Model prices by model id, over the built-in table (docs/agent.md).',
+      }),
     ),
     agent: Type.Optional(
       Type.Object(

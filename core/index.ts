@@ -31,10 +31,12 @@ export type {
   RunOptions,
   RunResult,
   RunStopReason,
+  UsageReport,
 } from './agent/agent.ts';
 export { ProviderError } from './agent/messages.ts';
 export type {
   Message,
+  ModelPricing,
   ModelRequest,
   ModelResponse,
   Provider,
@@ -44,7 +46,15 @@ export type {
   ToolSpec,
   Usage,
 } from './agent/messages.ts';
-export { anthropicProvider, createProvider, openaiProvider, replayProvider } from './agent/providers/index.ts';
+export {
+  anthropicProvider,
+  createProvider,
+  openaiProvider,
+  openaiResponsesProvider,
+  replayProvider,
+} from './agent/providers/index.ts';
+export { BUILTIN_PRICING, costOf, pricingOf } from './agent/pricing.ts';
 export type { AnthropicOptions } from './agent/providers/anthropic.ts';
-export type { OpenAIOptions } from './agent/providers/openai.ts';
+export type { MaxTokensField, OpenAIOptions } from './agent/providers/openai.ts';
+export type { OpenAIResponsesOptions } from './agent/providers/openai-responses.ts';
 export type { ReplayOptions, ReplayScript } from './agent/providers/replay.ts';

@@ -10,8 +10,8 @@
  * its result, and a turn cut off by the output limit keeps its text but not its (partial) calls.
  *
  * Events, in order, per turn: `turn_start`, `text_delta`…, `text`?, `tool_call` (each call, in
- * call order), `tool_progress`…, `tool_result` (as each call finishes), `turn_end`; `error` when
- * the run stops on a failure.
+ * call order), `tool_progress`…, `tool_result` (as each call finishes), `turn_end` (the turn's
+ * tokens, and the agent's running total); `error` when the run stops on a failure.
  */
 import { randomUUID } from 'node:crypto';
 import type { Host } from '../host.ts';
@@ -21,12 +21,14 @@ import {
   ProviderError,
   type AssistantMessage,
   type Message,
+  type ModelResponse,
   type Provider,
   type StopReason,
   type ToolCall,
   type ToolResult,
   type Usage,
 } from './messages.ts';
+import { costOf } from './pricing.ts';
 import { projectTools, type ToolSet } from './tool-specs.ts';
 
 /** What the loop needs of a host: its tools and its call pipeline. */
@@ -80,7 +82,15 @@ export interface RunResult {
   toolCalls: number;
   /** Summed over the run's model requests. */
   usage: Usage;
+  /** What `usage` cost, in US dollars, when the model's price is known (`provider.pricing`). */
+  costUsd?: number;
   error?: AgentError;
+}
+
+/** Tokens, and what they cost in US dollars when the model's price is known. */
+export interface UsageReport {
+  usage: Usage;
+  costUsd?: number;
 }
 
 export type AgentEvent =
@@ -90,7 +100,8 @@ export type AgentEvent =
   | { type: 'tool_call'; call: ToolCall; tool: string }
   | { type: 'tool_progress'; call: ToolCall; progress: Progress }
   | { type: 'tool_result'; call: ToolCall; result: CallResult }
-  | { type: 'turn_end'; turn: number; stopReason: StopReason; usage: Usage }
+  /** `usage`/`costUsd`: this turn's model request; `session`: every request of this agent so far, across runs. */
+  | { type: 'turn_end'; turn: number; stopReason: StopReason; usage: Usage; costUsd?: number; session: UsageReport }
   | { type: 'error'; error: AgentError };
 
 export class Agent {
@@ -101,6 +112,7 @@ export class Agent {
   private readonly maxTurns: number;
   private readonly maxRepeatedFailures: number;
   private readonly history: Message[] = [];
+  private readonly spent: Usage = { inputTokens: 0, outputTokens: 0 };
   private tools: { from: readonly ToolInfo[]; set: ToolSet } | undefined;
   private running = false;
 
@@ -117,6 +129,11 @@ export class Agent {
   /** The conversation so far, across runs. */
   get messages(): readonly Message[] {
     return this.history;
+  }
+
+  /** Tokens (and their cost, when the model's price is known) of every model request so far, across runs. */
+  get usage(): UsageReport {
+    return this.report(this.spent);
   }
 
   /** Sends `prompt` and runs turns until the model answers or a bound ends the run. Throws only when a run is already going. */
@@ -138,7 +155,7 @@ export class Agent {
     let toolCalls = 0;
     const end = (stopReason: RunStopReason, error?: AgentError): RunResult => {
       if (error) emit({ type: 'error', error });
-      return { text, stopReason, turns, toolCalls, usage, ...(error ? { error } : {}) };
+      return { text, stopReason, turns, toolCalls, ...this.report(usage), ...(error ? { error } : {}) };
     };
 
     try {
@@ -155,7 +172,7 @@ export class Agent {
         emit({ type: 'turn_start', turn });
 
         const tools = this.toolSet();
-        let response;
+        let response: ModelResponse;
         try {
           response = await this.provider.complete(
             { ...(this.system ? { system: this.system } : {}), messages: this.history, tools: tools.specs },
@@ -167,6 +184,14 @@ export class Agent {
           return end('error', { code, message: (error as Error).message });
         }
         addUsage(usage, response.usage);
+        addUsage(this.spent, response.usage);
+        const turnEnd: AgentEvent = {
+          type: 'turn_end',
+          turn,
+          stopReason: response.stopReason,
+          ...this.report(response.usage),
+          session: this.usage,
+        };
         const { message, stopReason } = response;
         text = message.text;
         if (text) emit({ type: 'text', text });
@@ -174,7 +199,7 @@ export class Agent {
         if (stopReason === 'max_tokens') {
           // The last call of a cut-off turn may be partial: none of them runs, none is recorded.
           if (text) this.history.push({ role: 'assistant', text, toolCalls: [] });
-          emit({ type: 'turn_end', turn, stopReason, usage: response.usage });
+          emit(turnEnd);
           const dropped = message.toolCalls.length
             ? ` ${message.toolCalls.length} tool call(s) in it were not run.`
             : '';
@@ -185,7 +210,7 @@ export class Agent {
         }
         if (!message.toolCalls.length) {
           if (text) this.history.push(message);
-          emit({ type: 'turn_end', turn, stopReason, usage: response.usage });
+          emit(turnEnd);
           return end(stopReason === 'refusal' ? 'refusal' : 'end_turn');
         }
 
@@ -193,7 +218,7 @@ export class Agent {
         toolCalls += message.toolCalls.length;
         const { results, repeated } = await this.runCalls(message, tools, failures, signal, emit);
         this.history.push({ role: 'tool', results });
-        emit({ type: 'turn_end', turn, stopReason, usage: response.usage });
+        emit(turnEnd);
         if (signal?.aborted) return end('aborted');
         if (repeated) {
           return end('repeated_failure', {
@@ -246,6 +271,12 @@ export class Agent {
     );
     const repeated = results.find((r) => repeatedIds.has(r.callId));
     return { results, ...(repeated ? { repeated } : {}) };
+  }
+
+  /** A copy of `usage`, priced when the model's price is known. */
+  private report(usage: Usage): UsageReport {
+    const { pricing } = this.provider;
+    return { usage: { ...usage }, ...(pricing ? { costUsd: costOf(usage, pricing) } : {}) };
   }
 
   /** The model's view of the host's tools, projected again only when the host's list changes. */

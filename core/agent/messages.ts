@@ -56,12 +56,27 @@ export interface ToolSpec {
   inputSchema: Record<string, unknown>;
 }
 
-/** Token counts of one model response, or summed over a run. Cache counts only where the provider reports them. */
+/**
+ * Token counts of one model response, or summed over several. The prompt the model read is
+ * `inputTokens + cacheReadTokens + cacheWriteTokens`: each provider reports its input that way
+ * (OpenAI counts cached tokens inside its prompt count; they are taken out), so each count has one
+ * price. Cache counts only where the provider reports them.
+ */
 export interface Usage {
+  /** Input tokens neither read from nor written to the prompt cache. */
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens?: number;
+  /** Input tokens written to the prompt cache (Anthropic bills them above plain input). */
   cacheWriteTokens?: number;
+}
+
+/** What a model costs, in US dollars per million tokens. A missing cache price is the input price. */
+export interface ModelPricing {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
 }
 
 /**
@@ -94,9 +109,11 @@ export interface CompleteOptions {
  * `ProviderError`; it never resolves with a turn whose stream was cut off.
  */
 export interface Provider {
-  /** `anthropic`, `openai`, `replay`: for messages and `--json`. */
+  /** `anthropic`, `openai`, `openai-responses`, `replay`: for messages and `--json`. */
   readonly name: string;
   readonly model: string;
+  /** The model's price when known (config, or the built-in table): the agent reports costs with it. */
+  readonly pricing?: ModelPricing;
   complete(request: ModelRequest, options?: CompleteOptions): Promise<ModelResponse>;
 }
 

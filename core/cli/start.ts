@@ -88,9 +88,13 @@ export const start: Command = {
           );
           const script = loadReplayScript(file);
           scripted = script.prompt;
-          provider = replayProvider({ script, file });
+          provider = replayProvider({ script, file, ...(settings.pricing ? { pricing: settings.pricing } : {}) });
         } else {
-          provider = createProvider(settings, { dir: configDir(host, values), log: host.log });
+          provider = createProvider(settings, {
+            dir: configDir(host, values),
+            log: host.log,
+            ...(host.config.pricing ? { prices: host.config.pricing } : {}),
+          });
         }
       } catch (error) {
         if (!(error instanceof ProviderError)) throw error;

@@ -59,7 +59,7 @@ describe('rousseau-host start', function () {
       expect(r.stdout).to.equal('Paris.\n');
       expect(server.violations).to.deep.equal([]);
       expect(server.requests[0]!.body.messages).to.deep.equal([
-        { role: 'user', content: [{ type: 'text', text: 'Capital of France?' }] },
+        { role: 'user', content: [{ type: 'text', text: 'Capital of France?', cache_control: { type: 'ephemeral' } }] },
       ]);
       expect(r.stderr).not.to.contain(ANTHROPIC_TEST_KEY);
     } finally {
@@ -124,7 +124,7 @@ describe('rousseau-host start', function () {
       expect(failed.stderr).to.match(/answered 400: prompt is too long/);
       const usage = await runCli(['start', '--provider', 'gemini', '-p', 'x'], { cwd: tmp.dir, env: NO_KEYS });
       expect(usage.code).to.equal(2);
-      expect(usage.stderr).to.contain('--provider must be one of anthropic, openai, replay');
+      expect(usage.stderr).to.contain('--provider must be one of anthropic, openai, openai-responses, replay');
     } finally {
       await server.close();
       tmp.cleanup();

@@ -4,6 +4,12 @@
  * message right after the `tool_use` turn, all of them, first; roles alternate, so a prompt typed
  * after a turn's results joins that same user message; a `tool_use` whose input the model garbled
  * is replayed with `{}` rather than the garbled text.
+ *
+ * Prompt caching: every request marks three cache breakpoints (the API allows four): the last tool
+ * (so all tool definitions), the system prompt, and the last block of the conversation. A loop
+ * sends the whole conversation each turn, so the next turn reads all of it but its newest messages
+ * from the cache, at a tenth of the input price. Prefixes shorter than the model's minimum (1,024
+ * tokens for most) are simply not cached; nothing is billed for trying.
  */
 import {
   ProviderError,
@@ -17,7 +23,7 @@ import {
   type ToolCall,
   type Usage,
 } from '../messages.ts';
-import { httpSettingsOf, postForEvents, type ProviderOptions } from './http.ts';
+import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
 
 export interface AnthropicOptions extends ProviderOptions {
   /** Default: `ANTHROPIC_API_KEY`. */
@@ -29,10 +35,14 @@ export interface AnthropicOptions extends ProviderOptions {
 export const ANTHROPIC_DEFAULT_MODEL = 'claude-sonnet-4-5';
 const API_VERSION = '2023-06-01';
 
-type Block =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+const EPHEMERAL = { type: 'ephemeral' } as const;
+type CacheControl = { cache_control?: typeof EPHEMERAL };
+type Block = CacheControl &
+  (
+    | { type: 'text'; text: string }
+    | { type: 'tool_use'; id: string; name: string; input: unknown }
+    | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean }
+  );
 type WireMessage = { role: 'user' | 'assistant'; content: Block[] };
 
 export function anthropicProvider(options: AnthropicOptions = {}): Provider {
@@ -49,19 +59,25 @@ export function anthropicProvider(options: AnthropicOptions = {}): Provider {
   return {
     name: 'anthropic',
     model,
+    ...pricingFor(model, options),
     async complete(request: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
+      const messages = toWire(request.messages);
+      const lastBlock = messages.at(-1)?.content.at(-1);
+      // An empty text block may not carry a breakpoint (and the API refuses it anyway).
+      if (lastBlock && !(lastBlock.type === 'text' && !lastBlock.text)) lastBlock.cache_control = EPHEMERAL;
       const body = {
         model,
         max_tokens: options.maxTokens ?? 8192,
         stream: true,
-        ...(request.system ? { system: request.system } : {}),
-        messages: toWire(request.messages),
+        ...(request.system ? { system: [{ type: 'text', text: request.system, cache_control: EPHEMERAL }] } : {}),
+        messages,
         ...(request.tools.length
           ? {
-              tools: request.tools.map((t) => ({
+              tools: request.tools.map((t, i, all) => ({
                 name: t.name,
                 description: t.description,
                 input_schema: t.inputSchema,
+                ...(i === all.length - 1 ? { cache_control: EPHEMERAL } : {}),
               })),
             }
           : {}),
@@ -126,10 +142,10 @@ interface StreamEvent {
   error?: { type?: string; message?: string };
 }
 type WireUsage = {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_read_input_tokens?: number;
-  cache_creation_input_tokens?: number;
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
 };
 
 async function readStream(
@@ -179,7 +195,7 @@ async function readStream(
       }
       case 'message_delta':
         if (e.delta?.stop_reason) stopReason = stopReasonOf(e.delta.stop_reason);
-        if (e.usage?.output_tokens !== undefined) usage.outputTokens = e.usage.output_tokens;
+        addWireUsage(usage, e.usage);
         break;
       case 'message_stop':
         finished = true;
@@ -205,12 +221,17 @@ async function readStream(
   return { message, stopReason, usage };
 }
 
+/**
+ * The counts in `message_start`, then in `message_delta`: each is the running total of the message
+ * so far, so a later count replaces an earlier one. `input_tokens` already leaves out the cached
+ * tokens, which the API counts apart.
+ */
 function addWireUsage(usage: Usage, wire: WireUsage | undefined): void {
   if (!wire) return;
-  usage.inputTokens += wire.input_tokens ?? 0;
-  usage.outputTokens += wire.output_tokens ?? 0;
-  if (wire.cache_read_input_tokens !== undefined) usage.cacheReadTokens = wire.cache_read_input_tokens;
-  if (wire.cache_creation_input_tokens !== undefined) usage.cacheWriteTokens = wire.cache_creation_input_tokens;
+  if (wire.input_tokens != null) usage.inputTokens = wire.input_tokens;
+  if (wire.output_tokens != null) usage.outputTokens = wire.output_tokens;
+  if (wire.cache_read_input_tokens != null) usage.cacheReadTokens = wire.cache_read_input_tokens;
+  if (wire.cache_creation_input_tokens != null) usage.cacheWriteTokens = wire.cache_creation_input_tokens;
 }
 
 function stopReasonOf(reason: string): StopReason {

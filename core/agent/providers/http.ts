@@ -1,5 +1,6 @@
 /**
- * The one way providers talk HTTP: a JSON POST answered by a server-sent-event stream, with got.
+ * The one way providers talk HTTP: a JSON POST answered by a server-sent-event stream (or, asked
+ * for, by one JSON body), with got.
  *
  * Retries (429, 5xx, 529 "overloaded", refused or reset connections, timeouts) happen only before
  * the first byte of a 2xx body: once text has streamed to the user, a retry would repeat it, so a
@@ -12,7 +13,8 @@ import type { Got, Request, RequestError } from 'got';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.ts';
-import { ProviderError } from '../messages.ts';
+import { type ModelPricing, ProviderError } from '../messages.ts';
+import { pricingOf } from '../pricing.ts';
 
 export interface HttpSettings {
   /** No response headers, or no byte of a stream, for this long: the attempt fails (and is retried). */
@@ -38,6 +40,16 @@ export interface ProviderOptions {
   /** First retry delay (tests shorten it). */
   backoffMs?: number;
   log?: Logger;
+  /** The model's price; default: `prices`, then the built-in table (pricing.ts), by model id. */
+  pricing?: ModelPricing;
+  /** Model prices by model id (the config's top-level `pricing`), looked up before the built-in table. */
+  prices?: Readonly<Record<string, ModelPricing>>;
+}
+
+/** The price a provider reports for its model: given, or looked up; omitted when unknown. */
+export function pricingFor(model: string, options: ProviderOptions): { pricing?: ModelPricing } {
+  const pricing = options.pricing ?? pricingOf(model, options.prices);
+  return pricing ? { pricing } : {};
 }
 
 /** A provider's HTTP settings: its options, with the defaults filled in. */
@@ -83,6 +95,49 @@ export async function postForEvents(
   settings: HttpSettings,
   signal?: AbortSignal,
 ): Promise<AsyncGenerator<SseEvent>> {
+  return readEvents(who, await post(who, url, 'text/event-stream', headers, body, settings, signal), signal);
+}
+
+/**
+ * POSTs `body` and returns the response's JSON body. A body that breaks off is `stream_incomplete`,
+ * one that is not JSON (or passes 16 MiB) `bad_response`. Rejects with `ProviderError` after the retries.
+ */
+export async function postForJson(
+  who: string,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  settings: HttpSettings,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const stream = await post(who, url, 'application/json', headers, body, settings, signal);
+  let text: string;
+  try {
+    text = await readText(stream, MAX_EVENT_BYTES + 1);
+  } catch (error) {
+    throw brokenOff(who, 'answer', error, signal);
+  } finally {
+    stream.destroy();
+  }
+  if (text.length > MAX_EVENT_BYTES)
+    throw new ProviderError('bad_response', `${who} sent an answer larger than ${MAX_EVENT_BYTES} bytes`);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ProviderError('bad_response', `${who} sent an answer that is not JSON: ${text.slice(0, 200)}`);
+  }
+}
+
+/** The response body of the first attempt answered below 400, after the retries the others earn. */
+async function post(
+  who: string,
+  url: string,
+  accept: string,
+  headers: Record<string, string>,
+  body: unknown,
+  settings: HttpSettings,
+  signal: AbortSignal | undefined,
+): Promise<Request> {
   const backoffMs = settings.backoffMs ?? HTTP_DEFAULTS.backoffMs;
   const maxRetryAfterMs = settings.maxRetryAfterMs ?? HTTP_DEFAULTS.maxRetryAfterMs;
   const got = await loadGot();
@@ -90,7 +145,7 @@ export async function postForEvents(
     throwIfAborted(who, signal);
     const stream = got.stream.post(url, {
       json: body,
-      headers: { accept: 'text/event-stream', ...headers },
+      headers: { accept, ...headers },
       timeout: {
         connect: Math.min(settings.timeoutMs, 15_000),
         response: settings.timeoutMs,
@@ -103,7 +158,7 @@ export async function postForEvents(
     let failed: { error: ProviderError; retry: boolean; waitMs?: number };
     try {
       const response = await responseOf(stream);
-      if (response.statusCode < 400) return readEvents(who, stream, signal);
+      if (response.statusCode < 400) return stream;
       const status = response.statusCode;
       const text = await readText(stream, 64 * 1024).catch(() => '');
       const error = new ProviderError(
@@ -147,6 +202,17 @@ export async function postForEvents(
       throwIfAborted(who, signal);
     }
   }
+}
+
+/** Why a response body (`what`: its stream or its answer) stopped coming: cancelled, silent too long, or cut off. */
+function brokenOff(who: string, what: string, error: unknown, signal: AbortSignal | undefined): ProviderError {
+  throwIfAborted(who, signal);
+  const timedOut = (error as Error).name === 'TimeoutError';
+  return new ProviderError(
+    timedOut ? 'timeout' : 'stream_incomplete',
+    `${who}'s ${what} broke off: ${(error as Error).message}`,
+    { cause: error },
+  );
 }
 
 function throwIfAborted(who: string, signal: AbortSignal | undefined): void {
@@ -232,13 +298,7 @@ async function* readEvents(who: string, stream: Readable, signal: AbortSignal | 
     parser.reset({ consume: true });
     yield* drain();
   } catch (error) {
-    throwIfAborted(who, signal);
-    const timedOut = (error as Error).name === 'TimeoutError';
-    throw new ProviderError(
-      timedOut ? 'timeout' : 'stream_incomplete',
-      `${who}'s stream broke off: ${(error as Error).message}`,
-      { cause: error },
-    );
+    throw brokenOff(who, 'stream', error, signal);
   } finally {
     stream.destroy();
   }

@@ -5,16 +5,25 @@
 import { resolve } from 'node:path';
 import type { HostConfig } from '../../config-schema.ts';
 import type { Logger } from '../../log.ts';
-import type { Provider } from '../messages.ts';
+import type { ModelPricing, Provider } from '../messages.ts';
 import { anthropicProvider } from './anthropic.ts';
 import { openaiProvider } from './openai.ts';
+import { openaiResponsesProvider } from './openai-responses.ts';
 import { replayProvider } from './replay.ts';
 
 export type ProviderSettings = NonNullable<HostConfig['provider']>;
-export const PROVIDER_NAMES = ['anthropic', 'openai', 'replay'] as const;
+export const PROVIDER_NAMES = ['anthropic', 'openai', 'openai-responses', 'replay'] as const;
 
-/** Builds the provider; `dir` resolves a replay file. Throws `ProviderError` (`no_api_key`) when its key is missing. */
-export function createProvider(settings: ProviderSettings, options: { dir?: string; log?: Logger } = {}): Provider {
+export interface CreateProviderOptions {
+  /** Resolves a replay file. */
+  dir?: string;
+  log?: Logger;
+  /** Model prices by model id (the config's top-level `pricing`), over the built-in table. */
+  prices?: Readonly<Record<string, ModelPricing>>;
+}
+
+/** Builds the provider. Throws `ProviderError` (`no_api_key`) when its key is missing. */
+export function createProvider(settings: ProviderSettings, options: CreateProviderOptions = {}): Provider {
   const common = {
     ...(settings.model ? { model: settings.model } : {}),
     ...(settings.baseUrl ? { baseUrl: settings.baseUrl } : {}),
@@ -22,14 +31,27 @@ export function createProvider(settings: ProviderSettings, options: { dir?: stri
     ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}),
     ...(settings.retries !== undefined ? { retries: settings.retries } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...(settings.pricing ? { pricing: settings.pricing } : {}),
+    ...(options.prices ? { prices: options.prices } : {}),
   };
   switch (settings.name) {
     case 'anthropic':
       return anthropicProvider(common);
     case 'openai':
-      return openaiProvider(common);
+      return openaiProvider({
+        ...common,
+        ...(settings.maxTokensField ? { maxTokensField: settings.maxTokensField } : {}),
+      });
+    case 'openai-responses':
+      return openaiResponsesProvider({
+        ...common,
+        ...(settings.stream !== undefined ? { stream: settings.stream } : {}),
+      });
     case 'replay':
-      return replayProvider(settings.file ? { file: resolve(options.dir ?? process.cwd(), settings.file) } : {});
+      return replayProvider({
+        ...(settings.file ? { file: resolve(options.dir ?? process.cwd(), settings.file) } : {}),
+        ...(settings.pricing ? { pricing: settings.pricing } : {}),
+      });
   }
 }
 
@@ -40,4 +62,4 @@ export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderS
   return undefined;
 }
 
-export { anthropicProvider, openaiProvider, replayProvider };
+export { anthropicProvider, openaiProvider, openaiResponsesProvider, replayProvider };

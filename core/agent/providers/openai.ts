@@ -5,6 +5,10 @@
  * the `tool_call_id` it answers (an adapter that drops them never completes a tool loop);
  * `arguments` is a string the model wrote, sent back exactly as written; streamed call fragments
  * are assembled by `index`.
+ *
+ * The output limit travels as `max_completion_tokens` to OpenAI (its `max_tokens` is deprecated and
+ * refused by reasoning models) and as `max_tokens` elsewhere, the one field every compatible server
+ * takes; `maxTokensField` overrides the choice.
  */
 import {
   ProviderError,
@@ -16,7 +20,7 @@ import {
   type StopReason,
   type Usage,
 } from '../messages.ts';
-import { httpSettingsOf, postForEvents, type ProviderOptions } from './http.ts';
+import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
 
 export interface OpenAIOptions extends ProviderOptions {
   /** Default: `OPENAI_API_KEY`. Optional when a base URL is given (a local server needs none). */
@@ -25,9 +29,25 @@ export interface OpenAIOptions extends ProviderOptions {
   baseUrl?: string;
   /** Default: `OPENAI_MODEL`, else `gpt-4.1`. */
   model?: string;
+  /** The field that carries `maxTokens`. Default: `maxTokensFieldFor(baseUrl)`. */
+  maxTokensField?: MaxTokensField;
 }
 
 export const OPENAI_DEFAULT_MODEL = 'gpt-4.1';
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';
+
+/** `max_completion_tokens` for OpenAI itself (its own host, or Azure OpenAI's), `max_tokens` for any other server. */
+export function maxTokensFieldFor(baseUrl: string): MaxTokensField {
+  let host: string;
+  try {
+    host = new URL(baseUrl).hostname;
+  } catch {
+    return 'max_tokens';
+  }
+  return host === 'api.openai.com' || host.endsWith('.openai.azure.com') ? 'max_completion_tokens' : 'max_tokens';
+}
 
 type WireMessage =
   | { role: 'system' | 'user'; content: string }
@@ -38,29 +58,48 @@ type WireMessage =
     }
   | { role: 'tool'; tool_call_id: string; content: string };
 
-export function openaiProvider(options: OpenAIOptions = {}): Provider {
+/**
+ * What both OpenAI providers resolve the same way: the key (none needed with a base URL: a local
+ * server), the base URL, the model, and the request's headers. `needs` ends the missing-key message.
+ */
+export function openaiEndpoint(
+  name: string,
+  options: Pick<OpenAIOptions, 'apiKey' | 'baseUrl' | 'model'>,
+  needs: string,
+): { baseUrl: string; model: string; headers: Record<string, string> } {
   const givenBase = options.baseUrl ?? process.env.OPENAI_BASE_URL;
   const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
-  if (!apiKey && !givenBase) {
+  if (!apiKey && !givenBase)
     throw new ProviderError(
       'no_api_key',
-      'The openai provider needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server (e.g. http://localhost:11434/v1 for Ollama).',
+      `The ${name} provider needs OPENAI_API_KEY, or OPENAI_BASE_URL for ${needs}.`,
     );
-  }
-  const baseUrl = (givenBase ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
-  const model = options.model ?? process.env.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
+  return {
+    baseUrl: (givenBase ?? OPENAI_BASE_URL).replace(/\/+$/, ''),
+    model: options.model ?? process.env.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL,
+    headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+  };
+}
+
+export function openaiProvider(options: OpenAIOptions = {}): Provider {
+  const { baseUrl, model, headers } = openaiEndpoint(
+    'openai',
+    options,
+    'a local server (e.g. http://localhost:11434/v1 for Ollama)',
+  );
   const http = httpSettingsOf(options);
-  const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+  const maxTokensField = options.maxTokensField ?? maxTokensFieldFor(baseUrl);
 
   return {
     name: 'openai',
     model,
+    ...pricingFor(model, options),
     async complete(request: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
       const body = {
         model,
         stream: true,
         stream_options: { include_usage: true },
-        ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
+        ...(options.maxTokens ? { [maxTokensField]: options.maxTokens } : {}),
         messages: toWire(request.system, request.messages),
         ...(request.tools.length
           ? {
@@ -120,7 +159,7 @@ interface Chunk {
   usage?: {
     prompt_tokens?: number;
     completion_tokens?: number;
-    prompt_tokens_details?: { cached_tokens?: number };
+    prompt_tokens_details?: { cached_tokens?: number | null } | null;
   } | null;
   error?: { message?: string };
 }
@@ -150,9 +189,10 @@ async function readStream(
         `The OpenAI-compatible API failed mid-stream: ${chunk.error.message ?? data}`,
       );
     if (chunk.usage) {
-      usage.inputTokens = chunk.usage.prompt_tokens ?? 0;
+      // The prompt count includes the cached tokens: they are taken out, to carry their own price.
+      const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? undefined;
+      usage.inputTokens = (chunk.usage.prompt_tokens ?? 0) - (cached ?? 0);
       usage.outputTokens = chunk.usage.completion_tokens ?? 0;
-      const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
       if (cached !== undefined) usage.cacheReadTokens = cached;
     }
     const choice = chunk.choices?.[0];
@@ -163,7 +203,8 @@ async function readStream(
     }
     for (const fragment of choice.delta?.tool_calls ?? []) {
       const index = fragment.index ?? calls.length;
-      const call = (calls[index] ??= { id: '', name: '', arguments: '' });
+      const call = calls[index] ?? { id: '', name: '', arguments: '' };
+      calls[index] = call;
       if (fragment.id) call.id = fragment.id;
       if (fragment.function?.name) call.name += fragment.function.name;
       if (fragment.function?.arguments) call.arguments += fragment.function.arguments;

@@ -17,6 +17,7 @@ import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import {
   ProviderError,
+  type ModelPricing,
   type CompleteOptions,
   type ModelRequest,
   type ModelResponse,
@@ -41,7 +42,15 @@ const ReplayTurn = Type.Object(
     ),
     stopReason: Type.Optional(Type.Enum(['end_turn', 'tool_use', 'max_tokens', 'refusal', 'other'])),
     usage: Type.Optional(
-      Type.Object({ inputTokens: Type.Integer({ minimum: 0 }), outputTokens: Type.Integer({ minimum: 0 }) }),
+      Type.Object(
+        {
+          inputTokens: Type.Integer({ minimum: 0 }),
+          outputTokens: Type.Integer({ minimum: 0 }),
+          cacheReadTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+          cacheWriteTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -77,6 +86,8 @@ export interface ReplayOptions {
   /** A script file, or the script itself. */
   file?: string;
   script?: ReplayScript;
+  /** A price for the scripted usage, so costs show with no model behind them. */
+  pricing?: ModelPricing;
 }
 
 /** Each `complete()` plays the next turn; past the last one it fails with `replay_exhausted`. */
@@ -91,6 +102,7 @@ export function replayProvider(options: ReplayOptions): Provider {
   return {
     name: 'replay',
     model: options.file ?? 'script',
+    ...(options.pricing ? { pricing: options.pricing } : {}),
     async complete(_request: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
       if (signal?.aborted)
         throw new ProviderError('aborted', 'The replay request was cancelled', { cause: signal.reason });

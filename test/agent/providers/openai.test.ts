@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { Agent } from '../../../core/agent/agent.ts';
-import { openaiProvider } from '../../../core/agent/providers/openai.ts';
+import { ProviderError } from '../../../core/agent/messages.ts';
+import { createProvider } from '../../../core/agent/providers/index.ts';
+import { maxTokensFieldFor, openaiProvider } from '../../../core/agent/providers/openai.ts';
 import { OPENAI_TEST_KEY, startOpenAIServer } from '../../fixtures/providers/openai-server.ts';
 import { kitHost } from '../helpers.ts';
 import { runLoopSuite } from './loop.case.ts';
@@ -106,6 +108,85 @@ describe('openai provider', () => {
       const result = await agent.run('hello');
       expect(result.stopReason).to.equal('error');
       expect(result.error?.message).to.match(/stream broke off: an event passed 16777216 bytes/);
+    } finally {
+      await server.close();
+      await cleanup();
+    }
+  });
+
+  it('sends the output limit as max_completion_tokens to OpenAI, which refuses max_tokens for a reasoning model', async () => {
+    const server = await startOpenAIServer([{ turn: { text: 'Thought about it.' } }]);
+    try {
+      const ask = (maxTokensField: 'max_tokens' | 'max_completion_tokens') =>
+        openaiProvider({
+          apiKey: OPENAI_TEST_KEY,
+          baseUrl: `${server.url}/v1`,
+          model: 'o4-mini',
+          maxTokens: 1000,
+          maxTokensField,
+          retries: 0,
+        }).complete({ messages: [{ role: 'user', content: 'think' }], tools: [] });
+      const refused = await ask('max_tokens').catch((error: unknown) => error);
+      expect(refused).to.be.instanceOf(ProviderError);
+      expect((refused as ProviderError).message).to.match(/'max_tokens' is not supported with this model/);
+      const answer = await ask('max_completion_tokens');
+      expect(answer.message.text).to.equal('Thought about it.');
+      expect(server.requests[1]!.body).to.include({ max_completion_tokens: 1000 }).and.not.have.property('max_tokens');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('keeps max_tokens for a compatible server that only knows it: the default off api.openai.com, and a config setting', async () => {
+    const server = await startOpenAIServer([{ turn: { text: 'a' } }, { turn: { text: 'b' } }], { legacy: true });
+    try {
+      const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [] };
+      const byDefault = openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1`, maxTokens: 64 });
+      expect((await byDefault.complete(request)).message.text).to.equal('a');
+      expect(server.requests[0]!.body).to.include({ max_tokens: 64 }).and.not.have.property('max_completion_tokens');
+      const saved = process.env.OPENAI_API_KEY;
+      process.env.OPENAI_API_KEY = OPENAI_TEST_KEY;
+      try {
+        const configured = createProvider({
+          name: 'openai',
+          baseUrl: `${server.url}/v1`,
+          maxTokens: 64,
+          maxTokensField: 'max_completion_tokens',
+          retries: 0,
+        });
+        const refused = await configured.complete(request).catch((error: unknown) => error);
+        expect((refused as ProviderError).message).to.match(
+          /Unrecognized request argument supplied: max_completion_tokens/,
+        );
+      } finally {
+        if (saved === undefined) delete process.env.OPENAI_API_KEY;
+        else process.env.OPENAI_API_KEY = saved;
+      }
+      expect(maxTokensFieldFor('https://api.openai.com/v1')).to.equal('max_completion_tokens');
+      expect(maxTokensFieldFor('https://my-team.openai.azure.com/openai/v1')).to.equal('max_completion_tokens');
+      expect(maxTokensFieldFor('http://localhost:11434/v1')).to.equal('max_tokens');
+      expect(maxTokensFieldFor('https://openrouter.ai/api/v1')).to.equal('max_tokens');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('asks for usage on the stream (stream_options.include_usage) and counts cached prompt tokens apart', async () => {
+    const { host, cleanup } = await kitHost();
+    const server = await startOpenAIServer([
+      { turn: { text: 'Cached.', usage: { input: 40, output: 6, cacheRead: 960 } } },
+    ]);
+    try {
+      const agent = new Agent({
+        host,
+        provider: openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1`, model: 'gpt-4.1' }),
+      });
+      const result = await agent.run('hi');
+      expect(server.requests[0]!.body).to.deep.include({ stream: true, stream_options: { include_usage: true } });
+      // the API's prompt_tokens (1000) includes the 960 cached: input counts the other 40
+      expect(result.usage).to.deep.equal({ inputTokens: 40, outputTokens: 6, cacheReadTokens: 960 });
+      // gpt-4.1: $2 input, $0.50 cached, $8 output per million
+      expect(result.costUsd).to.be.closeTo((40 * 2 + 960 * 0.5 + 6 * 8) / 1e6, 1e-12);
     } finally {
       await server.close();
       await cleanup();
