@@ -93,7 +93,17 @@ class CallContext implements ToolContext {
   }
 
   get log(): PluginLogger {
-    return (this.callLog ??= this.pluginLog.child({ tool: this.request.tool, callId: this.callId }));
+    if (this.callLog) return this.callLog;
+    const logger = this.pluginLog.child({ tool: this.request.tool, callId: this.callId });
+    const onLog = this.request.onLog;
+    if (!onLog) return (this.callLog = logger);
+    const level =
+      (name: 'error' | 'warn' | 'info' | 'debug') =>
+      (message: string, data?: Record<string, unknown>): void => {
+        logger[name](message, data);
+        onLog(data ? { level: name, message, data } : { level: name, message });
+      };
+    return (this.callLog = { error: level('error'), warn: level('warn'), info: level('info'), debug: level('debug') });
   }
 
   /** An own property, not a method: a tool may destructure it (`const { progress } = ctx`). */

@@ -65,6 +65,8 @@ export interface RunRequest {
    */
   whenStopped(listener: () => void): void;
   onProgress?: (progress: Progress) => void;
+  /** Each `ctx.log.*` entry of this call, beside the host's logger. */
+  onLog?: CallOptions['onLog'];
   /** `ctx.authorize`: the policy's verdict on another input for this tool, within this call. */
   authorize(input: unknown): Promise<Authorization>;
 }
