@@ -275,7 +275,10 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
       await serveMcpStdio(loading, { signal });
       return EXIT.ok;
     } finally {
-      await loading.then((host) => host.close(), () => {});
+      await loading.then(
+        (host) => host.close(),
+        () => {},
+      );
     }
   }
   const host = await loading;

@@ -56,7 +56,10 @@ export async function serveMcpStdio(host: Host | Promise<Host>, opts: { signal?:
   let ended = false;
   const lines = new LineLimit(MCP_STDIO_MAX_LINE_BYTES, () => {
     const message = `a message line over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes (10 MiB) was dropped`;
-    ready.then((h) => h.log.warn(`MCP stdio: ${message}`), () => {});
+    ready.then(
+      (h) => h.log.warn(`MCP stdio: ${message}`),
+      () => {},
+    );
     // No id: the line was never parsed, so it is unknown (JSON-RPC 2.0 §5).
     guard.channel.write(
       `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: ${message}` } })}\n`,

@@ -7,7 +7,7 @@
  */
 import type { Authorization } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../plugin-report.ts';
-import type { Isolation, Progress, Violation } from '../types.ts';
+import type { CallOptions, Isolation, Progress, Violation } from '../types.ts';
 import type { QuarantinePolicy } from './crash-budget.ts';
 
 /** A plugin entry after the loader resolved it: everything a runner needs to start it. */
