@@ -88,9 +88,8 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
     (h) => {
       loaded = h;
       if (!listChanged || closed) return;
-      let set = sessions.get(h);
-      if (!set) sessions.set(h, (set = new Set()));
-      set.add(server);
+      const set = sessions.get(h) ?? new Set();
+      sessions.set(h, set.add(server));
     },
     () => {},
   );

@@ -143,7 +143,8 @@ describe('serveMcpHttp with sessions (the default)', function () {
   it('sends tools/list_changed to every connected session', async () => {
     const clients = [await connect(server.url), await connect(server.url)];
     const heard = [0, 0];
-    clients.forEach((c, i) => c.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard[i]!++));
+    for (const [i, c] of clients.entries())
+      c.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard[i]!++);
     try {
       // Each client opens its notification stream (GET) on its own time: say it until both heard it.
       await until(
