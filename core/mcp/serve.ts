@@ -310,10 +310,13 @@ export async function serveMcpHttp(
     Math.max(10, Math.min(idleMs / 4, 60_000)),
   );
   sweep.unref();
-  const stopWatching = watchPluginStatuses(host, () => {
-    host.log.info('tool list changed: a plugin was quarantined or came back');
-    sendToolListChanged(host);
-  });
+  // Stateless, there is no session to tell.
+  const stopWatching = opts.stateless
+    ? () => {}
+    : watchPluginStatuses(host, () => {
+        host.log.info('tool list changed: a plugin was quarantined or came back');
+        sendToolListChanged(host);
+      });
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

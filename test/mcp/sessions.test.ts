@@ -234,6 +234,31 @@ describe('serveMcpHttp with sessions (the default)', function () {
     );
   });
 
+  it('serves a host that another host loads as an MCP plugin by URL, in one session', async () => {
+    const before = server.sessions();
+    const consumer = await createHost({
+      cwd: MCP,
+      audit: false,
+      logLevel: 'error',
+      config: {
+        builtins: false,
+        plugins: [{ name: 'remote', mcp: { url: server.url } }],
+        policy: { default: 'allow' },
+      },
+    });
+    try {
+      const file = join(tmp.dir, 'remote.txt');
+      expect(await consumer.call('remote_write_later', { path: file, ms: 0 })).to.include({
+        isError: false,
+        content: 'written',
+      });
+      expect(await consumer.call('remote_log_levels', {})).to.include({ isError: false, content: 'logged' });
+      expect(server.sessions()).to.equal(before + 1);
+    } finally {
+      await consumer.close();
+    }
+  });
+
   it('answers 404 for a session id it does not know, naming it', async () => {
     const res = await ping(server.url, 'no-such-session');
     expect(res.status).to.equal(404);
