@@ -1,7 +1,7 @@
 // The host as an MCP server, seen from the SDK's own client: `rousseau-host start --mcp` (the built
 // bin, a real child process) and serveMcpHttp on a loopback port.
 import { expect } from 'chai';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,10 +12,11 @@ import {
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { createHost, type Host } from '../../core/host.ts';
+import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import tools from '../fixtures/mcp/tools.ts';
 import { BIN, FIXTURES, runCli, tempDir, until } from '../helpers.ts';
+import { allowingHost, auditCodes, hostOfRemote } from './shared.ts';
 
 const MCP = join(FIXTURES, 'mcp');
 
@@ -138,16 +139,7 @@ describe('rousseau-host start --mcp (stdio)', function () {
       .catch((e: unknown) => (thrown = e));
     expect(thrown).to.be.instanceOf(Error);
     // The host saw it: the audit trail records the call as cancelled, long before the plugin's timeout.
-    await until(
-      () => {
-        const lines = readFileSync(audit, 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as { tool?: string; code?: string });
-        return lines.some((l) => l.tool === 'wait' && l.code === 'cancelled');
-      },
-      { timeoutMs: 8000, message: 'the audit record' },
-    );
+    await until(() => auditCodes(audit).includes('wait:cancelled'), { timeoutMs: 8000, message: 'the audit record' });
   });
 
   it('sends progress notifications when the client asks for them', async () => {
@@ -326,19 +318,13 @@ describe('serveMcpHttp --stateless (Streamable HTTP, no sessions)', function () 
   let server: { url: string; close(): Promise<void> };
 
   before(async () => {
-    host = await createHost({
-      cwd: MCP,
+    host = await allowingHost(
+      [
+        { module: '../plugins/echo.ts', isolation: 'inline' },
+        { module: '../plugins/kit.ts', isolation: 'inline' },
+      ],
       audit,
-      logLevel: 'error',
-      config: {
-        builtins: false,
-        plugins: [
-          { module: '../plugins/echo.ts', isolation: 'inline' },
-          { module: '../plugins/kit.ts', isolation: 'inline' },
-        ],
-        policy: { default: 'allow' },
-      },
-    });
+    );
     server = await serveMcpHttp(host, { port: 0, stateless: true });
   });
   after(async () => {
@@ -399,30 +385,11 @@ describe('serveMcpHttp --stateless (Streamable HTTP, no sessions)', function () 
     req.on('error', () => {}); // we hang up on purpose
     req.end(JSON.stringify(call));
     setTimeout(() => req.destroy(), 200);
-    await until(
-      () => {
-        const lines = readFileSync(audit, 'utf8')
-          .trim()
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as { tool?: string; code?: string });
-        return lines.some((l) => l.tool === 'slow' && l.code === 'cancelled');
-      },
-      { timeoutMs: 8000, message: 'the audit record' },
-    );
+    await until(() => auditCodes(audit).includes('slow:cancelled'), { timeoutMs: 8000, message: 'the audit record' });
   });
 
   it('serves a host that another host loads as an MCP plugin by URL', async () => {
-    const consumer = await createHost({
-      cwd: MCP,
-      audit: false,
-      logLevel: 'error',
-      config: {
-        builtins: false,
-        plugins: [{ name: 'remote', mcp: { url: server.url } }],
-        policy: { default: 'allow' },
-      },
-    });
+    const consumer = await hostOfRemote(server.url);
     try {
       const names = consumer.tools().map((t) => t.name);
       expect(names).to.include.members(['remote_echo', 'remote_greet']);

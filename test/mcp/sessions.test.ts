@@ -1,7 +1,7 @@
 // Streamable HTTP with sessions (the default of serveMcpHttp), seen from the SDK's client and, where
 // the client hides it (event ids, priming, Last-Event-ID), from raw HTTP on loopback.
 import { expect } from 'chai';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,12 +11,12 @@ import {
   type CallToolResult,
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { createHost, type Host } from '../../core/host.ts';
+import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import { sendToolListChanged } from '../../core/mcp/server.ts';
-import { FIXTURES, tempDir, until } from '../helpers.ts';
+import { tempDir, until } from '../helpers.ts';
+import { allowingHost, auditCodes, hostOfRemote } from './shared.ts';
 
-const MCP = join(FIXTURES, 'mcp');
 const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
 const ACCEPT = 'application/json, text/event-stream';
 
@@ -84,16 +84,7 @@ describe('serveMcpHttp with sessions (the default)', function () {
   let server: Awaited<ReturnType<typeof serveMcpHttp>>;
 
   before(async () => {
-    host = await createHost({
-      cwd: MCP,
-      audit,
-      logLevel: 'error',
-      config: {
-        builtins: false,
-        plugins: [{ module: './sessions.ts', isolation: 'inline' }],
-        policy: { default: 'allow' },
-      },
-    });
+    host = await allowingHost([{ module: './sessions.ts', isolation: 'inline' }], audit);
     server = await serveMcpHttp(host, { port: 0 });
   });
   after(async () => {
@@ -236,16 +227,7 @@ describe('serveMcpHttp with sessions (the default)', function () {
 
   it('serves a host that another host loads as an MCP plugin by URL, in one session', async () => {
     const before = server.sessions();
-    const consumer = await createHost({
-      cwd: MCP,
-      audit: false,
-      logLevel: 'error',
-      config: {
-        builtins: false,
-        plugins: [{ name: 'remote', mcp: { url: server.url } }],
-        policy: { default: 'allow' },
-      },
-    });
+    const consumer = await hostOfRemote(server.url);
     try {
       const file = join(tmp.dir, 'remote.txt');
       expect(await consumer.call('remote_write_later', { path: file, ms: 0 })).to.include({
@@ -278,12 +260,7 @@ describe('serveMcpHttp: session limits', function () {
   let host: Host;
 
   before(async () => {
-    host = await createHost({
-      cwd: MCP,
-      audit: false,
-      logLevel: 'error',
-      config: { builtins: false, plugins: [{ module: './sessions.ts', isolation: 'inline' }] },
-    });
+    host = await allowingHost([{ module: './sessions.ts', isolation: 'inline' }]);
   });
   after(() => host.close());
 
@@ -332,14 +309,3 @@ describe('serveMcpHttp: session limits', function () {
     }
   });
 });
-
-/** `tool:code` of each audited call. */
-function auditCodes(file: string): string[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { tool?: string; code?: string })
-    .map((l) => `${l.tool}:${l.code}`);
-}
