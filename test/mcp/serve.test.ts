@@ -274,6 +274,14 @@ describe('rousseau-host start --mcp: a config that cannot load', function () {
   });
 });
 
+describe('rousseau-host start --stateless', () => {
+  it('is a usage error without --mcp-http, naming the flag it needs', async () => {
+    const r = await runCli(['start', '--mcp', '--stateless']);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.contain('--stateless applies to --mcp-http only');
+  });
+});
+
 describe('rousseau-host start --mcp: a line over the stdio limit', function () {
   this.timeout(30_000);
   const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024; // the documented limit
