@@ -16,6 +16,12 @@ export interface CallOptions {
   sessionId?: string;
   /** Progress reported by the tool (`ctx.progress`). */
   onProgress?: (progress: Progress) => void;
+  /** Each `ctx.log.*` entry of this call (the host's logger still gets it). */
+  onLog?: (entry: {
+    level: 'error' | 'warn' | 'info' | 'debug';
+    message: string;
+    data?: Record<string, unknown>;
+  }) => void;
 }
 
 export interface Progress {

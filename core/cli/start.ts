@@ -44,9 +44,9 @@ const DEFAULT_SYSTEM =
 export const start: Command = {
   name: 'start',
   summary:
-    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP. Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
+    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP (with sessions; --stateless for none). Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
   usage:
-    'start [-p PROMPT] [--provider anthropic|openai|replay] [--model M] [--replay FILE] [--yes] [--json] | start --mcp | start --mcp-http PORT',
+    'start [-p PROMPT] [--provider anthropic|openai|replay] [--model M] [--replay FILE] [--yes] [--json] | start --mcp | start --mcp-http PORT [--stateless]',
   options: {
     prompt: { type: 'string', short: 'p' },
     provider: { type: 'string' },
@@ -55,6 +55,7 @@ export const start: Command = {
     yes: { type: 'boolean', short: 'y' },
     mcp: { type: 'boolean' },
     'mcp-http': { type: 'string' },
+    stateless: { type: 'boolean' },
   },
   async run({ values, positionals, stop }) {
     if (positionals.length)
@@ -267,21 +268,31 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
   const port = values['mcp-http'] === undefined ? undefined : Number(values['mcp-http']);
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535))
     throw new UsageError(`--mcp-http takes a port number; got "${String(values['mcp-http'])}"`);
+  if (values.stateless && port === undefined) throw new UsageError('--stateless applies to --mcp-http only');
   const approve = values.yes ? () => true : undefined; // stdin belongs to the MCP client: no prompts
   const { serveMcpStdio, serveMcpHttp } = await import('../mcp/serve.ts');
   // On stdio, stdout is the MCP channel from the first byte; main.ts guards it before plugins load.
-  const host = await hostFromFlags(values, approve ? { approve } : {});
-  try {
-    if (port === undefined) {
-      await serveMcpStdio(host, { signal });
-    } else {
-      const server = await serveMcpHttp(host, { port, signal });
-      printError(`rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url} (Ctrl-C stops)`);
-      await new Promise<void>((done) =>
-        signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
+  // The server answers `initialize` while the plugins load (clients probe with short timeouts).
+  const loading = hostFromFlags(values, approve ? { approve } : {});
+  if (port === undefined) {
+    try {
+      await serveMcpStdio(loading, { signal });
+      return EXIT.ok;
+    } finally {
+      await loading.then(
+        (host) => host.close(),
+        () => {},
       );
-      await server.close();
     }
+  }
+  const host = await loading;
+  try {
+    const server = await serveMcpHttp(host, { port, signal, stateless: values.stateless === true });
+    printError(`rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url} (Ctrl-C stops)`);
+    await new Promise<void>((done) =>
+      signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
+    );
+    await server.close();
     return EXIT.ok;
   } finally {
     await host.close();

@@ -1,10 +1,13 @@
 /**
  * The host's tools over MCP: `start --mcp` (stdio) and `start --mcp-http PORT` (Streamable HTTP).
  *
- * stdio is one long session: tools/list_changed is sent when a plugin is quarantined or comes back.
- * HTTP is stateless: a fresh server and transport per request, no session, so any number of hosts
- * can sit behind a load balancer; a client that drops the request cancels its call.
+ * stdio is one long session. HTTP keeps sessions (`Mcp-Session-Id`): a server per session, so a
+ * client can cancel a call, set its log level, hear tools/list_changed and resume a broken SSE
+ * stream; sessions end when idle and are bounded in number. Stateless HTTP (a fresh server per
+ * request, no session) is there for hosts behind a load balancer; there a client that drops the
+ * request cancels its call. docs/mcp.md says what each gives a client.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Transform, type TransformCallback } from 'node:stream';
@@ -13,7 +16,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { messageOf } from '../errors.ts';
 import type { Host } from '../host.ts';
-import { createMcpServer, watchPluginStatuses } from './server.ts';
+import { BoundedEventStore } from './event-store.ts';
+import { createMcpServer, sendToolListChanged, watchPluginStatuses } from './server.ts';
 import { guardStdout } from './stdout-guard.ts';
 
 /** The path of the Streamable HTTP endpoint. */
@@ -22,19 +26,40 @@ const MCP_HTTP_PATH = '/mcp';
 /** The longest message line read on stdio (the SDK's own buffer limit). */
 const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
 
-/** Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal` aborts. */
-export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } = {}): Promise<void> {
+/**
+ * Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal`
+ * aborts. `host` may still be loading: `initialize` is answered at once, the tools once it has
+ * loaded; a host that fails to load closes the connection and rejects with its error.
+ */
+export async function serveMcpStdio(host: Host | Promise<Host>, opts: { signal?: AbortSignal } = {}): Promise<void> {
   const guard = guardStdout();
-  const server = createMcpServer(host, { listChanged: true });
-  const closed = new Promise<void>((resolve) => (server.onclose = resolve));
+  const ready = Promise.resolve(host);
+  const server = createMcpServer(ready, { listChanged: true });
+  const ownClose = server.onclose;
+  const closed = new Promise<void>(
+    (resolve) =>
+      (server.onclose = () => {
+        ownClose?.();
+        resolve();
+      }),
+  );
   const end = () => void server.close();
-  const stopWatching = watchPluginStatuses(host, () => {
-    host.log.info('tool list changed: a plugin was quarantined or came back');
-    void server.sendToolListChanged().catch(() => {});
-  });
+  let stopWatching = () => {};
+  ready.then((h) => {
+    if (ended) return;
+    stopWatching = watchPluginStatuses(h, () => {
+      h.log.info('tool list changed: a plugin was quarantined or came back');
+      sendToolListChanged(h);
+    });
+    h.log.debug(`serving ${h.tools().length} tools over MCP on stdio`);
+  }, end);
+  let ended = false;
   const lines = new LineLimit(MCP_STDIO_MAX_LINE_BYTES, () => {
     const message = `a message line over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes (10 MiB) was dropped`;
-    host.log.warn(`MCP stdio: ${message}`);
+    ready.then(
+      (h) => h.log.warn(`MCP stdio: ${message}`),
+      () => {},
+    );
     // No id: the line was never parsed, so it is unknown (JSON-RPC 2.0 §5).
     guard.channel.write(
       `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: ${message}` } })}\n`,
@@ -50,9 +75,10 @@ export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } =
     await server.connect(
       new StdioServerTransport(lines, guard.channel, { maxBufferSize: MCP_STDIO_MAX_LINE_BYTES + 1 }),
     );
-    host.log.debug(`serving ${host.tools().length} tools over MCP on stdio`);
     await closed;
+    await ready; // the host's own error, when it is why the server closed
   } finally {
+    ended = true;
     stopWatching();
     process.stdin.unpipe(lines);
     process.stdin.pause();
@@ -84,32 +110,68 @@ class LineLimit extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    // Whole lines go on together (`run` is where the pending ones begin): a read that holds many
+    // messages stays one chunk for the SDK to split, instead of one chunk, and one copy, per line.
+    let run = 0;
     for (let start = 0; start < chunk.length; ) {
       const newline = chunk.indexOf(0x0a, start);
       const complete = newline !== -1;
       const end = complete ? newline + 1 : chunk.length;
-      const piece = chunk.subarray(start, end);
-      start = end;
       if (this.skipping) {
         this.skipping = !complete;
-        continue;
-      }
-      if (this.heldBytes + piece.length - (complete ? 1 : 0) > this.max) {
+        start = run = end;
+      } else if (this.heldBytes + end - start - (complete ? 1 : 0) > this.max) {
+        if (start > run) this.push(chunk.subarray(run, start));
         this.held = [];
         this.heldBytes = 0;
         this.skipping = !complete;
         this.onOversize();
-      } else if (complete) {
-        this.push(this.held.length ? Buffer.concat([...this.held, piece]) : piece);
+        start = run = end;
+      } else if (!complete) {
+        if (start > run) this.push(chunk.subarray(run, start));
+        this.held.push(chunk.subarray(start));
+        this.heldBytes += end - start;
+        start = run = end;
+      } else if (this.held.length) {
+        // The end of a line begun in an earlier read (always the first line of this one).
+        this.push(Buffer.concat([...this.held, chunk.subarray(start, end)]));
         this.held = [];
         this.heldBytes = 0;
+        start = run = end;
       } else {
-        this.held.push(piece);
-        this.heldBytes += piece.length;
+        start = end;
       }
     }
+    if (chunk.length > run) this.push(chunk.subarray(run));
     done();
   }
+}
+
+export interface McpHttpOptions {
+  port: number;
+  /** Default `127.0.0.1`. */
+  hostname?: string;
+  signal?: AbortSignal;
+  /** No sessions: a fresh server per request, for hosts behind a load balancer. Default false. */
+  stateless?: boolean;
+  /** A session with no request open for this long is closed. Default 30 minutes. */
+  sessionIdleMs?: number;
+  /** The most sessions kept; a new one closes the one idle longest. Default 100. */
+  maxSessions?: number;
+}
+
+/** Events kept per session for clients that reconnect with `Last-Event-ID`. */
+const MCP_HTTP_EVENTS_PER_SESSION = 1000;
+
+/** The `retry` an SSE stream suggests: how soon a client whose stream broke reconnects. */
+const MCP_HTTP_RETRY_MS = 1000;
+
+interface Session {
+  server: ReturnType<typeof createMcpServer>;
+  transport: StreamableHTTPServerTransport;
+  /** Requests (POST responses, GET streams) still open: a session serving one is not idle. */
+  open: number;
+  lastSeen: number;
 }
 
 /**
@@ -119,10 +181,13 @@ class LineLimit extends Transform {
  */
 export async function serveMcpHttp(
   host: Host,
-  opts: { port: number; hostname?: string; signal?: AbortSignal },
-): Promise<{ url: string; close(): Promise<void> }> {
+  opts: McpHttpOptions,
+): Promise<{ url: string; sessions(): number; close(): Promise<void> }> {
   const hostname = opts.hostname ?? '127.0.0.1';
   const loopbackOnly = isLoopbackName(hostname);
+  const idleMs = opts.sessionIdleMs ?? 30 * 60_000;
+  const maxSessions = opts.maxSessions ?? 100;
+  const sessions = new Map<string, Session>();
 
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -144,6 +209,10 @@ export async function serveMcpHttp(
       );
     if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_HTTP_PATH)
       return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
+    return opts.stateless ? handleStateless(req, res) : handleSession(req, res);
+  }
+
+  async function handleStateless(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
       return reply(res, 405, 'Method not allowed: this server is stateless, send every message as a POST');
@@ -159,6 +228,96 @@ export async function serveMcpHttp(
     await transport.handleRequest(req, res);
   }
 
+  async function handleSession(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const id = req.headers['mcp-session-id'];
+    if (typeof id === 'string') {
+      const session = sessions.get(id);
+      // The spec's answer to an unknown session: 404, and the client starts a new one.
+      if (!session)
+        return reply(
+          res,
+          404,
+          `Session not found: ${id} expired (idle ${idleMs} ms) or never existed; initialize a new session`,
+          -32001,
+        );
+      session.open++;
+      session.lastSeen = Date.now();
+      res.on('close', () => {
+        session.open--;
+        session.lastSeen = Date.now();
+      });
+      return session.transport.handleRequest(req, res);
+    }
+    // No session yet: this must be an initialize, which the new transport checks (400 otherwise).
+    if (sessions.size >= maxSessions && !oldestIdle())
+      return reply(res, 503, `Too many sessions: all ${maxSessions} are busy; try again later`);
+    const server = createMcpServer(host, { listChanged: true });
+    const session: Session = {
+      server,
+      transport: new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        eventStore: new BoundedEventStore(MCP_HTTP_EVENTS_PER_SESSION),
+        retryInterval: MCP_HTTP_RETRY_MS,
+        onsessioninitialized: (sid) => {
+          if (sessions.size >= maxSessions) {
+            const idle = oldestIdle();
+            if (idle) endSession(idle, 'the most sessions were open and it was idle longest');
+          }
+          sessions.set(sid, session);
+        },
+        onsessionclosed: (sid) => void endSession(sid, 'the client ended it'),
+      }),
+      open: 1,
+      lastSeen: Date.now(),
+    };
+    res.on('close', () => {
+      session.open--;
+      session.lastSeen = Date.now();
+      // Not initialized: nothing will ever reach this server again.
+      if (session.transport.sessionId === undefined) {
+        void session.transport.close();
+        void server.close();
+      }
+    });
+    await server.connect(session.transport);
+    await session.transport.handleRequest(req, res);
+  }
+
+  /** The session idle longest (no request open), if any. */
+  function oldestIdle(): string | undefined {
+    let found: [string, Session] | undefined;
+    for (const entry of sessions)
+      if (entry[1].open === 0 && (!found || entry[1].lastSeen < found[1].lastSeen)) found = entry;
+    return found?.[0];
+  }
+
+  function endSession(id: string, why: string): void {
+    const session = sessions.get(id);
+    if (!session) return;
+    sessions.delete(id);
+    host.log.debug(`MCP HTTP session ${id} closed: ${why}`);
+    // Closing the server aborts the calls still running for it.
+    void session.transport.close();
+    void session.server.close();
+  }
+
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, session] of sessions)
+        if (session.open === 0 && now - session.lastSeen >= idleMs) endSession(id, `idle for ${idleMs} ms`);
+    },
+    Math.max(10, Math.min(idleMs / 4, 60_000)),
+  );
+  sweep.unref();
+  // Stateless, there is no session to tell.
+  const stopWatching = opts.stateless
+    ? () => {}
+    : watchPluginStatuses(host, () => {
+        host.log.info('tool list changed: a plugin was quarantined or came back');
+        sendToolListChanged(host);
+      });
+
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(opts.port, hostname, () => {
@@ -167,6 +326,10 @@ export async function serveMcpHttp(
       http.on('error', (error) => host.log.error(`MCP HTTP server error: ${messageOf(error)}`));
       resolve();
     });
+  }).catch((error: unknown) => {
+    clearInterval(sweep);
+    stopWatching();
+    throw error;
   });
   const { port } = http.address() as AddressInfo;
   const url = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}${MCP_HTTP_PATH}`;
@@ -176,19 +339,22 @@ export async function serveMcpHttp(
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
       opts.signal?.removeEventListener('abort', onAbort);
+      clearInterval(sweep);
+      stopWatching();
+      for (const id of [...sessions.keys()]) endSession(id, 'the server is closing');
       http.close(() => resolve());
       http.closeAllConnections();
     }));
   const onAbort = () => void close();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) await close();
-  return { url, close };
+  return { url, sessions: () => sessions.size, close };
 }
 
 /** A JSON-RPC error body, as the SDK's transport answers: clients parse it either way. */
-function reply(res: ServerResponse, status: number, message: string): void {
+function reply(res: ServerResponse, status: number, message: string, code = -32000): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
 function isLoopbackName(name: string): boolean {

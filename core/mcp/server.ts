@@ -8,7 +8,10 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
+  LoggingLevelSchema,
+  SetLevelRequestSchema,
   type CallToolResult,
+  type LoggingLevel,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -32,23 +35,90 @@ const NO_ELICITATION: jsonSchemaValidator = {
 /** How long a result waits after the call's last progress notification (see typescript-sdk#2580). */
 const PROGRESS_SETTLE_MS = 10;
 
+/** MCP's levels, least severe first (`debug` … `emergency`). */
+const SEVERITY = new Map(LoggingLevelSchema.options.map((level, index) => [level, index]));
+
+/** Our log levels as MCP's. */
+const MCP_LEVEL: Record<'error' | 'warn' | 'info' | 'debug', LoggingLevel> = {
+  error: 'error',
+  warn: 'warning',
+  info: 'info',
+  debug: 'debug',
+};
+
+/** What a session receives until its client sends `logging/setLevel` (docs/mcp.md, "Logging"). */
+export const DEFAULT_MCP_LOG_LEVEL: LoggingLevel = 'info';
+
 export interface McpServerOptions {
-  /** Promise `notifications/tools/list_changed` (stdio: there is a connection to send it on). */
+  /** Promise `notifications/tools/list_changed`: there is a session to send it on (not stateless HTTP). */
   listChanged: boolean;
 }
 
-/** A low-level MCP server whose tools are the host's loaded, non-quarantined tools. */
-export function createMcpServer(host: Host, { listChanged }: McpServerOptions): Server {
+/** The servers of each host that promised list_changed and are still connected. */
+const sessions = new WeakMap<Host, Set<Server>>();
+
+/**
+ * Sends `notifications/tools/list_changed` to every connected session of `host` (the tool set
+ * changed: a plugin was quarantined, came back, or was reloaded). Never throws: a session whose
+ * client left just misses it.
+ */
+export function sendToolListChanged(host: Host): void {
+  for (const server of sessions.get(host) ?? []) void server.sendToolListChanged().catch(() => {});
+}
+
+/**
+ * A low-level MCP server whose tools are the host's loaded, non-quarantined tools. `host` may still
+ * be loading: `initialize` is answered at once, and `tools/list` and `tools/call` wait for it.
+ */
+export function createMcpServer(host: Host | Promise<Host>, { listChanged }: McpServerOptions): Server {
   const server = new Server(HOST_INFO, {
-    capabilities: { tools: { listChanged } },
+    capabilities: { tools: { listChanged }, logging: {} },
     jsonSchemaValidator: NO_ELICITATION,
   });
+  let loaded = host instanceof Promise ? undefined : host;
+  const ready = Promise.resolve(host);
+  let closed = false;
+  // Chained, not replaced: a transport's owner (serve.ts) adds its own `onclose` after this one.
+  server.onclose = () => {
+    closed = true;
+    if (loaded) sessions.get(loaded)?.delete(server);
+  };
+  // A host that fails to load is its caller's error to report; the requests waiting on it fail with it.
+  ready.then(
+    (h) => {
+      loaded = h;
+      if (!listChanged || closed) return;
+      const set = sessions.get(h) ?? new Set();
+      sessions.set(h, set.add(server));
+    },
+    () => {},
+  );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(host) }));
+  // One level per server, and a server per session (serve.ts): the level a client sets is its own.
+  let level = SEVERITY.get(DEFAULT_MCP_LOG_LEVEL)!;
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    level = SEVERITY.get(request.params.level)!;
+    return {};
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools(loaded ?? (await ready)) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const h = loaded ?? (await ready);
     const { name, arguments: args, _meta } = request.params;
-    const options: CallOptions = { signal: extra.signal };
+    const options: CallOptions = {
+      signal: extra.signal,
+      onLog: ({ level: ours, message, data }) => {
+        const mcpLevel = MCP_LEVEL[ours];
+        if (SEVERITY.get(mcpLevel)! < level) return;
+        void extra
+          .sendNotification({
+            method: 'notifications/message',
+            params: { level: mcpLevel, logger: name, data: data ? { message, ...data } : message },
+          })
+          .catch(() => {}); // the client left: the call's signal tells the tool
+      },
+    };
     if (extra.sessionId) options.sessionId = extra.sessionId;
     const token = _meta?.progressToken;
     let sent: Promise<void> | undefined;
@@ -71,7 +141,7 @@ export function createMcpServer(host: Host, { listChanged }: McpServerOptions): 
           .catch(() => {}); // the client left: the call's signal tells the tool
       };
     }
-    const result = await host.call(name, args ?? {}, options);
+    const result = await h.call(name, args ?? {}, options);
     if (sent) {
       // SDK v1 clients handle notifications a microtask late but responses at once, so progress read
       // in the same chunk as the response is dropped (typescript-sdk#2580): give the client a moment

@@ -93,7 +93,22 @@ class CallContext implements ToolContext {
   }
 
   get log(): PluginLogger {
-    return (this.callLog ??= this.pluginLog.child({ tool: this.request.tool, callId: this.callId }));
+    this.callLog ??= this.callLogger();
+    return this.callLog;
+  }
+
+  /** The plugin's logger scoped to the call; each entry also goes to the caller's `onLog`, if any. */
+  private callLogger(): PluginLogger {
+    const logger = this.pluginLog.child({ tool: this.request.tool, callId: this.callId });
+    const onLog = this.request.onLog;
+    if (!onLog) return logger;
+    const level =
+      (name: 'error' | 'warn' | 'info' | 'debug') =>
+      (message: string, data?: Record<string, unknown>): void => {
+        logger[name](message, data);
+        onLog(data ? { level: name, message, data } : { level: name, message });
+      };
+    return { error: level('error'), warn: level('warn'), info: level('info'), debug: level('debug') };
   }
 
   /** An own property, not a method: a tool may destructure it (`const { progress } = ctx`). */

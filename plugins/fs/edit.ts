@@ -38,7 +38,7 @@ export const editTool = defineTool({
     },
     { additionalProperties: false },
   ),
-  annotations: { title: 'Edit a file', destructive: true },
+  annotations: { title: 'Edit a file', readOnly: false, destructive: true, idempotent: false, openWorld: false },
   async execute({ path, old_string: oldText, new_string: newText, replace_all: all = false }, ctx) {
     const { writeProtected, maxFileBytes } = limitsOf(ctx.options);
     if (oldText === newText)

@@ -36,7 +36,7 @@ export const globTool = defineTool({
     },
     { additionalProperties: false },
   ),
-  annotations: { title: 'Find files by name', readOnly: true, idempotent: true },
+  annotations: { title: 'Find files by name', readOnly: true, destructive: false, idempotent: true, openWorld: false },
   async execute({ pattern, path = '.' }, ctx) {
     const max = limitsOf(ctx.options).maxResults * 5;
     const matcher = globToRegExp(pattern);

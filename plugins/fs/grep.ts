@@ -52,7 +52,13 @@ export const grepTool = defineTool({
     },
     { additionalProperties: false },
   ),
-  annotations: { title: 'Search file contents', readOnly: true, idempotent: true },
+  annotations: {
+    title: 'Search file contents',
+    readOnly: true,
+    destructive: false,
+    idempotent: true,
+    openWorld: false,
+  },
   async execute({ pattern, path = '.', include, ignore_case: ignoreCase = false }, ctx) {
     const { maxFileBytes, maxResults } = limitsOf(ctx.options);
     let regex: RegExp;

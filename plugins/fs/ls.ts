@@ -29,7 +29,7 @@ export const lsTool = defineTool({
     },
     { additionalProperties: false },
   ),
-  annotations: { title: 'List a directory', readOnly: true, idempotent: true },
+  annotations: { title: 'List a directory', readOnly: true, destructive: false, idempotent: true, openWorld: false },
   async execute({ path = '.' }, ctx) {
     const max = limitsOf(ctx.options).maxResults * 5;
     const target = await resolveInWorkspace(ctx.workspace, path, 'read');

@@ -35,7 +35,7 @@ export const readTool = defineTool({
     },
     { additionalProperties: false },
   ),
-  annotations: { title: 'Read a file', readOnly: true, idempotent: true },
+  annotations: { title: 'Read a file', readOnly: true, destructive: false, idempotent: true, openWorld: false },
   async execute({ path, offset = 1, limit = DEFAULT_LIMIT }, ctx) {
     const { readMaxBytes } = limitsOf(ctx.options);
     const target = await resolveInWorkspace(ctx.workspace, path, 'read');

@@ -32,7 +32,7 @@ export const writeTool = defineTool({
     },
     { additionalProperties: false },
   ),
-  annotations: { title: 'Write a file', destructive: true, idempotent: true },
+  annotations: { title: 'Write a file', readOnly: false, destructive: true, idempotent: true, openWorld: false },
   async execute({ path, content }, ctx) {
     const { writeProtected } = limitsOf(ctx.options);
     const target = await resolveInWorkspace(ctx.workspace, path, 'write', writeProtected);

@@ -45,7 +45,7 @@ export function createHttpGetTool(deps: HttpGetDeps = {}) {
       { url: Type.String({ minLength: 1, maxLength: 8192, description: 'The https:// URL to fetch.' }) },
       { additionalProperties: false },
     ),
-    annotations: { title: 'Fetch a web page', readOnly: true, openWorld: true },
+    annotations: { title: 'Fetch a web page', readOnly: true, destructive: false, idempotent: true, openWorld: true },
     async execute(input, ctx) {
       const limits = limitsOf(ctx.options);
       const target = parseTarget(input.url);

@@ -45,7 +45,13 @@ export function createBashTool(
       },
       { additionalProperties: false },
     ),
-    annotations: { title: 'Run a shell command', destructive: true, openWorld: true },
+    annotations: {
+      title: 'Run a shell command',
+      readOnly: false,
+      destructive: true,
+      idempotent: false,
+      openWorld: true,
+    },
     // The command's own timeout governs (timeout_ms); the host's only backs it up.
     timeoutMs: MAX_TIMEOUT_MS + 30_000,
     async execute({ command, timeout_ms }, ctx) {

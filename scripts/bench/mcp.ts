@@ -1,13 +1,15 @@
 /**
- * MCP figures (issue 8), beside the floor from the same run: one `tools/call` of an echo tool from
- * the SDK's client through `rousseau-host start --mcp` (the built bin: validation, policy, limiter,
- * timeout, output cap, audit; inline or worker isolation) vs the SDK's bare low-level `Server`
- * echoing over stdio. Same client code, same message; every server is measured in each round, so
- * machine noise lands on all of them.
+ * MCP figures, beside two floors from the same run: one `tools/call` of an echo tool from the SDK's
+ * client through `rousseau-host start --mcp` (the built bin: validation, policy, limiter, timeout,
+ * output cap, audit; inline or worker isolation) vs the SDK's bare low-level `Server` echoing over
+ * stdio (the floor) and the SDK's high-level `McpServer` (what a server written with the SDK
+ * costs). Same client code, same message; every server is measured in each round, so machine noise
+ * lands on all of them.
  *
- * Two figures per server: the sequential round trip (median of per-round medians; on a 2-vCPU box
- * it swings with vCPU wake-ups) and the server process's CPU time per call with 16 calls in flight
- * (from /proc, the stable one). "audit off" shows what the audit trail costs on its own.
+ * Three figures per server: the sequential round trip (p50: median of per-round medians; on a
+ * 2-vCPU box it swings with vCPU wake-ups), the throughput with 16 calls in flight, and the server
+ * process's CPU time per call in that batch (from /proc, the stable one). "audit off" shows what
+ * the audit trail costs on its own.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'rousseau-host.js');
 const ECHO_PLUGIN = join(ROOT, 'test', 'fixtures', 'plugins', 'echo.ts');
 const BARE = join(ROOT, 'test', 'fixtures', 'mcp', 'bare-echo.mjs');
+const BARE_MCP_SERVER = join(ROOT, 'test', 'fixtures', 'mcp', 'bare-mcp-server.mjs');
 
 const ROUNDS = 6;
 const SEQUENTIAL = 300;
@@ -49,6 +52,7 @@ export async function run(): Promise<Row[]> {
   };
   const servers = [
     await connect('bare SDK Server', [BARE]),
+    await connect('bare SDK McpServer', [BARE_MCP_SERVER]),
     await connect('start --mcp, inline plugin', host('inline', 'inline', true)),
     await connect('start --mcp, inline plugin, audit off', host('inline-noaudit', 'inline', false)),
     await connect('start --mcp, worker plugin', host('worker', 'worker', true)),
@@ -59,34 +63,53 @@ export async function run(): Promise<Row[]> {
       if (r !== 'hello') throw new Error(`bench: ${s.label} answered ${JSON.stringify(r)}`);
     }
     await rounds(servers, 1); // warm-up: JIT, the worker, the audit file
-    const { seq, cpu } = await rounds(servers, ROUNDS);
+    const { seq, cpu, rate } = await rounds(servers, ROUNDS);
 
-    const [bare, ...ours] = servers;
+    const [floor, sdk, ...ours] = servers as [Server, Server, ...Server[]];
+    const host = ours[0]!;
+    const median = (m: Map<Server, number[]>, s: Server) => stats(m.get(s)!).median;
     const rows: Row[] = [];
-    const seqFloor = { name: 'bare', value: stats(seq.get(bare!)!).median };
-    rows.push({ name: `round trip, ${bare!.label}`, value: seqFloor.value, unit: 'µs' });
+    const seqFloor = { name: floor.label, value: median(seq, floor) };
+    const seqSdk = { name: sdk.label, value: median(seq, sdk) };
+    rows.push({ name: `round trip p50, ${floor.label}`, value: seqFloor.value, unit: 'µs' });
+    rows.push({ name: `round trip p50, ${sdk.label}`, value: seqSdk.value, unit: 'µs', floor: seqFloor });
+    rows.push({
+      name: `round trip p50, ${host.label}`,
+      value: median(seq, host),
+      unit: 'µs',
+      floor: seqSdk,
+      target: '≤ ×1.0',
+    });
     for (const s of ours)
       rows.push({
-        name: `round trip, ${s.label}`,
-        value: stats(seq.get(s)!).median,
+        name: `round trip p50, ${s.label}`,
+        value: median(seq, s),
         unit: 'µs',
         floor: seqFloor,
-        ...(s === ours[0] ? { target: '≤ ×1.2' } : {}),
+        ...(s === host ? { target: '≤ ×1.1' } : {}),
       });
+    const rateFloor = { name: floor.label, value: median(rate, floor) };
+    const rateSdk = { name: sdk.label, value: median(rate, sdk) };
+    rows.push({ name: `throughput (${IN_FLIGHT} in flight), ${floor.label}`, value: rateFloor.value, unit: 'calls/s' });
+    rows.push({ name: `throughput, ${sdk.label}`, value: rateSdk.value, unit: 'calls/s', floor: rateFloor });
+    rows.push({
+      name: `throughput, ${host.label}`,
+      value: median(rate, host),
+      unit: 'calls/s',
+      floor: rateSdk,
+      target: '≥ ×1.0',
+    });
+    for (const s of ours)
+      rows.push({ name: `throughput, ${s.label}`, value: median(rate, s), unit: 'calls/s', floor: rateFloor });
     if (cpu.size) {
-      const cpuFloor = { name: 'bare', value: stats(cpu.get(bare!)!).median };
+      const cpuFloor = { name: floor.label, value: median(cpu, floor) };
       rows.push({
-        name: `server CPU per call (${IN_FLIGHT} in flight), ${bare!.label}`,
+        name: `server CPU per call (${IN_FLIGHT} in flight), ${floor.label}`,
         value: cpuFloor.value,
         unit: 'µs',
       });
-      for (const s of ours)
-        rows.push({
-          name: `server CPU per call, ${s.label}`,
-          value: stats(cpu.get(s)!).median,
-          unit: 'µs',
-          floor: cpuFloor,
-        });
+      for (const s of [sdk, ...ours])
+        rows.push({ name: `server CPU per call, ${s.label}`, value: median(cpu, s), unit: 'µs', floor: cpuFloor });
     }
     return rows;
   } finally {
@@ -115,13 +138,17 @@ function cpuMicros(pid: number): number | undefined {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
-/** Each round, every server in turn: sequential calls (their median, µs), then a batch in flight (server CPU µs per call). */
+/**
+ * Each round, every server in turn: sequential calls (their median, µs), then a batch in flight
+ * (calls per second, and server CPU µs per call).
+ */
 async function rounds(
   servers: Server[],
   n: number,
-): Promise<{ seq: Map<Server, number[]>; cpu: Map<Server, number[]> }> {
+): Promise<{ seq: Map<Server, number[]>; cpu: Map<Server, number[]>; rate: Map<Server, number[]> }> {
   const seq = new Map<Server, number[]>();
   const cpu = new Map<Server, number[]>();
+  const rate = new Map<Server, number[]>();
   for (let r = 0; r < n; r++) {
     for (const s of servers) {
       const samples: number[] = [];
@@ -133,16 +160,18 @@ async function rounds(
       seq.set(s, [...(seq.get(s) ?? []), stats(samples).median]);
 
       const before = cpuMicros(s.pid);
+      const started = performance.now();
       let next = 0;
       await Promise.all(
         Array.from({ length: IN_FLIGHT }, async () => {
           while (next++ < CONCURRENT) await echo(s.client);
         }),
       );
+      rate.set(s, [...(rate.get(s) ?? []), CONCURRENT / ((performance.now() - started) / 1000)]);
       const after = cpuMicros(s.pid);
       if (before !== undefined && after !== undefined)
         cpu.set(s, [...(cpu.get(s) ?? []), (after - before) / CONCURRENT]);
     }
   }
-  return { seq, cpu };
+  return { seq, cpu, rate };
 }

@@ -1,17 +1,22 @@
 // The host as an MCP server, seen from the SDK's own client: `rousseau-host start --mcp` (the built
 // bin, a real child process) and serveMcpHttp on a loopback port.
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createHost, type Host } from '../../core/host.ts';
+import {
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import tools from '../fixtures/mcp/tools.ts';
 import { BIN, FIXTURES, runCli, tempDir, until } from '../helpers.ts';
+import { allowingHost, auditCodes, hostOfRemote } from './shared.ts';
 
 const MCP = join(FIXTURES, 'mcp');
 
@@ -71,9 +76,10 @@ describe('rousseau-host start --mcp (stdio)', function () {
     tmp.cleanup();
   });
 
-  it('initializes as rousseau-host, promising tools/list_changed', () => {
+  it('initializes as rousseau-host, promising tools/list_changed and logging', () => {
     expect(client.getServerVersion()?.name).to.equal('rousseau-host');
     expect(client.getServerCapabilities()?.tools).to.deep.equal({ listChanged: true });
+    expect(client.getServerCapabilities()?.logging).to.deep.equal({});
   });
 
   it('lists every tool sorted by name, with our exact schema and mapped annotations', async () => {
@@ -133,16 +139,7 @@ describe('rousseau-host start --mcp (stdio)', function () {
       .catch((e: unknown) => (thrown = e));
     expect(thrown).to.be.instanceOf(Error);
     // The host saw it: the audit trail records the call as cancelled, long before the plugin's timeout.
-    await until(
-      () => {
-        const lines = readFileSync(audit, 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as { tool?: string; code?: string });
-        return lines.some((l) => l.tool === 'wait' && l.code === 'cancelled');
-      },
-      { timeoutMs: 8000, message: 'the audit record' },
-    );
+    await until(() => auditCodes(audit).includes('wait:cancelled'), { timeoutMs: 8000, message: 'the audit record' });
   });
 
   it('sends progress notifications when the client asks for them', async () => {
@@ -197,6 +194,94 @@ describe('rousseau-host start --mcp (stdio)', function () {
   });
 });
 
+describe('rousseau-host start --mcp: while the plugins load', function () {
+  this.timeout(20_000);
+  const tmp = tempDir('rh-mcp-gate-');
+  const gate = join(tmp.dir, 'open');
+  let client: Client;
+
+  before(() =>
+    tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: [
+          { module: join(MCP, 'gate.ts'), isolation: 'inline', options: { file: gate }, loadTimeoutMs: 15_000 },
+          { module: join(MCP, 'sessions.ts'), isolation: 'inline' },
+        ],
+        policy: { default: 'allow' },
+        log: { audit: false },
+      }),
+    ),
+  );
+  after(async () => {
+    await client?.close();
+    tmp.cleanup();
+  });
+
+  it('answers initialize at once; tools/list waits for the plugins and then lists them', async () => {
+    client = new Client({ name: 'test-client', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'start', '--mcp'],
+        cwd: tmp.dir,
+        stderr: 'pipe',
+      }),
+    );
+    // Initialized while the gate plugin cannot have finished loading: its file does not exist yet.
+    expect(existsSync(gate)).to.equal(false);
+    expect(client.getServerVersion()?.name).to.equal('rousseau-host');
+    const listed = client.listTools();
+    tmp.write('open', '');
+    expect((await listed).tools.map((t) => t.name)).to.deep.equal(['log_levels', 'opened', 'write_later']);
+    expect(text(await client.callTool({ name: 'opened', arguments: {} }))).to.equal('open');
+  });
+
+  it("sends a call's log entries at or above the level the client set, on stdio too", async () => {
+    const got: { level: string; data: unknown }[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void got.push(n.params));
+    await client.setLoggingLevel('error');
+    expect(text(await client.callTool({ name: 'log_levels', arguments: {} }))).to.equal('logged');
+    await until(() => got.length > 0, { message: 'the error entry' });
+    expect(got).to.deep.equal([{ level: 'error', logger: 'log_levels', data: 'an error line' }]);
+  });
+});
+
+describe('rousseau-host start --mcp: a config that cannot load', function () {
+  this.timeout(20_000);
+
+  it('fails with the config error on stderr and exit 1 (the server started before the config was read)', async () => {
+    const tmp = tempDir('rh-mcp-bad-');
+    try {
+      tmp.write('rousseau.config.json', JSON.stringify({ builtins: false, plugins: 42 }));
+      const init = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+      };
+      const r = await runCli(['start', '--mcp'], {
+        cwd: tmp.dir,
+        input: `${JSON.stringify(init)}\n`,
+        timeoutMs: 15_000,
+      });
+      expect(r.code, r.stderr).to.equal(1);
+      expect(r.stderr).to.contain('plugins');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
+
+describe('rousseau-host start --stateless', () => {
+  it('is a usage error without --mcp-http, naming the flag it needs', async () => {
+    const r = await runCli(['start', '--mcp', '--stateless']);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.contain('--stateless applies to --mcp-http only');
+  });
+});
+
 describe('rousseau-host start --mcp: a line over the stdio limit', function () {
   this.timeout(30_000);
   const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024; // the documented limit
@@ -233,7 +318,7 @@ describe('rousseau-host start --mcp: a line over the stdio limit', function () {
   });
 });
 
-describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
+describe('serveMcpHttp --stateless (Streamable HTTP, no sessions)', function () {
   this.timeout(20_000);
   const tmp = tempDir('rh-mcp-http-');
   const audit = join(tmp.dir, 'audit.jsonl');
@@ -241,20 +326,14 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
   let server: { url: string; close(): Promise<void> };
 
   before(async () => {
-    host = await createHost({
-      cwd: MCP,
+    host = await allowingHost(
+      [
+        { module: '../plugins/echo.ts', isolation: 'inline' },
+        { module: '../plugins/kit.ts', isolation: 'inline' },
+      ],
       audit,
-      logLevel: 'error',
-      config: {
-        builtins: false,
-        plugins: [
-          { module: '../plugins/echo.ts', isolation: 'inline' },
-          { module: '../plugins/kit.ts', isolation: 'inline' },
-        ],
-        policy: { default: 'allow' },
-      },
-    });
-    server = await serveMcpHttp(host, { port: 0 });
+    );
+    server = await serveMcpHttp(host, { port: 0, stateless: true });
   });
   after(async () => {
     await server.close();
@@ -265,8 +344,11 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
   it('binds to loopback and serves list and call to the SDK client, one stateless request at a time', async () => {
     expect(server.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     const client = new Client({ name: 'test-client', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    const transport = new StreamableHTTPClientTransport(new URL(server.url));
+    await client.connect(transport);
     try {
+      expect(transport.sessionId).to.equal(undefined);
+      expect(client.getServerCapabilities()?.tools).to.deep.equal({ listChanged: false });
       expect((await client.listTools()).tools.map((t) => t.name)).to.include.members(['echo', 'greet', 'fail']);
       expect(text(await client.callTool({ name: 'echo', arguments: { text: 'over http' } }))).to.equal('over http');
       const failed = await client.callTool({ name: 'fail', arguments: { message: 'bad' } });
@@ -311,30 +393,11 @@ describe('serveMcpHttp (Streamable HTTP, stateless)', function () {
     req.on('error', () => {}); // we hang up on purpose
     req.end(JSON.stringify(call));
     setTimeout(() => req.destroy(), 200);
-    await until(
-      () => {
-        const lines = readFileSync(audit, 'utf8')
-          .trim()
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as { tool?: string; code?: string });
-        return lines.some((l) => l.tool === 'slow' && l.code === 'cancelled');
-      },
-      { timeoutMs: 8000, message: 'the audit record' },
-    );
+    await until(() => auditCodes(audit).includes('slow:cancelled'), { timeoutMs: 8000, message: 'the audit record' });
   });
 
   it('serves a host that another host loads as an MCP plugin by URL', async () => {
-    const consumer = await createHost({
-      cwd: MCP,
-      audit: false,
-      logLevel: 'error',
-      config: {
-        builtins: false,
-        plugins: [{ name: 'remote', mcp: { url: server.url } }],
-        policy: { default: 'allow' },
-      },
-    });
+    const consumer = await hostOfRemote(server.url);
     try {
       const names = consumer.tools().map((t) => t.name);
       expect(names).to.include.members(['remote_echo', 'remote_greet']);

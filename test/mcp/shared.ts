@@ -1,0 +1,33 @@
+// What the MCP server tests share: reading the audit trail, and a second host that loads the served
+// one as an MCP plugin by URL.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { HostConfig } from '../../core/config-schema.ts';
+import { createHost, type Host } from '../../core/host.ts';
+import { FIXTURES } from '../helpers.ts';
+
+type PluginEntry = NonNullable<HostConfig['plugins']>[number];
+
+/** `tool:code` of each audited call, in order. */
+export function auditCodes(file: string): string[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { tool?: string; code?: string })
+    .map((l) => `${l.tool}:${l.code}`);
+}
+
+/** A host that allows every call, with these plugins (paths relative to test/fixtures/mcp). */
+export function allowingHost(plugins: PluginEntry[], audit: string | false = false): Promise<Host> {
+  return createHost({
+    cwd: join(FIXTURES, 'mcp'),
+    audit,
+    logLevel: 'error',
+    config: { builtins: false, plugins, policy: { default: 'allow' } },
+  });
+}
+
+/** A host whose one plugin, `remote`, is the MCP server at `url`. */
+export const hostOfRemote = (url: string) => allowingHost([{ name: 'remote', mcp: { url } }]);
