@@ -147,6 +147,7 @@ function ownCallOptions(given: CallOptions): CallOptions {
   if (Object.hasOwn(given, 'callId')) options.callId = given.callId;
   if (Object.hasOwn(given, 'sessionId')) options.sessionId = given.sessionId;
   if (Object.hasOwn(given, 'onProgress')) options.onProgress = given.onProgress;
+  if (Object.hasOwn(given, 'onLog')) options.onLog = given.onLog;
   return options;
 }
 
@@ -331,6 +332,7 @@ class GuardedRun implements RunRequest {
   readonly callId: string;
   readonly sessionId?: string;
   readonly onProgress?: CallOptions['onProgress'];
+  readonly onLog?: CallOptions['onLog'];
   private readonly env: DispatchEnv;
   private readonly registered: RegisteredTool;
   private readonly external?: AbortSignal;
@@ -373,6 +375,7 @@ class GuardedRun implements RunRequest {
     this.callId = callId;
     if (options.sessionId) this.sessionId = options.sessionId;
     if (options.onProgress) this.onProgress = options.onProgress;
+    if (options.onLog) this.onLog = options.onLog;
     if (options.signal) this.external = options.signal;
     this.resolve = resolve;
   }

@@ -4,10 +4,8 @@
  * Commands load lazily, so `--version` and `--help` cost a bare node start. A one-shot command
  * exits as soon as its answer is printed, even if a plugin left timers or handles behind.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PACKAGE_ROOT } from '../paths.ts';
+import { HOST_INFO } from '../identity.ts';
 import { guardStdout } from '../mcp/stdout-guard.ts';
 import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, UsageError, type Command } from './command.ts';
 import { signalExitCode, trapStopSignals } from './signals.ts';
@@ -35,11 +33,6 @@ const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command>
     init: { summary: 'write a commented rousseau.config.ts', load: async () => (await import('./init.ts')).init },
   }),
 );
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 /** Global flags that take a value: their value is not the command name. */
 const VALUE_FLAGS = new Set(['--config', '-c', '--cwd', '-C', '--log-level']);
@@ -84,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
   const wantsJson = argv.includes('--json');
   const entry = name === undefined ? undefined : COMMANDS.get(name);
   if (!entry) {
-    if (argv.includes('--version') || argv.includes('-V')) return (print(version()), EXIT.ok);
+    if (argv.includes('--version') || argv.includes('-V')) return (print(HOST_INFO.version), EXIT.ok);
     if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return (print(globalHelp()), EXIT.ok);
     const problem = name ? `unknown command "${name}"` : 'no command given';
     printError(`rousseau-host: ${problem}\n\n${globalHelp()}`);
@@ -106,7 +99,7 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
   if (parsed.values.help) return (print(commandHelp(command)), EXIT.ok);
-  if (parsed.values.version) return (print(version()), EXIT.ok);
+  if (parsed.values.version) return (print(HOST_INFO.version), EXIT.ok);
   // From here until the command returns, stdout is the CLI's: what plugins print goes to stderr.
   const guard = guardStdout();
   const stop = trapStopSignals();

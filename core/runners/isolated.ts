@@ -20,7 +20,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { hostError, HostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { ToolAnnotations } from '../contract.ts';
-import type { Logger } from '../log.ts';
+import { isLogLevel, type Logger } from '../log.ts';
 import { jsonLongerThan } from '../safe-json.ts';
 import type { Progress } from '../types.ts';
 import { killProcessGroup } from './child-processes.ts';
@@ -38,6 +38,7 @@ import {
   type RunRequest,
 } from './runner.ts';
 import { startThread } from './thread.ts';
+import { emitLog, progressOf } from './tool-context.ts';
 import type { FromWorker, WorkerData } from './worker-protocol.ts';
 
 /** How long `close()` lets a plugin dispose before killing its isolate. */
@@ -54,7 +55,6 @@ interface Pending {
   settle(outcome: Attempt): void;
 }
 
-const LOG_LEVELS: ReadonlySet<string> = new Set(['error', 'warn', 'info', 'debug']);
 /** The most meta a log line from an isolate carries, as JSON; more is dropped. */
 const MAX_LOG_META_BYTES = 16 * 1024;
 
@@ -287,24 +287,31 @@ class IsolatedRunner implements PluginRunner {
         // The isolate runs the plugin's code, which can post any message past the relay: only a
         // known level, a string, and meta whose JSON is small (a DAG kept small by structured clone
         // would be written out on the host thread) reach the log.
-        const level = LOG_LEVELS.has(message.level) ? message.level : 'info';
+        const level = isLogLevel(message.level) ? message.level : 'info';
+        const text = String(message.message);
         const meta =
           message.meta !== null && typeof message.meta === 'object' && !jsonLongerThan(message.meta, MAX_LOG_META_BYTES)
             ? message.meta
-            : {};
-        this.log.log(level, String(message.message), meta);
+            : undefined;
+        const request = typeof message.call?.id === 'number' ? box.calls.get(message.call.id)?.request : undefined;
+        const scope = request ? { tool: request.tool, callId: request.callId } : callScope(message.call);
+        this.log.log(level, text, scope ? { ...scope, ...meta } : (meta ?? {}));
+        emitLog(request?.onLog, level, text, meta);
         break;
       }
       case 'progress': {
         // Rebuilt from its typed fields, for the same reason: MCP writes it out as JSON.
         const { done, total, message: text } = (message.progress ?? {}) as Partial<Progress>;
         if (typeof done !== 'number') break;
-        const progress: Progress = {
-          done,
-          ...(typeof total === 'number' ? { total } : {}),
-          ...(typeof text === 'string' ? { message: text.slice(0, 1024) } : {}),
-        };
-        box.calls.get(message.id)?.request.onProgress?.(progress);
+        box.calls
+          .get(message.id)
+          ?.request.onProgress?.(
+            progressOf(
+              done,
+              typeof total === 'number' ? total : undefined,
+              typeof text === 'string' ? text.slice(0, 1024) : undefined,
+            ),
+          );
         break;
       }
       case 'authorize':
@@ -472,6 +479,7 @@ class IsolatedRunner implements PluginRunner {
         input: request.input,
         callId: request.callId,
         ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+        ...(request.onLog ? { logAll: true } : {}),
       });
     });
   }
@@ -533,6 +541,12 @@ function soleStarted(box: Sandbox): Sandbox['culprit'] {
   if (started.length !== 1) return undefined;
   const [id, pending] = started[0]!;
   return { id, tool: pending.request.tool, timedOut: false };
+}
+
+/** The tool and call id a log line of a call no longer in flight says it came from, when they are strings. */
+function callScope(call: unknown): { tool: string; callId: string } | undefined {
+  const { tool, callId } = (call ?? {}) as { tool?: unknown; callId?: unknown };
+  return typeof tool === 'string' && typeof callId === 'string' ? { tool, callId } : undefined;
 }
 
 /** The tools of a report that say running a call twice is harmless (the contract check has vetted the flags). */

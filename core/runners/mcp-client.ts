@@ -36,6 +36,7 @@ import type {
 import type { Violation } from '../types.ts';
 import { HOST_INFO } from '../identity.ts';
 import { fromMcpAnnotations, mapToolNames } from './mcp-mapping.ts';
+import { progressOf } from './tool-context.ts';
 
 /** The SDK's own request timeout must never fire first: the dispatcher owns the call's timeout. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
@@ -306,14 +307,7 @@ export function createMcpRunner(
               signal: request.signal,
               timeout: NO_SDK_TIMEOUT,
               ...(request.onProgress
-                ? {
-                    onprogress: (p) =>
-                      request.onProgress!({
-                        done: p.progress,
-                        ...(p.total === undefined ? {} : { total: p.total }),
-                        ...(p.message === undefined ? {} : { message: p.message }),
-                      }),
-                  }
+                ? { onprogress: (p) => request.onProgress!(progressOf(p.progress, p.total, p.message)) }
                 : {}),
             },
           );

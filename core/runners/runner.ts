@@ -7,7 +7,7 @@
  */
 import type { Authorization } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../plugin-report.ts';
-import type { Isolation, Progress, Violation } from '../types.ts';
+import type { Isolation, LogEntry, Progress, Violation } from '../types.ts';
 import type { QuarantinePolicy } from './crash-budget.ts';
 
 /** A plugin entry after the loader resolved it: everything a runner needs to start it. */
@@ -65,6 +65,8 @@ export interface RunRequest {
    */
   whenStopped(listener: () => void): void;
   onProgress?: (progress: Progress) => void;
+  /** Each `ctx.log` entry of the call, at every level (`CallOptions.onLog`). */
+  onLog?: (entry: LogEntry) => void;
   /** `ctx.authorize`: the policy's verdict on another input for this tool, within this call. */
   authorize(input: unknown): Promise<Authorization>;
 }

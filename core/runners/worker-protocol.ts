@@ -4,6 +4,7 @@
  */
 import type { Authorization } from '../contract.ts';
 import type { HostErrorCode } from '../errors.ts';
+import type { LogLevel } from '../log.ts';
 import type { Progress } from '../types.ts';
 import type { LoadedPlugin } from './runner.ts';
 
@@ -17,12 +18,19 @@ export interface WorkerData {
   logLevel: string;
 }
 
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
-
 export type ToWorker =
   /** A process's first message (a thread gets it as `workerData`). */
   | { type: 'init'; data: WorkerData }
-  | { type: 'run'; id: number; tool: string; input: unknown; callId: string; sessionId?: string }
+  | {
+      type: 'run';
+      id: number;
+      tool: string;
+      input: unknown;
+      callId: string;
+      sessionId?: string;
+      /** Relay every level of the call's log lines, not only those the host logs: its caller takes them all. */
+      logAll?: true;
+    }
   /** A plain cancellation: fires `ctx.signal` in the worker. A timeout ends the worker instead. */
   | { type: 'abort'; id: number; reason: { name: string; message: string } }
   /** The host's answer to an `authorize` the call `id` sent. */
@@ -39,7 +47,14 @@ export type FromWorker =
   | { type: 'started'; id: number }
   | { type: 'result'; id: number; ok: true; output: unknown }
   | { type: 'result'; id: number; ok: false; message: string }
-  | { type: 'log'; level: LogLevel; message: string; meta?: Record<string, unknown> }
+  /** A `ctx.log` line of call `call.id`, or (no `call`) of the plugin's own logger. */
+  | {
+      type: 'log';
+      level: LogLevel;
+      message: string;
+      meta?: Record<string, unknown>;
+      call?: { id: number; tool: string; callId: string };
+    }
   | { type: 'progress'; id: number; progress: Progress }
   /** `ctx.authorize(input)` in call `id`; `seq` pairs it with its answer. */
   | { type: 'authorize'; id: number; seq: number; input: unknown }
