@@ -21,7 +21,7 @@ import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
-import { CrashBudget } from './crash-budget.ts';
+import { CrashBudget, reportFailure } from './crash-budget.ts';
 import { schemaProblems } from '../schema-errors.ts';
 import { compileLinear } from '../schema-patterns.ts';
 import type {
@@ -167,25 +167,20 @@ export function createMcpRunner(
     recordFailure(reason);
   }
 
-  /** Counts a crash against the budget, audits it, and says whether it started a quarantine. */
+  /** Counts a crash against the budget and reports it; returns the quarantine it started, if it did. */
   function recordFailure(reason: string): Required<PluginHealth> | undefined {
-    const quarantine = budget.record(reason);
-    audit.write({ event: 'plugin', plugin: server.name, state: 'crashed', reason });
-    if (quarantine) {
-      log.error(`MCP server "${server.name}" quarantined: ${quarantine.reason}${tail()}`);
-      audit.write({
-        event: 'plugin',
+    return reportFailure(
+      budget,
+      { log, audit },
+      {
+        kind: 'crashed',
         plugin: server.name,
-        state: 'quarantined',
-        reason: quarantine.reason,
-        until: new Date(quarantine.until).toISOString(),
-      });
-    } else {
-      log.warn(
-        `MCP server "${server.name}" ${reason}${server.url ? '; connecting again on the next call' : ''}${tail()}`,
-      );
-    }
-    return quarantine;
+        subject: `MCP server "${server.name}"`,
+        reason,
+        next: server.url ? 'connecting again on the next call' : 'it restarts after a backoff',
+        detail: tail(),
+      },
+    );
   }
 
   /** The server exited: restart it after a backoff, or after a quarantine when it keeps doing so. */

@@ -111,9 +111,7 @@ export const AUTHORIZE_BUDGET_SPENT: Authorization = Object.freeze({
 export const CALL_ENDED: Authorization = Object.freeze({ allowed: false, message: 'the call has ended' });
 
 /** The abort reason the dispatcher uses on timeout. */
-export function timeoutReason(ms: number): DOMException {
-  return new DOMException(`timed out after ${ms} ms`, 'TimeoutError');
-}
+export { timeoutReason } from '../abortable.ts';
 
 export function isTimeout(signal: AbortSignal): boolean {
   return signal.aborted && (signal.reason as { name?: string } | undefined)?.name === 'TimeoutError';

@@ -28,14 +28,20 @@ const CHILD_GRACE_MS = 1000;
 interface Channel {
   post(message: FromWorker): void;
   onMessage(listener: (message: ToWorker) => void): void;
+  /** Tells the host that call `id`'s `execute` is about to run (before it runs: it may never return). */
+  started(id: number): void;
   ref(): void;
   unref(): void;
 }
 
+const lastStarted = parentPort ? (workerData as WorkerData).lastStarted : undefined;
 const channel: Channel = parentPort
   ? {
       post: (message) => parentPort!.postMessage(message),
       onMessage: (listener) => parentPort!.on('message', listener),
+      started: (id) => {
+        if (lastStarted) Atomics.store(lastStarted, 0, id);
+      },
       ref: () => parentPort!.ref(),
       unref: () => parentPort!.unref(),
     }
@@ -43,6 +49,7 @@ const channel: Channel = parentPort
       // Once the host is gone there is no one to tell: the 'disconnect' handler below ends the process.
       post: (message) => void (process.connected && process.send!(message)),
       onMessage: (listener) => process.on('message', listener as (message: unknown) => void),
+      started: (id) => post({ type: 'started', id }),
       ref: () => process.channel?.ref(),
       unref: () => process.channel?.unref(),
     };
@@ -108,7 +115,7 @@ delegateWatching();
 channel.onMessage((message: ToWorker) => {
   switch (message.type) {
     case 'run':
-      void run(message);
+      run(message);
       break;
     case 'abort': {
       const call = calls.get(message.id);
@@ -169,25 +176,45 @@ async function load(): Promise<void> {
   }
 }
 
-async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
+function run(message: Extract<ToWorker, { type: 'run' }>): void {
   const { id } = message;
   const call = new WorkerCall(message);
   calls.set(id, call);
+  let output: unknown;
+  let later: boolean;
   try {
     const tool = instance?.live.get(message.tool);
     if (!tool) throw new Error(`tool "${message.tool}" is not loaded`);
-    post({ type: 'started', id });
-    const output = await running.run(message, () =>
+    channel.started(id);
+    output = running.run(message, () =>
       tool.execute(message.input as never, new CallContext(call, instance!.options, data.workspace)),
     );
-    const why = unsendable(output);
-    if (why) throw new Error(`it returned a value that cannot be sent to the host: ${why}`);
-    post({ type: 'result', id, ok: true, output });
+    later = typeof (output as PromiseLike<unknown> | null)?.then === 'function';
   } catch (error) {
-    post({ type: 'result', id, ok: false, message: messageOf(error) });
-  } finally {
-    calls.delete(id);
+    return answer(id, { error });
   }
+  // A tool that answers at once is answered in the same turn: no promise, no microtask.
+  if (!later) return answer(id, { output });
+  Promise.resolve(output).then(
+    (value) => answer(id, { output: value }),
+    (error: unknown) => answer(id, { error }),
+  );
+}
+
+/** Sends a call's result, once checked to be plain data, or why it failed. Never throws. */
+function answer(id: number, settled: { output: unknown } | { error: unknown }): void {
+  calls.delete(id);
+  let error = 'error' in settled ? settled.error : undefined;
+  if ('output' in settled) {
+    try {
+      const why = unsendable(settled.output);
+      if (!why) return post({ type: 'result', id, ok: true, output: settled.output });
+      error = new Error(`it returned a value that cannot be sent to the host: ${why}`);
+    } catch (thrown) {
+      error = thrown; // a value that could not even be looked at, or cloned
+    }
+  }
+  post({ type: 'result', id, ok: false, message: messageOf(error) });
 }
 
 /** Tells the host once which call's code is killing the isolate, when a call's is. */

@@ -16,6 +16,8 @@ export interface WorkerData {
   workspace: string;
   /** Log lines below this level are not relayed: they would only be dropped by the host. */
   logLevel: string;
+  /** A thread's: where it writes the id of each call as its `execute` begins (a process sends `started`). */
+  lastStarted?: Int32Array;
 }
 
 export type ToWorker =
@@ -43,7 +45,7 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'loaded'; report: LoadedPlugin }
   | { type: 'load_error'; code: HostErrorCode; message: string }
-  /** The call's `execute` is about to run: from here on it may have had side effects (isolated.ts re-runs only calls that had not). */
+  /** A process's: the call's `execute` is about to run, so it may have had side effects from here on (isolated.ts re-runs only calls that had not). */
   | { type: 'started'; id: number }
   | { type: 'result'; id: number; ok: true; output: unknown }
   | { type: 'result'; id: number; ok: false; message: string }
