@@ -25,7 +25,9 @@ describe('abortable', () => {
     controller.abort(reason);
     expect(await waiting.catch((error: unknown) => error)).to.equal(reason);
     expect(getEventListeners(controller.signal, 'abort')).to.have.length(0);
-    expect(await abortable(Promise.resolve(1), { signal: controller.signal }).catch((e: unknown) => e)).to.equal(reason);
+    expect(await abortable(Promise.resolve(1), { signal: controller.signal }).catch((e: unknown) => e)).to.equal(
+      reason,
+    );
   });
 
   it('rejects with a TimeoutError after timeoutMs, or with what onTimeout makes', async () => {

@@ -4,7 +4,7 @@
  * Commands load lazily, so `--version` and `--help` cost a bare node start. A one-shot command
  * exits as soon as its answer is printed, even if a plugin left timers or handles behind.
  */
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { HOST_INFO } from '../identity.ts';
 import { guardStdout } from '../mcp/stdout-guard.ts';
 import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, UsageError, type Command } from './command.ts';
@@ -77,15 +77,23 @@ export async function main(argv: string[]): Promise<number> {
   const wantsJson = argv.includes('--json');
   const entry = name === undefined ? undefined : COMMANDS.get(name);
   if (!entry) {
-    if (argv.includes('--version') || argv.includes('-V')) return (print(HOST_INFO.version), EXIT.ok);
-    if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return (print(globalHelp()), EXIT.ok);
+    if (argv.includes('--version') || argv.includes('-V')) {
+      print(HOST_INFO.version);
+      return EXIT.ok;
+    }
+    if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
+      print(globalHelp());
+      return EXIT.ok;
+    }
     const problem = name ? `unknown command "${name}"` : 'no command given';
     printError(`rousseau-host: ${problem}\n\n${globalHelp()}`);
     if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: problem } }));
     return EXIT.usage;
   }
   const command = await entry.load();
-  let parsed;
+  let parsed: ReturnType<
+    typeof parseArgs<{ options: NonNullable<ParseArgsConfig['options']>; allowPositionals: true; strict: true }>
+  >;
   try {
     parsed = parseArgs({
       args: argv.filter((_, i) => i !== index),
@@ -98,8 +106,14 @@ export async function main(argv: string[]): Promise<number> {
     if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: (error as Error).message } }));
     return EXIT.usage;
   }
-  if (parsed.values.help) return (print(commandHelp(command)), EXIT.ok);
-  if (parsed.values.version) return (print(HOST_INFO.version), EXIT.ok);
+  if (parsed.values.help) {
+    print(commandHelp(command));
+    return EXIT.ok;
+  }
+  if (parsed.values.version) {
+    print(HOST_INFO.version);
+    return EXIT.ok;
+  }
   // From here until the command returns, stdout is the CLI's: what plugins print goes to stderr.
   const guard = guardStdout();
   const stop = trapStopSignals();

@@ -532,13 +532,17 @@ class IsolatedRunner implements PluginRunner {
 
   /** Counts a crash or timeout against the budget; logs and audits it, and the quarantine it may start. */
   private failed(kind: 'crashed' | 'timeout', reason: string): void {
-    const quarantine = reportFailure(this.budget, { log: this.log, audit: this.audit }, {
-      kind,
-      plugin: this.name,
-      subject: `plugin ${this.name}`,
-      reason,
-      next: `its ${this.isolation} restarts for the next call`,
-    });
+    const quarantine = reportFailure(
+      this.budget,
+      { log: this.log, audit: this.audit },
+      {
+        kind,
+        plugin: this.name,
+        subject: `plugin ${this.name}`,
+        reason,
+        next: `its ${this.isolation} restarts for the next call`,
+      },
+    );
     if (quarantine) return;
     // Start the next isolate now (after the backoff), not when the next call comes: a start costs tens
     // of ms, more on a busy machine, and would otherwise eat into that call's timeout.

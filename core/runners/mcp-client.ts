@@ -56,11 +56,12 @@ let sdk:
     >
   | undefined;
 function loadSdk() {
-  return (sdk ??= Promise.all([
+  sdk ??= Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-  ]).then(([client, stdio, http]) => ({ ...client, ...stdio, ...http })));
+  ]).then(([client, stdio, http]) => ({ ...client, ...stdio, ...http }));
+  return sdk;
 }
 
 /**
@@ -186,7 +187,10 @@ export function createMcpRunner(
   /** The server exited: restart it after a backoff, or after a quarantine when it keeps doing so. */
   function onCrash(reason: string): void {
     const quarantine = recordFailure(reason);
-    if (quarantine) return scheduleStart(quarantine.until - Date.now());
+    if (quarantine) {
+      scheduleStart(quarantine.until - Date.now());
+      return;
+    }
     const delay = budget.restartDelay();
     log.debug(`MCP server "${server.name}": restarting in ${delay} ms`);
     scheduleStart(delay);
@@ -227,7 +231,7 @@ export function createMcpRunner(
         server.name,
         tools.map((t) => t.name),
       );
-      names.forEach((name, i) => originals.set(name, tools[i]!.name));
+      for (const [i, name] of names.entries()) originals.set(name, tools[i]!.name);
       const info = client.getServerVersion();
       const version = info?.version;
       const plugin: PluginReport = {
@@ -282,7 +286,8 @@ export function createMcpRunner(
       for (let attempt = 1; ; attempt++) {
         let conn: Connection;
         try {
-          conn = await (connection ??= connect());
+          connection ??= connect();
+          conn = await connection;
         } catch (error) {
           if (server.url && !closed) {
             connection = undefined; // still unreachable: the next call tries again

@@ -54,7 +54,8 @@ export class CallContext implements ToolContext {
   }
 
   get log(): PluginLogger {
-    return (this.callLog ??= portLogger(this.port));
+    this.callLog ??= portLogger(this.port);
+    return this.callLog;
   }
 }
 

@@ -191,10 +191,13 @@ function run(message: Extract<ToWorker, { type: 'run' }>): void {
     );
     later = typeof (output as PromiseLike<unknown> | null)?.then === 'function';
   } catch (error) {
-    return answer(id, { error });
+    answer(id, { error });
+    return;
   }
-  // A tool that answers at once is answered in the same turn: no promise, no microtask.
-  if (!later) return answer(id, { output });
+  if (!later) {
+    answer(id, { output }); // a tool that answers at once is answered in the same turn: no promise, no microtask
+    return;
+  }
   Promise.resolve(output).then(
     (value) => answer(id, { output: value }),
     (error: unknown) => answer(id, { error }),
@@ -208,7 +211,10 @@ function answer(id: number, settled: { output: unknown } | { error: unknown }): 
   if ('output' in settled) {
     try {
       const why = unsendable(settled.output);
-      if (!why) return post({ type: 'result', id, ok: true, output: settled.output });
+      if (!why) {
+        post({ type: 'result', id, ok: true, output: settled.output });
+        return;
+      }
       error = new Error(`it returned a value that cannot be sent to the host: ${why}`);
     } catch (thrown) {
       error = thrown; // a value that could not even be looked at, or cloned
