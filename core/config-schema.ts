@@ -4,6 +4,7 @@
  */
 import Type, { type Static } from 'typebox';
 import { MAX_TIMEOUT_MS } from './deadlines.ts';
+import { LOG_LEVELS } from './log.ts';
 
 const Isolation = Type.Enum(['inline', 'worker', 'process'], {
   description:
@@ -170,7 +171,7 @@ export const HostConfigSchema = Type.Object(
     log: Type.Optional(
       Type.Object(
         {
-          level: Type.Optional(Type.Enum(['error', 'warn', 'info', 'debug'])),
+          level: Type.Optional(Type.Enum([...LOG_LEVELS])),
           audit: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Literal(false)])),
           auditInputCap: Type.Optional(Type.Integer({ minimum: 0 })),
         },

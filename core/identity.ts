@@ -1,4 +1,4 @@
-/** How the host names itself to MCP peers, as a server (`serverInfo`) and as a client (`clientInfo`). */
+/** Who the host is: its name and version, for `--version` and for MCP peers (`serverInfo` as a server, `clientInfo` as a client). */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from './paths.ts';

@@ -21,7 +21,7 @@ export type { AuditRecord } from './audit.ts';
 export type { ApprovalRequest, ApproveFn } from './dispatch.ts';
 export { HostError, RESULT_CODES } from './errors.ts';
 export type { HostErrorCode, ResultCode } from './errors.ts';
-export type { CallOptions, CallResult, PluginStatus, Progress, ToolInfo, Violation } from './types.ts';
+export type { CallOptions, CallResult, LogEntry, PluginStatus, Progress, ToolInfo, Violation } from './types.ts';
 export { Agent } from './agent/agent.ts';
 export type {
   AgentError,

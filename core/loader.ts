@@ -9,6 +9,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { abortable } from './abortable.ts';
 import { checkPlugin } from './check.ts';
 import type { BuiltinEntryConfig, HostConfig, PluginEntryConfig } from './config-schema.ts';
 import { HostError, hostError, messageOf } from './errors.ts';
@@ -219,11 +220,7 @@ async function importBuiltin(spec: PluginSpec): Promise<unknown> {
 }
 
 function withLoadTimeout<T>(loading: Promise<T>, ms: number, source: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [source, ms])), ms);
-  });
-  return Promise.race([loading, expired]).finally(() => clearTimeout(timer));
+  return abortable(loading, { timeoutMs: ms, onTimeout: () => hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [source, ms]) });
 }
 
 /** The module of a built-in plugin: its source under tsx, its bundle in dist/. */

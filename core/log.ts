@@ -8,7 +8,13 @@ import type Winston from 'winston';
 import type { PluginLogger } from './contract.ts';
 import { terminalSafe } from './terminal-text.ts';
 
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+/** The levels the host and plugins log at, most severe first: config, CLI, plugins and isolates all take these. */
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export function isLogLevel(level: unknown): level is LogLevel {
+  return (LOG_LEVELS as readonly unknown[]).includes(level);
+}
 
 /** The host's logger: what plugins get (`PluginLogger`), plus a level-taking `log` and scoped children. */
 export interface Logger extends PluginLogger {

@@ -4,6 +4,7 @@
  */
 import type { ToolAnnotations } from './contract.ts';
 import type { HostErrorCode, ResultCode } from './errors.ts';
+import type { LogLevel } from './log.ts';
 
 export type Isolation = 'inline' | 'worker' | 'process';
 
@@ -16,12 +17,18 @@ export interface CallOptions {
   sessionId?: string;
   /** Progress reported by the tool (`ctx.progress`). */
   onProgress?: (progress: Progress) => void;
-  /** Each `ctx.log.*` entry of this call (the host's logger still gets it). */
-  onLog?: (entry: {
-    level: 'error' | 'warn' | 'info' | 'debug';
-    message: string;
-    data?: Record<string, unknown>;
-  }) => void;
+  /**
+   * Each `ctx.log` entry of this call, at every level, whatever the host's log level (the host's
+   * logger still gets them, filtered by its level). What a caller does with one must not throw.
+   */
+  onLog?: (entry: LogEntry) => void;
+}
+
+/** One `ctx.log.<level>(message, data)` of a tool. */
+export interface LogEntry {
+  level: LogLevel;
+  message: string;
+  data?: Record<string, unknown>;
 }
 
 export interface Progress {

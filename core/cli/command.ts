@@ -6,6 +6,7 @@ import type { ParseArgsConfig } from 'node:util';
 import type { Host, HostOptions } from '../host.ts';
 import { HostError, messageOf } from '../errors.ts';
 import { writeStdout } from '../mcp/stdout-guard.ts';
+import { isLogLevel, LOG_LEVELS } from '../log.ts';
 import { terminalSafe } from '../terminal-text.ts';
 import type { Stop } from './signals.ts';
 
@@ -50,8 +51,8 @@ export class UsageError extends Error {
 export async function hostFromFlags(values: Values, extra: Partial<HostOptions> = {}): Promise<Host> {
   const { createHost } = await import('../host.ts');
   const logLevel = typeof values['log-level'] === 'string' ? values['log-level'] : undefined;
-  if (logLevel && !['error', 'warn', 'info', 'debug'].includes(logLevel)) {
-    throw new UsageError(`--log-level must be one of error, warn, info, debug; got "${logLevel}"`);
+  if (logLevel && !isLogLevel(logLevel)) {
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`);
   }
   return createHost({
     ...(typeof values.cwd === 'string' ? { cwd: values.cwd } : {}),

@@ -7,6 +7,7 @@
  * worker instead; they are not tracked (see docs/isolation.md).
  */
 import { ChildProcess } from 'node:child_process';
+import { abortable } from '../abortable.ts';
 import { isKillableGroup, unwatch, watch } from './watchdog.ts';
 import type { FromWorker } from './worker-protocol.ts';
 
@@ -45,9 +46,7 @@ export function trackChildProcesses(
         killProcessGroup(pid);
         return exited;
       });
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(exits), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
-      clearTimeout(timer);
+      await abortable(Promise.all(exits), { timeoutMs: graceMs }).catch(() => {}); // the rest die with the isolate
     },
   };
 }

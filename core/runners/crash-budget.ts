@@ -4,6 +4,8 @@
  * plugin that dies on every call stops being restarted. Between failures in a row, restarts back off
  * exponentially; a call that succeeds resets the streak.
  */
+import type { AuditSink } from '../audit.ts';
+import type { Logger } from '../log.ts';
 import type { PluginHealth } from './runner.ts';
 
 export interface QuarantinePolicy {
@@ -14,6 +16,8 @@ export interface QuarantinePolicy {
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_MAX_MS = 5_000;
+/** Read before every call: one object, not one per call. */
+const HEALTHY: PluginHealth = Object.freeze({ quarantined: false });
 
 export class CrashBudget {
   private readonly policy: QuarantinePolicy;
@@ -60,6 +64,46 @@ export class CrashBudget {
       this.recent = [];
       this.streak = 0;
     }
-    return this.quarantine ?? { quarantined: false };
+    return this.quarantine ?? HEALTHY;
   }
+}
+
+/** One crash or timeout of a plugin, as its runner tells it. */
+export interface Failure {
+  kind: 'crashed' | 'timeout';
+  /** The plugin's name, for the audit trail. */
+  plugin: string;
+  /** Who failed, in a log line: `plugin echo`, `MCP server "docs"`. */
+  subject: string;
+  reason: string;
+  /** What happens next, when no quarantine starts: `its worker restarts for the next call`. */
+  next: string;
+  /** Appended to the log lines (an MCP server's last stderr lines). */
+  detail?: string;
+}
+
+/**
+ * Counts a failure against the budget and tells it: a warning and an audit line, then an error and
+ * an audit line for the quarantine it may start, which it returns. Every runner that restarts what
+ * failed reports through here, so the log and the audit trail read the same for all of them.
+ */
+export function reportFailure(
+  budget: CrashBudget,
+  { log, audit }: { log: Logger; audit: AuditSink },
+  failure: Failure,
+): Required<PluginHealth> | undefined {
+  const { kind, plugin, subject, reason, next, detail = '' } = failure;
+  const quarantine = budget.record(reason);
+  log.warn(`${subject} ${kind === 'timeout' ? 'timed out' : 'crashed'}: ${reason}; ${next}${detail}`);
+  audit.write({ event: 'plugin', plugin, state: kind, reason });
+  if (!quarantine) return undefined;
+  log.error(`${subject} quarantined: ${quarantine.reason}${detail}`);
+  audit.write({
+    event: 'plugin',
+    plugin,
+    state: 'quarantined',
+    reason: quarantine.reason,
+    until: new Date(quarantine.until).toISOString(),
+  });
+  return quarantine;
 }

@@ -4,12 +4,14 @@
  * synchronous loop would still freeze the host. Built-ins and trusted plugins only; see
  * docs/isolation.md.
  */
-import type { Authorization, PluginLogger, ToolContext } from '../contract.ts';
+import type { Authorization } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import type { Logger, LogLevel } from '../log.ts';
+import type { Progress } from '../types.ts';
 import { importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
 import type { LoadedPlugin, PluginRunner, PluginSpec, RunOutcome, RunRequest } from './runner.ts';
+import { CallContext, type CallPort, emitLog } from './tool-context.ts';
 
 export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: unknown): PluginRunner {
   let instance: PluginInstance | undefined;
@@ -43,7 +45,7 @@ export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: un
       try {
         const output = await tool.execute(
           request.input as never,
-          new CallContext(request, instance!.options, spec.workspace, log),
+          new CallContext(new InlineCall(request, log), instance!.options, spec.workspace),
         );
         return { ok: true, output };
       } catch (error) {
@@ -62,56 +64,38 @@ export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: un
   };
 }
 
-/** `ctx` for one call. A class, so its lazy getters live on the prototype (object literals with accessors are slow to create). */
-class CallContext implements ToolContext {
-  readonly options: Record<string, unknown>;
+/** The inline side of a call: `ctx` answers straight from the dispatcher's request. */
+class InlineCall implements CallPort {
+  readonly tool: string;
   readonly callId: string;
   readonly sessionId?: string;
-  readonly workspace: string;
   private readonly request: RunRequest;
   private readonly pluginLog: Logger;
-  private callLog?: PluginLogger;
+  private callLog?: Logger;
 
-  constructor(request: RunRequest, options: unknown, workspace: string, log: Logger) {
+  constructor(request: RunRequest, log: Logger) {
     this.request = request;
-    this.options = options as Record<string, unknown>;
+    this.tool = request.tool;
     this.callId = request.callId;
     if (request.sessionId) this.sessionId = request.sessionId;
-    this.workspace = workspace;
     this.pluginLog = log;
-    this.progress = (done, total, message) =>
-      request.onProgress?.({
-        done,
-        ...(total === undefined ? {} : { total }),
-        ...(message === undefined ? {} : { message }),
-      });
-    this.authorize = (input) => request.authorize(input);
   }
 
   get signal(): AbortSignal {
     return this.request.signal;
   }
 
-  get log(): PluginLogger {
-    this.callLog ??= this.callLogger();
-    return this.callLog;
+  log(level: LogLevel, message: string, data?: Record<string, unknown>): void {
+    this.callLog ??= this.pluginLog.child({ tool: this.tool, callId: this.callId });
+    this.callLog.log(level, message, data);
+    emitLog(this.request.onLog, level, message, data);
   }
 
-  /** The plugin's logger scoped to the call; each entry also goes to the caller's `onLog`, if any. */
-  private callLogger(): PluginLogger {
-    const logger = this.pluginLog.child({ tool: this.request.tool, callId: this.callId });
-    const onLog = this.request.onLog;
-    if (!onLog) return logger;
-    const level =
-      (name: 'error' | 'warn' | 'info' | 'debug') =>
-      (message: string, data?: Record<string, unknown>): void => {
-        logger[name](message, data);
-        onLog(data ? { level: name, message, data } : { level: name, message });
-      };
-    return { error: level('error'), warn: level('warn'), info: level('info'), debug: level('debug') };
+  progress(progress: Progress): void {
+    this.request.onProgress?.(progress);
   }
 
-  /** An own property, not a method: a tool may destructure it (`const { progress } = ctx`). */
-  readonly progress: (done: number, total?: number, message?: string) => void;
-  readonly authorize: (input: unknown) => Promise<Authorization>;
+  authorize(input: unknown): Promise<Authorization> {
+    return this.request.authorize(input);
+  }
 }

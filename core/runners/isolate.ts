@@ -28,6 +28,11 @@ export interface Isolate {
   kill(): void;
   /** Isolates start unref'd, so an idle one never keeps a one-shot command alive; a clean close refs it. */
   ref(): void;
+  /**
+   * The id of the last call whose `execute` began (0 before any), final once `exit` was told: which
+   * calls the isolate carried when it died had run (isolated.ts's re-run rule).
+   */
+  lastStarted(): number;
 }
 
 export type StartIsolate = (data: WorkerData, spec: PluginSpec, events: IsolateEvents) => Isolate;

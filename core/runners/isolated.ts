@@ -9,22 +9,23 @@
  * Either way a fresh one starts after a backoff, ready for the next call; too many failures in a
  * window quarantine the plugin (crash-budget.ts).
  *
- * The re-run rule, for the calls an isolate carries when it dies (docs/isolation.md): the isolate acks
- * each call as its `execute` starts. A call whose `execute` had not started ran nothing, so it runs on
+ * The re-run rule, for the calls an isolate carries when it dies (docs/isolation.md): the isolate records
+ * each call as its `execute` starts (isolate.ts, `lastStarted`). A call whose `execute` had not started ran nothing, so it runs on
  * the next isolate; one that had started runs again once if its tool is annotated `readOnly` or
  * `idempotent`; any other gets `crashed`, naming the call whose fault it was when another's was. The
  * calls are sorted only once the isolate has exited, when every ack it sent has arrived: sorted at
  * the kill, an ack still in the channel would make a call that started look as if it had not.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { abortable } from '../abortable.ts';
 import { hostError, HostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { ToolAnnotations } from '../contract.ts';
-import type { Logger } from '../log.ts';
+import { isLogLevel, type Logger } from '../log.ts';
 import { jsonLongerThan } from '../safe-json.ts';
 import type { Progress } from '../types.ts';
 import { killProcessGroup } from './child-processes.ts';
-import { CrashBudget } from './crash-budget.ts';
+import { CrashBudget, reportFailure } from './crash-budget.ts';
 import type { Isolate, IsolateFault, StartIsolate } from './isolate.ts';
 import { startProcess } from './process.ts';
 import {
@@ -38,7 +39,8 @@ import {
   type RunRequest,
 } from './runner.ts';
 import { startThread } from './thread.ts';
-import type { FromWorker, WorkerData } from './worker-protocol.ts';
+import { emitLog, progressOf } from './tool-context.ts';
+import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.ts';
 
 /** How long `close()` lets a plugin dispose before killing its isolate. */
 const CLOSE_GRACE_MS = 1_000;
@@ -47,14 +49,11 @@ const PING_GRACE_MS = 500;
 
 interface Pending {
   request: RunRequest;
-  /** The isolate acked it: its `execute` began, so it may have had side effects. */
-  started: boolean;
   /** It may run again after it started (its tool is read-only or idempotent, and it has not yet). */
   rerunnable: boolean;
   settle(outcome: Attempt): void;
 }
 
-const LOG_LEVELS: ReadonlySet<string> = new Set(['error', 'warn', 'info', 'debug']);
 /** The most meta a log line from an isolate carries, as JSON; more is dropped. */
 const MAX_LOG_META_BYTES = 16 * 1024;
 
@@ -68,40 +67,81 @@ type Attempt = RunOutcome | { rerun: 'unstarted' | 'started' };
  */
 type Lane = 'main' | 'suspect';
 
+/**
+ * Where a sandbox is in its life. Each state holds what only it needs (its timer, why it ends), and
+ * `enter` allows only these moves (TRANSITIONS): loading → ready → retiring → ending → gone, where
+ * loading and ready may also go straight to ending. `ending` comes before `gone` on every path: an
+ * isolate that exits by itself is first stopped.
+ */
+type SandboxState =
+  /** Importing and instantiating the plugin; `restart` when it is not the plugin's first load (its failure counts against the budget). */
+  | { name: 'loading'; restart: boolean; loadTimer: NodeJS.Timeout }
+  /** Loaded: takes calls. */
+  | { name: 'ready' }
+  /**
+   * A call timed out while others were in flight: the isolate takes no new call, and ends once the
+   * others are answered if it answers a ping (`responsive`: the timed-out call was waiting, not
+   * blocking), or when `timer` (PING_GRACE_MS) fires if not.
+   */
+  | { name: 'retiring'; reason: string; responsive: boolean; timer: NodeJS.Timeout }
+  /** Stopped, for `reason`: its isolate is being killed. */
+  | { name: 'ending'; reason: string }
+  /** Its isolate has exited. */
+  | { name: 'gone'; reason: string };
+
+type StateName = SandboxState['name'];
+
+const TRANSITIONS: Record<StateName, readonly StateName[]> = {
+  loading: ['ready', 'ending'],
+  ready: ['retiring', 'ending'],
+  retiring: ['ending'],
+  ending: ['gone'],
+  gone: [],
+};
+
+/** Moves a sandbox to its next state, clearing the timer of the one it leaves. */
+function enter(box: Sandbox, next: SandboxState): void {
+  const from = box.state;
+  if (!TRANSITIONS[from.name].includes(next.name)) {
+    throw new Error(`internal error: a sandbox cannot go from ${from.name} to ${next.name}`);
+  }
+  if (from.name === 'loading') clearTimeout(from.loadTimer);
+  if (from.name === 'retiring') clearTimeout(from.timer);
+  box.state = next;
+}
+
+/** Stopped or gone: it takes nothing more, and tells nothing more. */
+function isEnding(box: Sandbox): box is Sandbox & { state: { name: 'ending' | 'gone'; reason: string } } {
+  return box.state.name === 'ending' || box.state.name === 'gone';
+}
+
+/** Why a sandbox ended or is ending. */
+function endReason(box: Sandbox): string {
+  const { state } = box;
+  return state.name === 'ending' || state.name === 'gone' ? state.reason : 'unknown reason';
+}
+
 /** One isolate and what it carries (its load, its calls, its children). A runner has a current sandbox per lane; a stopped one may linger until it exits. */
 interface Sandbox {
+  state: SandboxState;
   isolate: Isolate;
   lane: Lane;
-  /** The first sandbox is the plugin's load; failures of later ones (restarts) count against the budget. */
-  restart: boolean;
   ready: Promise<LoadedPlugin>;
-  loaded: boolean;
   exited: Promise<void>;
   calls: Map<number, Pending>;
   /** Process groups the plugin started and that are still running. */
   children: Set<number>;
-  /** Its isolate has exited. */
-  gone?: boolean;
-  /** Why the sandbox ended or is ending; set once. */
-  ended?: string;
   /** What the isolate said of its death (it comes just before its exit). */
   fault?: IsolateFault;
   /** The call whose fault ended the isolate, when that is known: a timeout, or what the isolate said. */
   culprit?: { id: number; tool: string; timedOut: boolean };
   /** Tools whose calls may run twice: annotated `readOnly` or `idempotent` in the isolate's report. */
   rerunnable: Set<string>;
-  /**
-   * Set when a call timed out while others were in flight: the isolate takes no new call, and ends
-   * once the others are answered if it still answers a ping (the timed-out call was waiting, not
-   * blocking), or after PING_GRACE_MS if not.
-   */
-  retiring?: { reason: string; responsive: boolean; timer: NodeJS.Timeout };
   onClosed?: () => void;
   settlers: {
     resolve(report: LoadedPlugin): void;
     reject(error: HostError): void;
     exited(): void;
-    loadTimer?: NodeJS.Timeout;
   };
 }
 
@@ -167,14 +207,18 @@ class IsolatedRunner implements PluginRunner {
         }
         box = this.start(true, lane);
       }
-      if (!box.loaded) {
-        if (!(await untilSettled(box.ready, request.signal))) return abandoned(request.signal);
-        if (!box.loaded) {
+      if (box.state.name === 'loading') {
+        const loaded = await abortable(box.ready, { signal: request.signal }).then(
+          () => true,
+          () => false,
+        );
+        if (request.stopped) return abandoned(request.signal);
+        if (!loaded) {
           if (this.closed) continue;
           return {
             ok: false,
             code: 'crashed',
-            message: `the plugin could not be restarted: ${box.ended ?? 'unknown reason'}`,
+            message: `the plugin could not be restarted: ${endReason(box)}`,
           };
         }
       }
@@ -194,15 +238,12 @@ class IsolatedRunner implements PluginRunner {
     await Promise.all(
       [...this.sandboxes].map(async (box) => {
         box.isolate.ref(); // an unref'd isolate would let the host's process exit before close() finishes
-        if (box.loaded && !box.ended) {
-          const acknowledged = new Promise<void>((resolve) => (box.onClosed = resolve));
+        if (box.state.name === 'ready' || box.state.name === 'retiring') {
+          const acknowledged = new Promise<void>((resolve) => {
+            box.onClosed = resolve;
+          });
           box.isolate.send({ type: 'close' });
-          let timer: NodeJS.Timeout | undefined;
-          await Promise.race([
-            acknowledged,
-            new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS))),
-          ]);
-          clearTimeout(timer);
+          await abortable(acknowledged, { timeoutMs: CLOSE_GRACE_MS }).catch(() => {}); // then it is killed
         }
         this.stop(box, 'the host closed the plugin');
         await box.exited;
@@ -220,10 +261,14 @@ class IsolatedRunner implements PluginRunner {
       logLevel: spec.logLevel,
     };
     const settlers = {} as Sandbox['settlers'];
+    const loadTimer = setTimeout(
+      () => this.loadFailed(box, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])),
+      spec.loadTimeoutMs,
+    );
+    loadTimer.unref();
     const box = {
+      state: { name: 'loading', restart, loadTimer },
       lane,
-      restart,
-      loaded: false,
       calls: new Map(),
       children: new Set(),
       rerunnable: new Set(),
@@ -238,6 +283,7 @@ class IsolatedRunner implements PluginRunner {
         exit: (code, signal) => this.onExit(box, code, signal),
       });
     } catch (error) {
+      clearTimeout(loadTimer);
       // The same options start every restart: only the first start (the load) can get here.
       if ((error as { name?: string }).name !== 'DataCloneError') throw error;
       throw hostError('RH_ERR_PLUGIN_OPTIONS', [
@@ -246,11 +292,6 @@ class IsolatedRunner implements PluginRunner {
       ]);
     }
     box.ready.catch(() => {}); // a restart nobody waits for any more must not be an unhandled rejection
-    settlers.loadTimer = setTimeout(
-      () => this.loadFailed(box, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])),
-      spec.loadTimeoutMs,
-    );
-    settlers.loadTimer.unref();
     this.sandboxes.add(box);
     this.current[lane] = box;
     return box;
@@ -259,19 +300,14 @@ class IsolatedRunner implements PluginRunner {
   private onMessage(box: Sandbox, message: FromWorker): void {
     switch (message.type) {
       case 'loaded':
-        clearTimeout(box.settlers.loadTimer);
-        box.loaded = true;
+        if (box.state.name !== 'loading') break; // too late: it timed out or failed meanwhile
+        enter(box, { name: 'ready' });
         box.rerunnable = rerunnableTools(message.report);
         box.settlers.resolve(message.report);
         break;
       case 'load_error':
         this.loadFailed(box, new HostError(message.code, message.message));
         break;
-      case 'started': {
-        const pending = box.calls.get(message.id);
-        if (pending) pending.started = true;
-        break;
-      }
       case 'result': {
         const pending = box.calls.get(message.id);
         if (!pending) break; // abandoned: cancelled or timed out
@@ -287,24 +323,31 @@ class IsolatedRunner implements PluginRunner {
         // The isolate runs the plugin's code, which can post any message past the relay: only a
         // known level, a string, and meta whose JSON is small (a DAG kept small by structured clone
         // would be written out on the host thread) reach the log.
-        const level = LOG_LEVELS.has(message.level) ? message.level : 'info';
+        const level = isLogLevel(message.level) ? message.level : 'info';
+        const text = String(message.message);
         const meta =
           message.meta !== null && typeof message.meta === 'object' && !jsonLongerThan(message.meta, MAX_LOG_META_BYTES)
             ? message.meta
-            : {};
-        this.log.log(level, String(message.message), meta);
+            : undefined;
+        const request = typeof message.call?.id === 'number' ? box.calls.get(message.call.id)?.request : undefined;
+        const scope = request ? { tool: request.tool, callId: request.callId } : callScope(message.call);
+        this.log.log(level, text, scope ? { ...scope, ...meta } : (meta ?? {}));
+        emitLog(request?.onLog, level, text, meta);
         break;
       }
       case 'progress': {
         // Rebuilt from its typed fields, for the same reason: MCP writes it out as JSON.
         const { done, total, message: text } = (message.progress ?? {}) as Partial<Progress>;
         if (typeof done !== 'number') break;
-        const progress: Progress = {
-          done,
-          ...(typeof total === 'number' ? { total } : {}),
-          ...(typeof text === 'string' ? { message: text.slice(0, 1024) } : {}),
-        };
-        box.calls.get(message.id)?.request.onProgress?.(progress);
+        box.calls
+          .get(message.id)
+          ?.request.onProgress?.(
+            progressOf(
+              done,
+              typeof total === 'number' ? total : undefined,
+              typeof text === 'string' ? text.slice(0, 1024) : undefined,
+            ),
+          );
         break;
       }
       case 'authorize':
@@ -312,7 +355,7 @@ class IsolatedRunner implements PluginRunner {
         break;
       case 'child':
         if (message.exited) box.children.delete(message.pid);
-        else if (box.gone)
+        else if (box.state.name === 'gone')
           killProcessGroup(message.pid); // reported after its isolate ended: nobody else will
         else box.children.add(message.pid);
         break;
@@ -323,42 +366,46 @@ class IsolatedRunner implements PluginRunner {
         box.fault ??= { kind: 'error', reason: message.reason };
         break;
       case 'pong':
-        if (box.retiring && !box.ended) {
-          clearTimeout(box.retiring.timer);
-          box.retiring.responsive = true;
+        if (box.state.name === 'retiring') {
+          clearTimeout(box.state.timer);
+          box.state.responsive = true;
           this.retireIfDrained(box);
         }
         break;
       case 'culprit':
-        if (!box.ended) box.culprit ??= { id: message.id, tool: message.tool, timedOut: false };
+        if (!isEnding(box)) box.culprit ??= { id: message.id, tool: message.tool, timedOut: false };
         break;
     }
   }
 
   /** A load (first or restart) that failed: the sandbox goes, and whoever waits for it learns why. */
   private loadFailed(box: Sandbox, error: HostError): void {
-    if (box.ended) return;
+    if (box.state.name !== 'loading') return;
+    const { restart } = box.state;
     this.stop(box, error.message, error);
-    if (box.restart) this.failed('crashed', `restarting failed: ${error.message}`);
+    if (restart) this.failed('crashed', `restarting failed: ${error.message}`);
   }
 
   /** The isolate ended by itself, or finished ending after `stop`. */
   private onExit(box: Sandbox, code: number | null, signal: NodeJS.Signals | null): void {
     this.sandboxes.delete(box);
-    box.gone = true;
-    if (!box.ended) {
+    const lastStarted = box.isolate.lastStarted();
+    const started = (id: number) => startedBy(id, lastStarted);
+    if (!isEnding(box)) {
       const reason = this.deathOf(box, code, signal);
-      if (!box.loaded) {
+      if (box.state.name === 'loading') {
         this.loadFailed(box, hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
       } else {
-        box.culprit ??= soleStarted(box);
+        box.culprit ??= soleStarted(box, started);
         if (box.culprit) this.suspects.add(box.culprit.tool);
         this.stop(box, reason);
         this.failed('crashed', reason);
       }
     }
+    // Every path above went through stop(): the sandbox is ending, and now gone.
+    enter(box, { name: 'gone', reason: endReason(box) });
     for (const pid of box.children) killProcessGroup(pid); // reported between stop() and the exit
-    this.endCalls(box);
+    this.endCalls(box, started);
     box.settlers.exited();
   }
 
@@ -367,12 +414,11 @@ class IsolatedRunner implements PluginRunner {
    * longer do it), and the isolate is killed. The calls it carries are sorted when it has exited.
    */
   private stop(box: Sandbox, reason: string, loadError?: HostError): void {
-    if (box.ended) return;
-    box.ended = reason;
+    if (isEnding(box)) return;
+    const loading = box.state.name === 'loading';
+    enter(box, { name: 'ending', reason });
     if (this.current[box.lane] === box) this.current[box.lane] = undefined;
-    clearTimeout(box.settlers.loadTimer);
-    clearTimeout(box.retiring?.timer);
-    if (!box.loaded) box.settlers.reject(loadError ?? hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
+    if (loading) box.settlers.reject(loadError ?? hostError('RH_ERR_PLUGIN_CRASHED', [this.spec.source, reason]));
     for (const pid of box.children) killProcessGroup(pid);
     box.children.clear();
     box.isolate.kill();
@@ -391,20 +437,20 @@ class IsolatedRunner implements PluginRunner {
       this.stop(box, reason);
     }, PING_GRACE_MS);
     timer.unref();
-    box.retiring = { reason, responsive: false, timer };
+    enter(box, { name: 'retiring', reason, responsive: false, timer });
     box.isolate.send({ type: 'abort', id: culprit.id, reason: { name: 'TimeoutError', message: timedOut } });
     box.isolate.send({ type: 'ping' });
   }
 
   private retireIfDrained(box: Sandbox): void {
-    if (box.retiring?.responsive && box.calls.size === 0) this.stop(box, box.retiring.reason);
+    if (box.state.name === 'retiring' && box.state.responsive && box.calls.size === 0) this.stop(box, box.state.reason);
   }
 
   /** The calls a dead isolate still carried: each runs again, or gets `crashed` (the rule at the top). */
-  private endCalls(box: Sandbox): void {
+  private endCalls(box: Sandbox, started: (id: number) => boolean): void {
     for (const [id, pending] of box.calls) {
-      if (!this.closed && (!pending.started || pending.rerunnable))
-        pending.settle({ rerun: pending.started ? 'started' : 'unstarted' });
+      if (!this.closed && (!started(id) || pending.rerunnable))
+        pending.settle({ rerun: started(id) ? 'started' : 'unstarted' });
       else pending.settle({ ok: false, code: 'crashed', message: this.cutOff(box, id, pending) });
     }
   }
@@ -412,7 +458,7 @@ class IsolatedRunner implements PluginRunner {
   /** Why call `id` got `crashed` when its isolate ended: the isolate's death, and whose fault it was. */
   private cutOff(box: Sandbox, id: number, pending: Pending): string {
     const { culprit, isolate } = box;
-    const reason = box.ended ?? 'unknown reason';
+    const reason = endReason(box);
     if (!culprit || culprit.id === id) return reason;
     const what = culprit.timedOut
       ? `the plugin's ${isolate.noun} was stopped because ${reason}`
@@ -432,11 +478,11 @@ class IsolatedRunner implements PluginRunner {
         const { signal } = request; // aborted by now, with the reason
         if (isTimeout(signal)) {
           pending.settle({ ok: false, code: 'timeout', message: messageOf(signal.reason) });
-          if (box.ended) return; // another call's fault is already ending it
+          if (isEnding(box)) return; // another call's fault is already ending it
           const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
           const culprit = { id, tool: request.tool, timedOut: true };
           this.suspects.add(request.tool);
-          if (box.retiring || box.calls.size === 0) {
+          if (box.state.name === 'retiring' || box.calls.size === 0) {
             box.culprit = culprit;
             this.stop(box, reason);
           } else {
@@ -455,7 +501,6 @@ class IsolatedRunner implements PluginRunner {
       };
       const pending: Pending = {
         request,
-        started: false,
         rerunnable,
         settle: (outcome) => {
           box.calls.delete(id);
@@ -465,14 +510,16 @@ class IsolatedRunner implements PluginRunner {
       };
       box.calls.set(id, pending);
       request.whenStopped(onAbort);
-      box.isolate.send({
+      const run: Extract<ToWorker, { type: 'run' }> = {
         type: 'run',
         id,
         tool: request.tool,
         input: request.input,
         callId: request.callId,
-        ...(request.sessionId ? { sessionId: request.sessionId } : {}),
-      });
+      };
+      if (request.sessionId) run.sessionId = request.sessionId;
+      if (request.onLog) run.logAll = true;
+      box.isolate.send(run);
     });
   }
 
@@ -480,27 +527,23 @@ class IsolatedRunner implements PluginRunner {
   private async authorize(box: Sandbox, { id, seq, input }: Extract<FromWorker, { type: 'authorize' }>): Promise<void> {
     const request = box.calls.get(id)?.request;
     const result = request ? await request.authorize(input) : CALL_ENDED;
-    if (!box.ended) box.isolate.send({ type: 'authorized', id, seq, result });
+    if (!isEnding(box)) box.isolate.send({ type: 'authorized', id, seq, result });
   }
 
   /** Counts a crash or timeout against the budget; logs and audits it, and the quarantine it may start. */
   private failed(kind: 'crashed' | 'timeout', reason: string): void {
-    const quarantine = this.budget.record(reason);
-    this.log.warn(
-      `plugin ${this.name} ${kind === 'timeout' ? 'timed out' : 'crashed'}: ${reason}; its ${this.isolation} restarts for the next call`,
-    );
-    this.audit.write({ event: 'plugin', plugin: this.name, state: kind, reason });
-    if (quarantine) {
-      this.log.error(`plugin ${this.name} quarantined: ${quarantine.reason}`);
-      this.audit.write({
-        event: 'plugin',
+    const quarantine = reportFailure(
+      this.budget,
+      { log: this.log, audit: this.audit },
+      {
+        kind,
         plugin: this.name,
-        state: 'quarantined',
-        reason: quarantine.reason,
-        until: new Date(quarantine.until).toISOString(),
-      });
-      return;
-    }
+        subject: `plugin ${this.name}`,
+        reason,
+        next: `its ${this.isolation} restarts for the next call`,
+      },
+    );
+    if (quarantine) return;
     // Start the next isolate now (after the backoff), not when the next call comes: a start costs tens
     // of ms, more on a busy machine, and would otherwise eat into that call's timeout.
     setTimeout(() => {
@@ -522,17 +565,33 @@ class IsolatedRunner implements PluginRunner {
     if (fault) return fault.reason;
     const noun = box.isolate.noun;
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-    if (box.loaded) return `the ${noun} ${how}`;
+    if (box.state.name !== 'loading') return `the ${noun} ${how}`;
     return `the ${noun} ${how} before the plugin finished loading (a top-level await or setup() waiting on something that never happens?)`;
   }
 }
 
 /** When an isolate dies of an unnamed fault (out of memory) with one call started on it, that call's. */
-function soleStarted(box: Sandbox): Sandbox['culprit'] {
-  const started = [...box.calls].filter(([, pending]) => pending.started);
-  if (started.length !== 1) return undefined;
-  const [id, pending] = started[0]!;
+function soleStarted(box: Sandbox, started: (id: number) => boolean): Sandbox['culprit'] {
+  const begun = [...box.calls].filter(([id]) => started(id));
+  if (begun.length !== 1) return undefined;
+  const [id, pending] = begun[0]!;
   return { id, tool: pending.request.tool, timedOut: false };
+}
+
+/**
+ * Whether call `id` had started, given the last call whose `execute` began. An isolate takes its calls
+ * in the order they were sent and starts each as it takes it, so every call up to that one had. The
+ * ids are compared as 32-bit serial numbers (a thread records them in an Int32Array): right however
+ * long the host runs, while fewer than 2^31 calls are in flight.
+ */
+function startedBy(id: number, lastStarted: number): boolean {
+  return ((lastStarted - id) | 0) >= 0;
+}
+
+/** The tool and call id a log line of a call no longer in flight says it came from, when they are strings. */
+function callScope(call: unknown): { tool: string; callId: string } | undefined {
+  const { tool, callId } = (call ?? {}) as { tool?: unknown; callId?: unknown };
+  return typeof tool === 'string' && typeof callId === 'string' ? { tool, callId } : undefined;
 }
 
 /** The tools of a report that say running a call twice is harmless (the contract check has vetted the flags). */
@@ -551,20 +610,6 @@ function abandoned(signal: AbortSignal): RunOutcome {
   return isTimeout(signal)
     ? { ok: false, code: 'timeout', message: messageOf(signal.reason) }
     : { ok: false, code: 'tool_error', message: 'cancelled' };
-}
-/** Waits for `promise` to settle (either way); false when `signal` aborts first. */
-function untilSettled(promise: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = () => resolve(false);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise
-      .then(
-        () => resolve(true),
-        () => resolve(true),
-      )
-      .finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /** Waits `ms` (false when the signal aborts first); the timer never outlives the wait or holds the process open. */

@@ -21,7 +21,7 @@ import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
-import { CrashBudget } from './crash-budget.ts';
+import { CrashBudget, reportFailure } from './crash-budget.ts';
 import { schemaProblems } from '../schema-errors.ts';
 import { compileLinear } from '../schema-patterns.ts';
 import type {
@@ -36,6 +36,7 @@ import type {
 import type { Violation } from '../types.ts';
 import { HOST_INFO } from '../identity.ts';
 import { fromMcpAnnotations, mapToolNames } from './mcp-mapping.ts';
+import { progressOf } from './tool-context.ts';
 
 /** The SDK's own request timeout must never fire first: the dispatcher owns the call's timeout. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
@@ -55,11 +56,12 @@ let sdk:
     >
   | undefined;
 function loadSdk() {
-  return (sdk ??= Promise.all([
+  sdk ??= Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-  ]).then(([client, stdio, http]) => ({ ...client, ...stdio, ...http })));
+  ]).then(([client, stdio, http]) => ({ ...client, ...stdio, ...http }));
+  return sdk;
 }
 
 /**
@@ -166,31 +168,29 @@ export function createMcpRunner(
     recordFailure(reason);
   }
 
-  /** Counts a crash against the budget, audits it, and says whether it started a quarantine. */
+  /** Counts a crash against the budget and reports it; returns the quarantine it started, if it did. */
   function recordFailure(reason: string): Required<PluginHealth> | undefined {
-    const quarantine = budget.record(reason);
-    audit.write({ event: 'plugin', plugin: server.name, state: 'crashed', reason });
-    if (quarantine) {
-      log.error(`MCP server "${server.name}" quarantined: ${quarantine.reason}${tail()}`);
-      audit.write({
-        event: 'plugin',
+    return reportFailure(
+      budget,
+      { log, audit },
+      {
+        kind: 'crashed',
         plugin: server.name,
-        state: 'quarantined',
-        reason: quarantine.reason,
-        until: new Date(quarantine.until).toISOString(),
-      });
-    } else {
-      log.warn(
-        `MCP server "${server.name}" ${reason}${server.url ? '; connecting again on the next call' : ''}${tail()}`,
-      );
-    }
-    return quarantine;
+        subject: `MCP server "${server.name}"`,
+        reason,
+        next: server.url ? 'connecting again on the next call' : 'it restarts after a backoff',
+        detail: tail(),
+      },
+    );
   }
 
   /** The server exited: restart it after a backoff, or after a quarantine when it keeps doing so. */
   function onCrash(reason: string): void {
     const quarantine = recordFailure(reason);
-    if (quarantine) return scheduleStart(quarantine.until - Date.now());
+    if (quarantine) {
+      scheduleStart(quarantine.until - Date.now());
+      return;
+    }
     const delay = budget.restartDelay();
     log.debug(`MCP server "${server.name}": restarting in ${delay} ms`);
     scheduleStart(delay);
@@ -231,7 +231,7 @@ export function createMcpRunner(
         server.name,
         tools.map((t) => t.name),
       );
-      names.forEach((name, i) => originals.set(name, tools[i]!.name));
+      for (const [i, name] of names.entries()) originals.set(name, tools[i]!.name);
       const info = client.getServerVersion();
       const version = info?.version;
       const plugin: PluginReport = {
@@ -286,7 +286,8 @@ export function createMcpRunner(
       for (let attempt = 1; ; attempt++) {
         let conn: Connection;
         try {
-          conn = await (connection ??= connect());
+          connection ??= connect();
+          conn = await connection;
         } catch (error) {
           if (server.url && !closed) {
             connection = undefined; // still unreachable: the next call tries again
@@ -306,14 +307,7 @@ export function createMcpRunner(
               signal: request.signal,
               timeout: NO_SDK_TIMEOUT,
               ...(request.onProgress
-                ? {
-                    onprogress: (p) =>
-                      request.onProgress!({
-                        done: p.progress,
-                        ...(p.total === undefined ? {} : { total: p.total }),
-                        ...(p.message === undefined ? {} : { message: p.message }),
-                      }),
-                  }
+                ? { onprogress: (p) => request.onProgress!(progressOf(p.progress, p.total, p.message)) }
                 : {}),
             },
           );

@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { serialize } from 'node:v8';
+import { abortable } from '../abortable.ts';
 import { messageOf } from '../errors.ts';
 import { killProcessGroup, watchReported } from './child-processes.ts';
 import { entryCommand, type StartIsolate } from './isolate.ts';
@@ -44,7 +45,12 @@ export const startProcess: StartIsolate = (data, spec, events) => {
     process.stderr.write(chunk);
     stderrTail = (stderrTail + chunk.toString()).slice(-STDERR_TAIL);
   });
+  let lastStarted = 0;
   child.on('message', (message: FromWorker) => {
+    if (message.type === 'started') {
+      lastStarted = message.id;
+      return;
+    }
     watchReported(message);
     events.message(message);
   });
@@ -89,6 +95,8 @@ export const startProcess: StartIsolate = (data, spec, events) => {
     ref: () => {
       for (const handle of handles) handle?.ref?.();
     },
+    // 'exit' is told once the channel has drained: every 'started' the process sent has come.
+    lastStarted: () => lastStarted,
   };
 };
 
@@ -98,9 +106,10 @@ function drained(child: ChildProcess): Promise<void> {
   if (child.connected) waits.push(new Promise((resolve) => child.once('disconnect', resolve)));
   if (child.stderr && !child.stderr.readableEnded)
     waits.push(new Promise((resolve) => child.stderr!.once('close', resolve)));
-  let timer: NodeJS.Timeout | undefined;
-  const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS)));
-  return Promise.race([Promise.all(waits), cap]).then(() => clearTimeout(timer));
+  return abortable(Promise.all(waits), { timeoutMs: DRAIN_MS }).then(
+    () => {},
+    () => {},
+  );
 }
 
 /** `NODE_OPTIONS` (--inspect, --import, …) is the host's business, as its execArgv is: a worker gets neither. */

@@ -7,7 +7,7 @@
  */
 import type { Authorization } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../plugin-report.ts';
-import type { CallOptions, Isolation, Progress, Violation } from '../types.ts';
+import type { Isolation, LogEntry, Progress, Violation } from '../types.ts';
 import type { QuarantinePolicy } from './crash-budget.ts';
 
 /** A plugin entry after the loader resolved it: everything a runner needs to start it. */
@@ -65,8 +65,8 @@ export interface RunRequest {
    */
   whenStopped(listener: () => void): void;
   onProgress?: (progress: Progress) => void;
-  /** Each `ctx.log.*` entry of this call, beside the host's logger. */
-  onLog?: CallOptions['onLog'];
+  /** Each `ctx.log` entry of the call, at every level (`CallOptions.onLog`). */
+  onLog?: (entry: LogEntry) => void;
   /** `ctx.authorize`: the policy's verdict on another input for this tool, within this call. */
   authorize(input: unknown): Promise<Authorization>;
 }
@@ -111,9 +111,7 @@ export const AUTHORIZE_BUDGET_SPENT: Authorization = Object.freeze({
 export const CALL_ENDED: Authorization = Object.freeze({ allowed: false, message: 'the call has ended' });
 
 /** The abort reason the dispatcher uses on timeout. */
-export function timeoutReason(ms: number): DOMException {
-  return new DOMException(`timed out after ${ms} ms`, 'TimeoutError');
-}
+export { timeoutReason } from '../abortable.ts';
 
 export function isTimeout(signal: AbortSignal): boolean {
   return signal.aborted && (signal.reason as { name?: string } | undefined)?.name === 'TimeoutError';

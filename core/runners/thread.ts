@@ -4,7 +4,7 @@ import { messageOf } from '../errors.ts';
 import { FROM_SOURCE } from '../paths.ts';
 import { watchReported } from './child-processes.ts';
 import { ENTRY_FILE, entryFromSource, type IsolateFault, type StartIsolate } from './isolate.ts';
-import { UNHANDLED_REJECTION, type FromWorker } from './worker-protocol.ts';
+import { UNHANDLED_REJECTION, type FromWorker, type WorkerData } from './worker-protocol.ts';
 
 /**
  * How long a stopped worker may still run so that its event loop reaps the children the host has
@@ -14,8 +14,11 @@ import { UNHANDLED_REJECTION, type FromWorker } from './worker-protocol.ts';
 const REAP_MS = 250;
 
 export const startThread: StartIsolate = (workerData, spec, events) => {
+  // Shared memory, not a message: a message per call as its `execute` begins would cost the host
+  // more than the rest of a round trip. The entry writes each call's id there before it runs it.
+  const lastStarted = new Int32Array(new SharedArrayBuffer(4));
   const worker = newWorker({
-    workerData,
+    workerData: { ...workerData, lastStarted } satisfies WorkerData,
     // Not the host's own flags: some make a worker fail at once (`--input-type` of `node -e`), and
     // none of them is the plugin's business.
     execArgv: [],
@@ -53,6 +56,7 @@ export const startThread: StartIsolate = (workerData, spec, events) => {
       if (children.size === 0) terminate();
     },
     ref: () => worker.ref(),
+    lastStarted: () => Atomics.load(lastStarted, 0),
   };
 };
 

@@ -7,44 +7,41 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Authorization, PluginLogger, ToolContext } from '../contract.ts';
+import type { Authorization } from '../contract.ts';
 import { HostError, hostError, messageOf } from '../errors.ts';
+import { isLogLevel, LOG_LEVELS, type LogLevel } from '../log.ts';
+import type { Progress } from '../types.ts';
 import { trackChildProcesses } from './child-processes.ts';
 import { importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
+import { CallContext, type CallPort, portLogger } from './tool-context.ts';
 import { delegateWatching } from './watchdog.ts';
 import { unsendable } from './wire.ts';
-import {
-  UNHANDLED_REJECTION,
-  type FromWorker,
-  type LogLevel,
-  type ToWorker,
-  type WorkerData,
-} from './worker-protocol.ts';
+import { UNHANDLED_REJECTION, type FromWorker, type ToWorker, type WorkerData } from './worker-protocol.ts';
 
-const LEVELS: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 /** Log lines plus progress reports relayed per second; a plugin logging in a loop cannot flood the host. */
 const MAX_RELAYED_PER_SECOND = 500;
 /** How long `close` waits for the plugin's child processes to die after SIGKILL. */
 const CHILD_GRACE_MS = 1000;
 
-interface Call {
-  controller?: AbortController;
-  reason?: DOMException;
-}
-
 /** The host at the other end: the thread's port, or the IPC channel of a process of its own. */
 interface Channel {
   post(message: FromWorker): void;
   onMessage(listener: (message: ToWorker) => void): void;
+  /** Tells the host that call `id`'s `execute` is about to run (before it runs: it may never return). */
+  started(id: number): void;
   ref(): void;
   unref(): void;
 }
 
+const lastStarted = parentPort ? (workerData as WorkerData).lastStarted : undefined;
 const channel: Channel = parentPort
   ? {
       post: (message) => parentPort!.postMessage(message),
       onMessage: (listener) => parentPort!.on('message', listener),
+      started: (id) => {
+        if (lastStarted) Atomics.store(lastStarted, 0, id);
+      },
       ref: () => parentPort!.ref(),
       unref: () => parentPort!.unref(),
     }
@@ -52,13 +49,21 @@ const channel: Channel = parentPort
       // Once the host is gone there is no one to tell: the 'disconnect' handler below ends the process.
       post: (message) => void (process.connected && process.send!(message)),
       onMessage: (listener) => process.on('message', listener as (message: unknown) => void),
+      started: (id) => post({ type: 'started', id }),
       ref: () => process.channel?.ref(),
       unref: () => process.channel?.unref(),
     };
 const data: WorkerData = parentPort ? (workerData as WorkerData) : await initMessage();
-const threshold = LEVELS[data.logLevel as LogLevel] ?? LEVELS.info;
+const threshold = LOG_LEVELS.indexOf(isLogLevel(data.logLevel) ? data.logLevel : 'info');
 const lifetime = new AbortController();
-const calls = new Map<number, Call>();
+/** The plugin's own logger (setup, dispose), outside any call: its lines go to the host's logger for this plugin. */
+const pluginLog = portLogger({
+  log(level, message, meta) {
+    if (LOG_LEVELS.indexOf(level) > threshold) return;
+    relay({ type: 'log', level, message, ...(meta ? { meta } : {}) });
+  },
+});
+const calls = new Map<number, WorkerCall>();
 /** `ctx.authorize` requests waiting for the host's answer, by `seq`. */
 const authorizations = new Map<number, (result: Authorization) => void>();
 let nextAuthorization = 0;
@@ -110,14 +115,11 @@ delegateWatching();
 channel.onMessage((message: ToWorker) => {
   switch (message.type) {
     case 'run':
-      void run(message);
+      run(message);
       break;
     case 'abort': {
       const call = calls.get(message.id);
-      if (call) {
-        call.reason = new DOMException(message.reason.message, message.reason.name);
-        call.controller?.abort(call.reason);
-      }
+      call?.abort(new DOMException(message.reason.message, message.reason.name));
       break;
     }
     case 'authorized':
@@ -161,7 +163,7 @@ async function load(): Promise<void> {
       source: data.source,
       options: data.options,
       workspace: data.workspace,
-      log: logger(),
+      log: pluginLog,
       signal: lifetime.signal,
     });
     post({ type: 'loaded', report: { plugin: instance.plugin, tools: instance.tools } });
@@ -174,23 +176,51 @@ async function load(): Promise<void> {
   }
 }
 
-async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
+function run(message: Extract<ToWorker, { type: 'run' }>): void {
   const { id } = message;
-  const call: Call = {};
+  const call = new WorkerCall(message);
   calls.set(id, call);
+  let output: unknown;
+  let later: boolean;
   try {
     const tool = instance?.live.get(message.tool);
     if (!tool) throw new Error(`tool "${message.tool}" is not loaded`);
-    post({ type: 'started', id });
-    const output = await running.run(message, () => tool.execute(message.input as never, context(message, call)));
-    const why = unsendable(output);
-    if (why) throw new Error(`it returned a value that cannot be sent to the host: ${why}`);
-    post({ type: 'result', id, ok: true, output });
+    channel.started(id);
+    output = running.run(message, () =>
+      tool.execute(message.input as never, new CallContext(call, instance!.options, data.workspace)),
+    );
+    later = typeof (output as PromiseLike<unknown> | null)?.then === 'function';
   } catch (error) {
-    post({ type: 'result', id, ok: false, message: messageOf(error) });
-  } finally {
-    calls.delete(id);
+    answer(id, { error });
+    return;
   }
+  if (!later) {
+    answer(id, { output }); // a tool that answers at once is answered in the same turn: no promise, no microtask
+    return;
+  }
+  Promise.resolve(output).then(
+    (value) => answer(id, { output: value }),
+    (error: unknown) => answer(id, { error }),
+  );
+}
+
+/** Sends a call's result, once checked to be plain data, or why it failed. Never throws. */
+function answer(id: number, settled: { output: unknown } | { error: unknown }): void {
+  calls.delete(id);
+  let error = 'error' in settled ? settled.error : undefined;
+  if ('output' in settled) {
+    try {
+      const why = unsendable(settled.output);
+      if (!why) {
+        post({ type: 'result', id, ok: true, output: settled.output });
+        return;
+      }
+      error = new Error(`it returned a value that cannot be sent to the host: ${why}`);
+    } catch (thrown) {
+      error = thrown; // a value that could not even be looked at, or cloned
+    }
+  }
+  post({ type: 'result', id, ok: false, message: messageOf(error) });
 }
 
 /** Tells the host once which call's code is killing the isolate, when a call's is. */
@@ -210,46 +240,66 @@ function read<T>(get: () => T): T | undefined {
   }
 }
 
-/** `ctx` for one call; the AbortController is made only when the tool reads the signal. */
-function context(message: Extract<ToWorker, { type: 'run' }>, call: Call): ToolContext {
-  let callLog: PluginLogger | undefined;
-  return {
-    get signal() {
-      if (!call.controller) {
-        call.controller = new AbortController();
-        if (call.reason) call.controller.abort(call.reason);
-      }
-      return call.controller.signal;
-    },
-    get log() {
-      return (callLog ??= logger({ tool: message.tool, callId: message.callId }));
-    },
-    options: instance!.options as Record<string, unknown>,
-    callId: message.callId,
-    ...(message.sessionId ? { sessionId: message.sessionId } : {}),
-    workspace: data.workspace,
-    progress(done, total, text) {
-      relay({
-        type: 'progress',
-        id: message.id,
-        progress: { done, ...(total === undefined ? {} : { total }), ...(text === undefined ? {} : { message: text }) },
-      });
-    },
-    authorize: (input) => authorize(message.id, input),
-  };
-}
+/** The isolate's side of a call: what `ctx` does is relayed to the host, which answers `authorize`. */
+class WorkerCall implements CallPort {
+  readonly tool: string;
+  readonly callId: string;
+  readonly sessionId?: string;
+  private readonly id: number;
+  /** The host wants every level of this call's log lines (its caller takes them: `CallOptions.onLog`). */
+  private readonly logAll: boolean;
+  private controller?: AbortController;
+  private reason?: DOMException;
 
-/** Asks the host; what cannot be sent is refused here (the host judges only what it receives). */
-function authorize(id: number, input: unknown): Promise<Authorization> {
-  const seq = ++nextAuthorization;
-  return new Promise((resolve) => {
-    try {
-      post({ type: 'authorize', id, seq, input });
-      authorizations.set(seq, resolve);
-    } catch (error) {
-      resolve({ allowed: false, message: `the input cannot be sent to the host: ${messageOf(error)}` });
+  constructor(message: Extract<ToWorker, { type: 'run' }>) {
+    this.id = message.id;
+    this.tool = message.tool;
+    this.callId = message.callId;
+    if (message.sessionId) this.sessionId = message.sessionId;
+    this.logAll = message.logAll === true;
+  }
+
+  /** Made only when the tool reads it: most tools never do, and an AbortController costs. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
     }
-  });
+    return this.controller.signal;
+  }
+
+  abort(reason: DOMException): void {
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+
+  log(level: LogLevel, message: string, meta?: Record<string, unknown>): void {
+    if (!this.logAll && LOG_LEVELS.indexOf(level) > threshold) return;
+    relay({
+      type: 'log',
+      level,
+      message,
+      call: { id: this.id, tool: this.tool, callId: this.callId },
+      ...(meta ? { meta } : {}),
+    });
+  }
+
+  progress(progress: Progress): void {
+    relay({ type: 'progress', id: this.id, progress });
+  }
+
+  /** Asks the host; what cannot be sent is refused here (the host judges only what it receives). */
+  authorize(input: unknown): Promise<Authorization> {
+    const seq = ++nextAuthorization;
+    return new Promise((resolve) => {
+      try {
+        post({ type: 'authorize', id: this.id, seq, input });
+        authorizations.set(seq, resolve);
+      } catch (error) {
+        resolve({ allowed: false, message: `the input cannot be sent to the host: ${messageOf(error)}` });
+      }
+    });
+  }
 }
 
 async function close(): Promise<void> {
@@ -257,19 +307,10 @@ async function close(): Promise<void> {
   try {
     await instance?.dispose?.();
   } catch (error) {
-    logger().warn(`dispose() threw: ${messageOf(error)}`);
+    pluginLog.warn(`dispose() threw: ${messageOf(error)}`);
   }
   await children.killAll(CHILD_GRACE_MS);
   post({ type: 'closed' });
-}
-
-/** A logger whose lines go to the host's logger for this plugin. */
-function logger(meta?: Record<string, unknown>): PluginLogger {
-  const at = (level: LogLevel) => (message: string, extra?: Record<string, unknown>) => {
-    if (LEVELS[level] > threshold) return;
-    relay({ type: 'log', level, message: String(message), ...(meta || extra ? { meta: { ...meta, ...extra } } : {}) });
-  };
-  return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
 }
 
 let windowStart = 0;
@@ -291,7 +332,10 @@ function relay(message: Extract<FromWorker, { type: 'log' | 'progress' }>): void
     post(message);
   } catch {
     // log meta that cannot be cloned: the line still goes, without it
-    if (message.type === 'log') post({ type: 'log', level: message.level, message: message.message });
+    if (message.type === 'log') {
+      const { meta: _, ...line } = message;
+      post(line);
+    }
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Authorization } from '../contract.ts';
 import type { HostErrorCode } from '../errors.ts';
+import type { LogLevel } from '../log.ts';
 import type { Progress } from '../types.ts';
 import type { LoadedPlugin } from './runner.ts';
 
@@ -15,14 +16,23 @@ export interface WorkerData {
   workspace: string;
   /** Log lines below this level are not relayed: they would only be dropped by the host. */
   logLevel: string;
+  /** A thread's: where it writes the id of each call as its `execute` begins (a process sends `started`). */
+  lastStarted?: Int32Array;
 }
-
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 export type ToWorker =
   /** A process's first message (a thread gets it as `workerData`). */
   | { type: 'init'; data: WorkerData }
-  | { type: 'run'; id: number; tool: string; input: unknown; callId: string; sessionId?: string }
+  | {
+      type: 'run';
+      id: number;
+      tool: string;
+      input: unknown;
+      callId: string;
+      sessionId?: string;
+      /** Relay every level of the call's log lines, not only those the host logs: its caller takes them all. */
+      logAll?: true;
+    }
   /** A plain cancellation: fires `ctx.signal` in the worker. A timeout ends the worker instead. */
   | { type: 'abort'; id: number; reason: { name: string; message: string } }
   /** The host's answer to an `authorize` the call `id` sent. */
@@ -35,11 +45,18 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'loaded'; report: LoadedPlugin }
   | { type: 'load_error'; code: HostErrorCode; message: string }
-  /** The call's `execute` is about to run: from here on it may have had side effects (isolated.ts re-runs only calls that had not). */
+  /** A process's: the call's `execute` is about to run, so it may have had side effects from here on (isolated.ts re-runs only calls that had not). */
   | { type: 'started'; id: number }
   | { type: 'result'; id: number; ok: true; output: unknown }
   | { type: 'result'; id: number; ok: false; message: string }
-  | { type: 'log'; level: LogLevel; message: string; meta?: Record<string, unknown> }
+  /** A `ctx.log` line of call `call.id`, or (no `call`) of the plugin's own logger. */
+  | {
+      type: 'log';
+      level: LogLevel;
+      message: string;
+      meta?: Record<string, unknown>;
+      call?: { id: number; tool: string; callId: string };
+    }
   | { type: 'progress'; id: number; progress: Progress }
   /** `ctx.authorize(input)` in call `id`; `seq` pairs it with its answer. */
   | { type: 'authorize'; id: number; seq: number; input: unknown }

@@ -5,7 +5,9 @@
  * terminated mid-match, so a file that takes longer than its budget ends the search with a clear
  * error instead. The worker's code is inline (eval), so it exists the same from source and bundled.
  */
+import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
+import { abortable } from '../../core/abortable.ts';
 import { FsToolError } from './errors.ts';
 
 /** Time one batch of files (at most 4 MiB) may take to match; a linear pattern needs a few ms. */
@@ -48,34 +50,19 @@ export class RegexWorker {
    */
   match(texts: string[], files: string[], signal: AbortSignal): Promise<number[][]> {
     if (this.#failure) return Promise.reject(this.#failure);
-    return new Promise((resolve, reject) => {
-      const done = (outcome: () => void) => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        this.#worker.off('message', onMessage);
-        this.#worker.off('error', onError);
-        outcome();
-      };
-      const onMessage = (hits: number[][]) => done(() => resolve(hits));
-      const onError = (error: Error) => done(() => reject(error));
-      const onAbort = () => done(() => reject(signal.reason));
-      const timer = setTimeout(
-        () =>
-          done(() =>
-            reject(
-              new FsToolError(
-                'pattern_too_slow',
-                `pattern /${this.#pattern}/ took over ${MATCH_BUDGET_MS} ms on ${files.length === 1 ? files[0] : `${files.length} files (${files[0]}, …)`} and was stopped (nested quantifiers such as (a+)+ backtrack exponentially); simplify it`,
-              ),
-            ),
-          ),
-        MATCH_BUDGET_MS,
-      );
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#worker.on('message', onMessage);
-      this.#worker.on('error', onError);
-      this.#worker.postMessage(texts);
-    });
+    // `once` also rejects on the worker's 'error'; its listeners left after a timeout or an abort go
+    // with the worker, which grep closes then.
+    const reply = once(this.#worker, 'message') as Promise<[number[][]]>;
+    this.#worker.postMessage(texts);
+    return abortable(reply, {
+      signal,
+      timeoutMs: MATCH_BUDGET_MS,
+      onTimeout: () =>
+        new FsToolError(
+          'pattern_too_slow',
+          `pattern /${this.#pattern}/ took over ${MATCH_BUDGET_MS} ms on ${files.length === 1 ? files[0] : `${files.length} files (${files[0]}, …)`} and was stopped (nested quantifiers such as (a+)+ backtrack exponentially); simplify it`,
+        ),
+    }).then(([hits]) => hits);
   }
 
   close(): Promise<number> {

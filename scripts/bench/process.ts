@@ -2,7 +2,7 @@
  * Process isolation figures (`isolation: 'process'`), each beside its floor from the same run, all
  * from the bundle (dist/):
  * - round trip of a process-isolated echo call through `host.call()` vs a raw IPC round trip to a
- *   bare child process (same serialisation), interleaved rounds, per-call samples;
+ *   bare child process (same serialisation), one of each in turn, per-call samples;
  * - start-up: spawn → plugin loaded and reported, vs spawn → first IPC message of a bare child;
  * - memory: RSS of a plugin's process, loaded from jiti's warm cache, vs an idle bare child (both count
  *   the node binary's shared pages; the difference is what a plugin process adds).
@@ -78,7 +78,8 @@ async function roundTrip(dir: string): Promise<Row[]> {
     host: () => host.call('echo', input),
     raw: () => bare.call({ tool: 'echo', input }),
   };
-  const samples = await roundTripSamples(variants, 16);
+  // One raw round trip, then one host.call, in turn: both see the machine at the same moment.
+  const samples = await roundTripSamples(variants, 3_000, 1, 500);
   const check = await host.call('echo', input);
   if (check.isError) throw new Error(`bench: the echo call failed: ${check.content}`);
   await host.close();

@@ -2,7 +2,8 @@
 
 /**
  * Calls each variant `perRound` times per round, the variants taking turns, so machine noise lands
- * on all of them; returns per-call µs samples, the first `warmupRounds` rounds left out.
+ * on all of them (with `perRound` 1, call by call); returns per-call µs samples, the first
+ * `warmupRounds` rounds left out.
  */
 export async function roundTripSamples(
   variants: Record<string, () => Promise<unknown>>,
