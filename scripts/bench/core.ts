@@ -39,7 +39,7 @@ async function interleave(
   return samples;
 }
 
-async function callOverhead(): Promise<Row[]> {
+export async function callOverhead(): Promise<Row[]> {
   // The bundle, as the CLI runs it: under tsx every closure of the source would carry a naming shim.
   const { createHost } = (await import(join(ROOT, 'dist', 'index.js'))) as typeof import('../../core/index.ts');
   const inputSchema = Type.Object({ text: Type.String({ description: 'Text.' }) }, { additionalProperties: false });
