@@ -10,7 +10,7 @@
  * stages up to the policy, shared by every call and by `host.decide()`.
  */
 import { randomUUID } from 'node:crypto';
-import { type AuditRecord, type AuditSink, auditedInput } from './audit.ts';
+import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
@@ -84,8 +84,8 @@ class Call implements GuardedCall {
   tool?: RegisteredTool;
   /** Set once the policy has decided. */
   decision?: PolicyDecision;
-  /** Set once the decision is audited: the `call` line ties to the `decision` line by it. */
-  inputSha256?: string;
+  /** Set once the decision is audited: the `call` line ties to the `decision` line by its hash. */
+  auditInput?: AuditInput;
   /** Time spent waiting for a person to approve (the call's own `ask`, and any `ctx.authorize`). */
   approvalMs?: number;
 
@@ -102,35 +102,35 @@ class Call implements GuardedCall {
 
   /** The call's result, and its audit line. `durationMs` leaves out the time a person took to approve. */
   finish(outcome: Step<{ result: CallResult }>): CallResult {
-    const durationMs = Math.round((performance.now() - this.started - (this.approvalMs ?? 0)) * 1000) / 1000;
+    const durationMs = round(performance.now() - this.started - (this.approvalMs ?? 0));
     const result: CallResult = outcome.ok
       ? Object.assign(outcome.result, { durationMs })
       : { isError: true, content: outcome.content, code: outcome.code, durationMs };
-    if (this.env.audit.enabled) this.env.audit.write(this.record(result));
-    return result;
-  }
-
-  /** The `call` line (docs/policy.md, "The audit trail"): the input itself is on the decision's line, tied by call id and hash. */
-  private record(result: CallResult): AuditRecord {
-    const record: AuditRecord = { event: 'call', callId: this.id };
-    if (this.options.sessionId) record.sessionId = this.options.sessionId;
-    if (this.tool) record.plugin = this.tool.plugin.name;
-    record.tool = this.name;
-    if (this.inputSha256) record.inputSha256 = this.inputSha256;
-    if (this.decision) {
-      record.decision = this.decision.decision;
-      if (this.decision.rule) record.rule = this.decision.rule.id;
+    if (this.env.audit.enabled) {
+      // The input itself is on the decision's line; this line ties to it by call id and hash.
+      this.env.audit.write(
+        callEntry({
+          callId: this.id,
+          sessionId: this.options.sessionId,
+          plugin: this.tool?.plugin.name,
+          tool: this.name,
+          input: this.auditInput,
+          decision: this.decision?.decision,
+          rule: this.decision?.rule?.id,
+          outcome: result.isError ? 'error' : 'ok',
+          code: result.code,
+          durationMs,
+          approvalMs: this.approvalMs === undefined ? undefined : round(this.approvalMs),
+          content: result.content,
+          truncated: result.truncated,
+        }),
+      );
     }
-    record.outcome = result.isError ? 'error' : 'ok';
-    if (result.code) record.code = result.code;
-    record.durationMs = result.durationMs;
-    if (this.approvalMs !== undefined) record.approvalMs = round(this.approvalMs);
-    record.bytes = Buffer.byteLength(result.content);
-    if (result.truncated) record.truncated = true;
-    return record;
+    return result;
   }
 }
 
+/** Milliseconds to the microsecond, as results and audit lines give them. */
 function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }
@@ -345,7 +345,8 @@ function untilAborted<T>(
 
 /**
  * Writes the decision's audit line (with the input, capped) and passes the verdict on. The call's
- * own decision (not an authorize question) gives the call its input hash, for its `call` line.
+ * own decision (not an authorize question) gives the call its input, whose hash its `call` line
+ * carries.
  */
 function audited(
   call: Call,
@@ -354,19 +355,22 @@ function audited(
   source?: 'authorize',
 ): Verdict {
   if (!call.env.audit.enabled) return verdict;
-  const input = auditedInput(canonical(), call.env.auditInputCap);
-  if (!source) call.inputSha256 = input.inputSha256;
-  const record: AuditRecord = { event: 'decision', callId: call.id };
-  if (call.options.sessionId) record.sessionId = call.options.sessionId;
-  record.plugin = tool.plugin.name;
-  record.tool = tool.info.name;
-  Object.assign(record, input);
-  record.decision = decision.decision;
-  if (decision.rule) record.rule = decision.rule.id;
-  if (decision.reason) record.reason = decision.reason;
-  if (verdict.answer) record.answer = verdict.answer;
-  if (verdict.approvalMs !== undefined) record.approvalMs = round(verdict.approvalMs);
-  if (source) record.source = source;
-  call.env.audit.write(record);
+  const input = new AuditInput(canonical(), call.env.auditInputCap);
+  if (!source) call.auditInput = input;
+  call.env.audit.write(
+    decisionEntry({
+      callId: call.id,
+      sessionId: call.options.sessionId,
+      plugin: tool.plugin.name,
+      tool: tool.info.name,
+      input,
+      decision: decision.decision,
+      rule: decision.rule?.id,
+      reason: decision.reason,
+      answer: verdict.answer,
+      approvalMs: verdict.approvalMs === undefined ? undefined : round(verdict.approvalMs),
+      source,
+    }),
+  );
   return verdict;
 }
