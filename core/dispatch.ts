@@ -103,9 +103,13 @@ class Call implements GuardedCall {
   /** The call's result, and its audit line. `durationMs` leaves out the time a person took to approve. */
   finish(outcome: Step<{ result: CallResult }>): CallResult {
     const durationMs = round(performance.now() - this.started - (this.approvalMs ?? 0));
-    const result: CallResult = outcome.ok
-      ? Object.assign(outcome.result, { durationMs })
-      : { isError: true, content: outcome.content, code: outcome.code, durationMs };
+    let result: CallResult;
+    if (outcome.ok) {
+      result = outcome.result;
+      result.durationMs = durationMs;
+    } else {
+      result = { isError: true, content: outcome.content, code: outcome.code, durationMs };
+    }
     if (this.env.audit.enabled) {
       // The input itself is on the decision's line; this line ties to it by call id and hash.
       this.env.audit.write(
