@@ -148,6 +148,9 @@ export type Decided = Step<{
   canonical: () => string;
 }> & { tool?: RegisteredTool };
 
+/** A call that got as far as the policy's decision. */
+type Ready = Extract<Decided, { ok: true }>;
+
 /**
  * The stages up to the policy's decision: find the tool, prepare its input, decide. Asks no one and
  * writes nothing: `host.decide()` is this, and every call starts with it.
@@ -176,7 +179,7 @@ function decideOn(policy: Policy, tool: RegisteredTool, raw: unknown, sessionId:
  * The approver's answer to an `ask`, and the decision's audit line. A promise only when someone
  * is asked: an allowed call does not wait a turn here.
  */
-function judge(call: Call, decided: Extract<Decided, { ok: true }>, signal?: AbortSignal, source?: 'authorize') {
+function judge(call: Call, decided: Ready, signal?: AbortSignal, source?: 'authorize'): Verdict | Promise<Verdict> {
   if (decided.decision.decision === 'allow') return audited(call, decided, ALLOWED, source);
   return approve(call, decided, signal).then((verdict) => audited(call, decided, verdict, source));
 }
@@ -260,7 +263,7 @@ const ALLOWED: Verdict = Object.freeze({ ok: true });
 /** How an `ask` was answered, for the audit trail. */
 type Answer = 'approved' | 'approved_always' | 'refused' | 'no_approver' | 'prompt_failed' | 'cancelled';
 
-async function approve(call: Call, decided: Extract<Decided, { ok: true }>, signal?: AbortSignal): Promise<Verdict> {
+async function approve(call: Call, decided: Ready, signal?: AbortSignal): Promise<Verdict> {
   const { env, id: callId } = call;
   const { tool, decision, canonical } = decided;
   const { sessionId } = call.options;
@@ -352,12 +355,7 @@ function untilAborted<T>(
  * own decision (not an authorize question) gives the call its input, whose hash its `call` line
  * carries.
  */
-function audited(
-  call: Call,
-  { tool, decision, canonical }: Extract<Decided, { ok: true }>,
-  verdict: Verdict,
-  source?: 'authorize',
-): Verdict {
+function audited(call: Call, { tool, decision, canonical }: Ready, verdict: Verdict, source?: 'authorize'): Verdict {
   if (!call.env.audit.enabled) return verdict;
   const input = new AuditInput(canonical(), call.env.auditInputCap);
   if (!source) call.auditInput = input;
