@@ -1,15 +1,12 @@
 /**
  * The audit trail: one JSON line per policy decision and per call outcome (and per plugin crash,
- * timeout or quarantine), appended through winston to its own file. Nothing of an input is lost
+ * timeout or quarantine), appended in batches to its own file. Nothing of an input is lost
  * silently: the hash covers all of it, the line keeps it up to a cap and says when it was cut.
  */
 import { hash } from 'node:crypto';
 import { closeSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Writable } from 'node:stream';
-import type Winston from 'winston';
 import { hostError, messageOf } from './errors.ts';
-import { loadWinston } from './log.ts';
 import { openHostFile } from './paths.ts';
 
 /**
@@ -26,8 +23,8 @@ export interface AuditSink {
   /** False when auditing is off: the dispatcher then skips building records. */
   readonly enabled: boolean;
   /** Never throws; after `close()` records are dropped (and reported once). */
-  write(record: AuditRecord): void;
-  /** Flushes the file and ends the stream. Never rejects. */
+  write(record: AuditRecord | AuditEntry): void;
+  /** Writes what is pending and closes the file. Never rejects. */
   close(): Promise<void>;
 }
 
@@ -56,16 +53,118 @@ export function auditedInput(canonical: string, cap: number): AuditedInput {
   return { inputSha256, inputBytes: bytes.length, input: bytes.toString('utf8', 0, end), inputTruncated: true };
 }
 
+/**
+ * A call's input as its lines keep it, worked out once, when the first of them is written: the
+ * hash is work for the batch, not for the call.
+ */
+export class AuditInput {
+  private readonly canonical: string;
+  private readonly cap: number;
+  private kept?: AuditedInput;
+
+  constructor(canonical: string, cap: number) {
+    this.canonical = canonical;
+    this.cap = cap;
+  }
+
+  get(): AuditedInput {
+    this.kept ??= auditedInput(this.canonical, this.cap);
+    return this.kept;
+  }
+}
+
+/**
+ * A line its writer builds from its own fields, given the time (ISO 8601): the dispatcher's two
+ * lines per call, where serialising a record field by field costs more than the call it records.
+ */
+export type AuditEntry = (time: string) => string;
+
+/** Characters JSON writes as they are: printable ASCII but `"` and `\\`. */
+const VERBATIM = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** A value as JSON: a string with nothing to escape as it is, anything else as `JSON.stringify` writes it. */
+function json(value: unknown): string {
+  return typeof value === 'string' && VERBATIM.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
+/** The fields of a `decision` line (docs/policy.md, "The audit trail"), in the order written. */
+export interface DecisionFields {
+  callId: string;
+  sessionId?: string | undefined;
+  plugin: string;
+  tool: string;
+  input: AuditInput;
+  decision: string;
+  rule?: string | undefined;
+  reason?: string | undefined;
+  answer?: string | undefined;
+  approvalMs?: number | undefined;
+  source?: string | undefined;
+}
+
+export function decisionEntry(d: DecisionFields): AuditEntry {
+  return (time) => {
+    const input = d.input.get();
+    let line = `{"time":"${time}","event":"decision","callId":${json(d.callId)}`;
+    if (d.sessionId) line += `,"sessionId":${json(d.sessionId)}`;
+    line += `,"plugin":${json(d.plugin)},"tool":${json(d.tool)},"inputSha256":"${input.inputSha256}","inputBytes":${input.inputBytes},"input":${JSON.stringify(input.input)}`;
+    if (input.inputTruncated) line += ',"inputTruncated":true';
+    line += `,"decision":${json(d.decision)}`;
+    if (d.rule !== undefined) line += `,"rule":${json(d.rule)}`;
+    if (d.reason) line += `,"reason":${json(d.reason)}`;
+    if (d.answer) line += `,"answer":${json(d.answer)}`;
+    if (d.approvalMs !== undefined) line += `,"approvalMs":${json(d.approvalMs)}`;
+    if (d.source) line += `,"source":${json(d.source)}`;
+    return `${line}}`;
+  };
+}
+
+/** The fields of a `call` line (docs/policy.md, "The audit trail"), in the order written. */
+export interface CallFields {
+  callId: string;
+  sessionId?: string | undefined;
+  /** Absent for an unknown tool. */
+  plugin?: string | undefined;
+  tool: string;
+  /** The input of the call's own decision: the line ties to it by its hash. */
+  input?: AuditInput | undefined;
+  decision?: string | undefined;
+  rule?: string | undefined;
+  outcome: 'ok' | 'error';
+  code?: string | undefined;
+  durationMs: number;
+  approvalMs?: number | undefined;
+  /** The result's content: the line says how many UTF-8 bytes it was. */
+  content: string;
+  truncated?: boolean | undefined;
+}
+
+export function callEntry(c: CallFields): AuditEntry {
+  return (time) => {
+    let line = `{"time":"${time}","event":"call","callId":${json(c.callId)}`;
+    if (c.sessionId) line += `,"sessionId":${json(c.sessionId)}`;
+    if (c.plugin !== undefined) line += `,"plugin":${json(c.plugin)}`;
+    line += `,"tool":${json(c.tool)}`;
+    if (c.input) line += `,"inputSha256":"${c.input.get().inputSha256}"`;
+    if (c.decision !== undefined) line += `,"decision":${json(c.decision)}`;
+    if (c.rule !== undefined) line += `,"rule":${json(c.rule)}`;
+    line += `,"outcome":"${c.outcome}"`;
+    if (c.code) line += `,"code":${json(c.code)}`;
+    line += `,"durationMs":${json(c.durationMs)}`;
+    if (c.approvalMs !== undefined) line += `,"approvalMs":${json(c.approvalMs)}`;
+    line += `,"bytes":${Buffer.byteLength(c.content)}`;
+    if (c.truncated) line += ',"truncated":true';
+    return `${line}}`;
+  };
+}
+
 export interface AuditSinkOptions {
-  /** Told when the file cannot be written or flushed; the host logs it. The sink itself never throws. */
+  /** Told when the file cannot be written or closed; the host logs it. The sink itself never throws. */
   onError?: (error: Error) => void;
-  /** How long `close()` waits for the flush before giving up (and reporting it). Default 5 s. */
-  closeTimeoutMs?: number;
   /** The workspace: no directory between it and the file may be a symlink (`openHostFile`). Default: the file's directory. */
   workspace?: string;
 }
 
-const LINES = Symbol('audit lines');
 /** How long audit records wait to be written together. */
 const AUDIT_BATCH_MS = 5;
 /**
@@ -74,40 +173,7 @@ const AUDIT_BATCH_MS = 5;
  */
 const AUDIT_BATCH_LINES = 256;
 
-/**
- * A stream that appends with a synchronous write: an audit block reaches the kernel before the
- * turn ends (it survives the host crashing a moment later), and no thread-pool round trip sits
- * beside every call (fs.WriteStream's costs more than the call it records).
- */
-function appendStream(fd: number): Writable {
-  return new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      try {
-        for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at);
-        done();
-      } catch (error) {
-        done(error as Error);
-      }
-    },
-    final(done) {
-      try {
-        closeSync(fd);
-        done();
-      } catch (error) {
-        done(error as Error);
-      }
-    },
-  });
-}
-const MESSAGE = Symbol.for('message'); // what winston's transports write
-
-/** A record as written, with the moment it was written. */
-interface Stamped {
-  time: number;
-  record: AuditRecord;
-}
-
-let lastTime = NaN;
+let lastTime = Number.NaN;
 let lastIso = '';
 /** ISO 8601 for an epoch millisecond; a batch's lines mostly share one, and toISOString costs more than the JSON around it. */
 function isoTime(time: number): string {
@@ -118,67 +184,80 @@ function isoTime(time: number): string {
   return lastIso;
 }
 
-/** Characters JSON writes as they are: printable ASCII but `"` and `\\`. */
-const VERBATIM = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
 /**
- * A record's line, `time` first: exactly `JSON.stringify({ time, ...record })`, written by hand for
- * the flat records the host writes (strings, numbers, booleans), where it costs half as much. Any
- * other value goes through `JSON.stringify`, and a string with anything to escape too.
+ * A record's line, `time` first: exactly `JSON.stringify({ time, ...record })`, without copying the
+ * record (a BigInt throws, as it would there).
  */
 export function auditLine(time: number, record: AuditRecord): string {
-  let line = `{"time":"${isoTime(time)}"`;
-  for (const key of Object.keys(record)) {
-    const value = record[key];
-    let text: string;
-    switch (typeof value) {
-      case 'string':
-        text = VERBATIM.test(value) ? `"${value}"` : JSON.stringify(value);
-        break;
-      case 'number':
-        text = Number.isFinite(value) ? String(value) : 'null';
-        break;
-      case 'boolean':
-        text = value ? 'true' : 'false';
-        break;
-      case 'undefined':
-      case 'function':
-      case 'symbol':
-        continue; // JSON leaves these keys out
-      default:
-        text = JSON.stringify(value); // objects (their own toJSON included); a BigInt throws, as it would there
-    }
-    line += `,${VERBATIM.test(key) ? `"${key}"` : JSON.stringify(key)}:${text}`;
-  }
-  return `${line}}`;
+  return recordLine(isoTime(time), record);
 }
 
-function safeStringify(value: unknown): string {
+function recordLine(time: string, record: AuditRecord): string {
+  const json = JSON.stringify(record);
+  return json.length > 2 ? `{"time":"${time}",${json.slice(1)}` : `{"time":"${time}"}`;
+}
+
+/** What a record dropped after close held, for the report. */
+function describe(record: AuditRecord | AuditEntry): string {
   try {
-    return JSON.stringify(value);
+    return typeof record === 'function' ? record(isoTime(Date.now())) : JSON.stringify(record);
   } catch {
-    return String(value);
+    return String(record);
+  }
+}
+
+/** The bytes a batch is encoded into, reused batch after batch; grown for a batch that needs more. */
+const BLOCK_BYTES = 64 * 1024;
+
+/**
+ * A batch of lines as UTF-8, each line encoded into one reused buffer as it is made: building one
+ * string of the batch first and encoding that costs ten times more (flattening a string of many
+ * pieces is slow), and more than the call the lines record.
+ */
+class Block {
+  private bytes = Buffer.allocUnsafe(BLOCK_BYTES);
+  length = 0;
+
+  append(line: string): void {
+    // A UTF-16 unit takes at most 3 bytes of UTF-8 (a surrogate pair, 4 for 2 units).
+    const room = line.length * 3 + 1;
+    if (this.bytes.length - this.length < room) {
+      const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + room));
+      this.bytes.copy(grown, 0, 0, this.length);
+      this.bytes = grown;
+    }
+    this.length += this.bytes.write(line, this.length);
+    this.bytes[this.length++] = 0x0a;
+  }
+
+  /** Writes the block at the file's end (a write may take only part of it), and empties it. */
+  writeTo(fd: number): void {
+    const end = this.length;
+    this.length = 0;
+    for (let at = 0; at < end; ) at += writeSync(fd, this.bytes, at, end - at);
+    // One batch of long inputs should not keep its memory for the life of the host.
+    if (this.bytes.length > BLOCK_BYTES * 16) this.bytes = Buffer.allocUnsafe(BLOCK_BYTES);
   }
 }
 
 /**
- * Appends JSON lines to `file` through winston; `close()` resolves once they are written.
+ * Appends JSON lines to `file`; `close()` resolves once they are written.
  *
  * The file is opened here, synchronously: a trail that cannot be written stops the host from
  * starting (a config error naming the file), rather than losing records in silence. In the workspace
- * it is opened without following links (`openHostFile`): a symlinked `.rousseau` is refused. winston's File
- * transport opens lazily and swallows stream errors, so we own the stream and hand it to a Stream
- * transport: every later write error reaches `onError`.
+ * it is opened without following links (`openHostFile`): a symlinked `.rousseau` is refused.
  *
- * Records are stamped with the time at once, and serialised and handed to winston every
- * AUDIT_BATCH_MS, as one block of lines: the file holds the same lines, the host pays one write per
- * batch instead of two per call (on 2 cores a write beside every call showed as ~80 µs on an MCP
- * round trip), and the JSON is built after the call has answered, not on its path. `close()` hands
- * over what is pending before it ends the stream, and so does the process exiting.
+ * A record is only stamped with the time when written; the lines are built and written every
+ * AUDIT_BATCH_MS (or every AUDIT_BATCH_LINES records), as one block with one synchronous write:
+ * the file holds the same lines, the host pays one write per batch instead of two per call (on 2
+ * cores a write beside every call showed as ~80 µs on an MCP round trip), the JSON is built after
+ * the call has answered, not on its path, and a block reaches the kernel before the turn ends (it
+ * survives the host crashing a moment later). `close()` writes what is pending, and so does the
+ * process exiting. A write error goes to `onError` (once), and the calls go on.
  */
 export function createAuditSink(
   file: string,
-  { onError = () => {}, closeTimeoutMs = 5000, workspace = dirname(file) }: AuditSinkOptions = {},
+  { onError = () => {}, workspace = dirname(file) }: AuditSinkOptions = {},
 ): AuditSink {
   let fd: number;
   try {
@@ -196,104 +275,62 @@ export function createAuditSink(
     failed = error;
     onError(error);
   };
-  const stream = appendStream(fd);
-  const winston = loadWinston();
-  const line = winston.format((info) => {
-    (info as Record<symbol, unknown>)[MESSAGE] = (info as Record<symbol, unknown>)[LINES];
-    return info;
-  });
-  const transport = new winston.transports.Stream({ stream, format: line(), eol: '\n' });
-  const logger = winston.createLogger({
-    level: 'audit',
-    levels: { audit: 0 },
-    transports: [transport],
-    exitOnError: false,
-  });
-  // Without listeners a write error would be an uncaught 'error' event: the host must survive it.
-  stream.on('error', fail);
-  logger.on('error', fail);
-  transport.on('error', fail);
-  let closing: Promise<void> | undefined;
-  let pending: Stamped[] = [];
+  let closed = false;
+  // Two arrays rather than one object per record: the batch is the only thing a call allocates here.
+  let records: (AuditRecord | AuditEntry)[] = [];
+  let times: number[] = [];
   let timer: NodeJS.Timeout | undefined;
-  /** The pending records as lines, emptying the batch; a record that cannot be serialised is reported, the others kept. */
-  const take = (): string => {
-    const batch = pending;
-    pending = [];
+  const block = new Block();
+  /** Writes the pending records, emptying the batch; a record that cannot be serialised is reported, the others kept. */
+  const flush = () => {
+    if (records.length === 0) return;
+    const batch = records;
+    const stamps = times;
+    records = [];
+    times = [];
     clearTimeout(timer);
-    const lines: string[] = [];
-    for (const { time, record } of batch) {
+    for (let i = 0; i < batch.length; i++) {
       try {
-        lines.push(auditLine(time, record));
+        const record = batch[i]!;
+        const time = isoTime(stamps[i]!);
+        block.append(typeof record === 'function' ? record(time) : recordLine(time, record));
       } catch (error) {
         fail(error as Error);
       }
     }
-    return lines.join('\n');
-  };
-  const flush = () => {
-    if (pending.length === 0) return;
-    const lines = take();
-    if (!lines) return;
+    if (block.length === 0) return;
     try {
-      logger.log({ level: 'audit', message: '', [LINES]: lines } as Winston.LogEntry);
+      block.writeTo(fd);
     } catch (error) {
       fail(error as Error);
     }
   };
-
-  // The host may exit (process.exit, an uncaught error) inside a batch window: write what is
-  // pending straight to the file then, since nothing asynchronous runs in an 'exit' handler.
-  const flushAtExit = () => {
-    if (pending.length === 0) return;
-    try {
-      const lines = take();
-      if (lines) writeSync(fd, `${lines}\n`);
-    } catch {
-      // exiting: nowhere left to report it
-    }
-  };
-  process.on('exit', flushAtExit);
+  // The host may exit (process.exit, an uncaught error) inside a batch window: the pending lines
+  // are written then, since a write here is synchronous.
+  process.on('exit', flush);
 
   return {
     enabled: true,
     write(record) {
-      if (closing) {
-        fail(new Error(`audit record after close dropped: ${safeStringify(record)}`));
+      if (closed) {
+        fail(new Error(`audit record after close dropped: ${describe(record)}`));
         return;
       }
-      const count = pending.push({ time: Date.now(), record });
+      const count = records.push(record);
+      times.push(Date.now());
       if (count === 1) timer = setTimeout(flush, AUDIT_BATCH_MS).unref();
       else if (count >= AUDIT_BATCH_LINES) flush();
     },
-    close() {
-      process.off('exit', flushAtExit);
-      if (!closing) flush();
-      closing ??= new Promise<void>((resolve) => {
-        const giveUp = setTimeout(() => {
-          fail(new Error(`audit file ${file} was not flushed within ${closeTimeoutMs} ms`));
-          resolve();
-        }, closeTimeoutMs);
-        const done = () => {
-          clearTimeout(giveUp);
-          resolve();
-        };
-        // winston is done when its transport finishes; the file, when our stream has flushed.
-        transport.once('finish', () =>
-          stream.end((error?: Error | null) => {
-            if (error) fail(error);
-            done();
-          }),
-        );
-        stream.once('error', done);
-        try {
-          logger.end();
-        } catch (error) {
-          fail(error as Error);
-          done();
-        }
-      });
-      return closing;
+    async close() {
+      if (closed) return;
+      closed = true;
+      process.off('exit', flush);
+      flush();
+      try {
+        closeSync(fd);
+      } catch (error) {
+        fail(error as Error);
+      }
     },
   };
 }

@@ -1,34 +1,28 @@
 /**
  * The call pipeline, in one place and in this order:
  *
- *   find tool → parse JSON strictly → validate → canonical form → policy → concurrency slot →
- *   run under the timeout → normalise and cap the output → audit → result
+ *   find tool → parse JSON strictly → validate → canonical form → policy → approval → audit the
+ *   decision → concurrency slot and timeout (guarded-run.ts) → read and cap the output (output.ts)
+ *   → audit the call → result
  *
- * Every stage returns a value, never throws: a call yields exactly one `CallResult`, whatever the
- * plugin does. The timeout lives here for every runner: on expiry the call's signal aborts with a
- * `TimeoutError` and the result is `timeout` at once; an answer that arrives later is dropped.
+ * Every stage returns a `Step` (`ok: true` and its values, or the failure that ends the call) and
+ * never throws: a call yields exactly one `CallResult`, whatever the plugin does. `decide` is the
+ * stages up to the policy, shared by every call and by `host.decide()`.
  */
 import { randomUUID } from 'node:crypto';
+import { abortable } from './abortable.ts';
+import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
-import { deadline, type Deadline } from './deadlines.ts';
-import { messageOf, type ResultCode } from './errors.ts';
-import { auditedInput, type AuditSink } from './audit.ts';
 import type { Authorization } from './contract.ts';
+import { messageOf } from './errors.ts';
+import { type GuardedCall, runGuarded } from './guarded-run.ts';
 import type { Logger } from './log.ts';
-import { capOutput } from './output.ts';
+import { type Failed, normalise, type Step } from './output.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
-import { copyJsonValue, emptyRecord, jsonLongerThan, parseStrictJson } from './safe-json.ts';
+import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
-import {
-  AUTHORIZE_BUDGET_SPENT,
-  CALL_ENDED,
-  MAX_AUTHORIZE_PER_CALL,
-  timeoutReason,
-  type RunOutcome,
-  type RunRequest,
-} from './runners/runner.ts';
 import type { CallOptions, CallResult, ToolInfo } from './types.ts';
 
 /** Asks a person whether a call may run. `always` approves this exact input for the session. */
@@ -58,8 +52,6 @@ export interface DispatchEnv {
   inflight: Set<() => void>;
 }
 
-type Failure = { code: ResultCode; content: string };
-
 /** Runs one call through the whole pipeline. Never throws. */
 export async function dispatch(
   env: DispatchEnv,
@@ -67,55 +59,130 @@ export async function dispatch(
   rawInput: unknown,
   given: CallOptions = {},
 ): Promise<CallResult> {
-  const started = performance.now();
-  const options = ownCallOptions(given);
-  const callId = options.callId ?? randomUUID();
-  const tool = env.registry.get(name);
-  if (!tool) return finish(env, started, callId, options, name, undefined, undefined, unknownTool(env.registry, name));
-
-  const prepared = prepareInput(tool, rawInput);
-  if ('code' in prepared) return finish(env, started, callId, options, name, tool, undefined, prepared);
-  const judging = judge(env, tool, prepared.input, callId, options);
-  const { decision, verdict, inputSha256 } = judging instanceof Promise ? await judging : judging;
-  if (verdict.failure) return finish(env, started, callId, options, name, tool, inputSha256, verdict.failure, decision);
-
-  const outcome = await runGuarded(env, tool, prepared.input, callId, options);
-  const result = 'code' in outcome ? outcome : normalise(tool, outcome.output);
-  return finish(env, started, callId, options, name, tool, inputSha256, result, decision);
-}
-
-interface Judged {
-  decision: PolicyDecision;
-  verdict: Verdict;
-  /** Set when the decision was audited. */
-  inputSha256: string | undefined;
+  const call = new Call(env, name, ownCallOptions(given));
+  const decided = decide(env, name, rawInput, call.options.sessionId);
+  call.tool = decided.tool;
+  if (!decided.ok) return call.finish(decided);
+  call.decision = decided.decision;
+  const judging = judge(call, decided, call.options.signal);
+  const verdict = judging instanceof Promise ? await judging : judging;
+  if (!verdict.ok) return call.finish(verdict);
+  const ran = await runGuarded(call, decided.tool, decided.input);
+  return call.finish(ran.ok ? normalise(name, decided.tool.plugin, ran.output) : ran);
 }
 
 /**
- * The policy's decision on a prepared input, the approver's answer to an `ask`, and the audit line.
- * A promise only when someone is asked: an allowed call does not wait a turn here.
+ * One call on its way through the stages: its identity, and what its `call` audit line and its
+ * `durationMs` are made of. It is also what the guarded run asks `ctx.authorize` questions through.
  */
-function judge(
-  env: DispatchEnv,
-  tool: RegisteredTool,
-  input: unknown,
-  callId: string,
-  options: CallOptions,
-  source?: 'authorize',
-): Judged | Promise<Judged> {
+class Call implements GuardedCall {
+  readonly env: DispatchEnv;
+  readonly name: string;
+  readonly options: CallOptions;
+  readonly id: string;
+  readonly started = performance.now();
+  /** Set once the tool is found. */
+  tool?: RegisteredTool;
+  /** Set once the policy has decided. */
+  decision?: PolicyDecision;
+  /** Set once the decision is audited: the `call` line ties to the `decision` line by its hash. */
+  auditInput?: AuditInput;
+  /** Time spent waiting for a person to approve (the call's own `ask`, and any `ctx.authorize`). */
+  approvalMs?: number;
+
+  constructor(env: DispatchEnv, name: string, options: CallOptions) {
+    this.env = env;
+    this.name = name;
+    this.options = options;
+    this.id = options.callId ?? randomUUID();
+  }
+
+  authorize(input: unknown, signal: AbortSignal): Promise<Authorization> {
+    return authorize(this, this.tool!, input, signal);
+  }
+
+  /** The call's result, and its audit line. `durationMs` leaves out the time a person took to approve. */
+  finish(outcome: Step<{ result: CallResult }>): CallResult {
+    const durationMs = round(performance.now() - this.started - (this.approvalMs ?? 0));
+    let result: CallResult;
+    if (outcome.ok) {
+      result = outcome.result;
+      result.durationMs = durationMs;
+    } else {
+      result = { isError: true, content: outcome.content, code: outcome.code, durationMs };
+    }
+    if (this.env.audit.enabled) {
+      // The input itself is on the decision's line; this line ties to it by call id and hash.
+      this.env.audit.write(
+        callEntry({
+          callId: this.id,
+          sessionId: this.options.sessionId,
+          plugin: this.tool?.plugin.name,
+          tool: this.name,
+          input: this.auditInput,
+          decision: this.decision?.decision,
+          rule: this.decision?.rule?.id,
+          outcome: result.isError ? 'error' : 'ok',
+          code: result.code,
+          durationMs,
+          approvalMs: this.approvalMs === undefined ? undefined : round(this.approvalMs),
+          content: result.content,
+          truncated: result.truncated,
+        }),
+      );
+    }
+    return result;
+  }
+}
+
+/** Milliseconds to the microsecond, as results and audit lines give them. */
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+/** A validated input and the policy's decision on it. */
+export type Decided = Step<{
+  tool: RegisteredTool;
+  input: unknown;
+  decision: PolicyDecision;
+  /** The canonical JSON of `input`, made on first use: an allowed call with the audit off never needs it. */
+  canonical: () => string;
+}> & { tool?: RegisteredTool };
+
+/** A call that got as far as the policy's decision. */
+type Ready = Extract<Decided, { ok: true }>;
+
+/**
+ * The stages up to the policy's decision: find the tool, prepare its input, decide. Asks no one and
+ * writes nothing: `host.decide()` is this, and every call starts with it.
+ */
+export function decide(
+  env: Pick<DispatchEnv, 'registry' | 'policy'>,
+  name: string,
+  raw: unknown,
+  sessionId: string | undefined,
+): Decided {
+  const tool = env.registry.get(name);
+  return tool ? decideOn(env.policy, tool, raw, sessionId) : unknownTool(env.registry, name);
+}
+
+function decideOn(policy: Policy, tool: RegisteredTool, raw: unknown, sessionId: string | undefined): Decided {
+  const prepared = prepareInput(tool, raw);
+  if (!prepared.ok) return { ...prepared, tool };
+  const { input } = prepared;
   let canonical: string | undefined;
   const canonicalText = () => (canonical ??= canonicalJson(input));
-  const decision = env.policy.decide(tool.info, canonicalText, input, options.sessionId);
-  const judged = (verdict: Verdict): Judged => ({
-    decision,
-    verdict,
-    inputSha256: env.audit.enabled
-      ? auditDecision(env, callId, options, tool, canonicalText(), decision, verdict, source)
-      : undefined,
-  });
-  return decision.decision === 'allow'
-    ? judged(ALLOWED)
-    : approve(env, tool, decision, canonicalText, callId, options).then(judged);
+  const decision = policy.decide(tool.info, canonicalText, input, sessionId);
+  return { ok: true, tool, input, decision, canonical: canonicalText };
+}
+
+/**
+ * The approver's answer to an `ask`, and the decision's audit line. A promise only when someone
+ * is asked: an allowed call does not wait a turn here.
+ */
+function judge(call: Call, decided: Ready, signal?: AbortSignal, source?: 'authorize'): Verdict | Promise<Verdict> {
+  if (decided.decision.decision === 'allow') return audited(call, decided, ALLOWED, source);
+  return approve(call, decided, signal).then((verdict) => audited(call, decided, verdict, source));
 }
 
 /**
@@ -123,23 +190,19 @@ function judge(
  * policy (validation, canonical form, rules, approval, audit), and nothing runs. The approver's
  * wait ends with the call (its timeout, its cancellation, the host's close).
  */
-async function authorize(
-  env: DispatchEnv,
-  tool: RegisteredTool,
-  raw: unknown,
-  callId: string,
-  options: CallOptions,
-): Promise<Authorization> {
-  const prepared = prepareInput(tool, raw);
-  if ('code' in prepared) return { allowed: false, message: prepared.content };
-  const { decision, verdict } = await judge(env, tool, prepared.input, callId, options, 'authorize');
-  if (!verdict.failure) return { allowed: true };
-  return { allowed: false, message: verdict.failure.content, ...(decision.rule ? { rule: decision.rule.id } : {}) };
+async function authorize(call: Call, tool: RegisteredTool, raw: unknown, signal: AbortSignal): Promise<Authorization> {
+  const decided = decideOn(call.env.policy, tool, raw, call.options.sessionId);
+  if (!decided.ok) return { allowed: false, message: decided.content };
+  const verdict = await judge(call, decided, signal, 'authorize');
+  if (verdict.ok) return { allowed: true };
+  const { rule } = decided.decision;
+  return { allowed: false, message: verdict.content, ...(rule ? { rule: rule.id } : {}) };
 }
 
 /**
  * The caller's options, own properties only: a `sessionId` or `signal` set on Object.prototype
- * would otherwise pick a session's "always" grants, or break the call.
+ * would otherwise pick a session's "always" grants, or break the call. Callbacks (`on…`) are passed
+ * on to the runner as they are.
  */
 function ownCallOptions(given: CallOptions): CallOptions {
   const options = Object.create(null) as CallOptions;
@@ -152,16 +215,17 @@ function ownCallOptions(given: CallOptions): CallOptions {
 }
 
 /** The message of an unknown tool, naming the ones that exist. */
-export function unknownTool(registry: Registry, name: string): Failure {
+export function unknownTool(registry: Registry, name: string): Failed {
   const known = registry.names();
   return {
+    ok: false,
     code: 'unknown_tool',
     content: `Unknown tool "${name}". ${known.length ? `Available tools: ${known.join(', ')}.` : 'No tools are loaded.'}`,
   };
 }
 
 /** Parses (strings) or checks (values) the input, applies schema defaults, normalises, validates. */
-export function prepareInput(tool: RegisteredTool, raw: unknown): { input: unknown } | Failure {
+export function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown }> {
   let input: unknown;
   try {
     if (typeof raw === 'string') {
@@ -175,6 +239,7 @@ export function prepareInput(tool: RegisteredTool, raw: unknown): { input: unkno
     input = normalizeValue(input);
   } catch (error) {
     return {
+      ok: false,
       code: 'invalid_json',
       content: `Invalid JSON input for tool "${tool.info.name}": ${messageOf(error)}. Send one JSON object that matches the tool's input schema.`,
     };
@@ -183,441 +248,103 @@ export function prepareInput(tool: RegisteredTool, raw: unknown): { input: unkno
   if (!validator.Check(input)) {
     const errors = schemaProblems(validator.Errors(input), input).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
     return {
+      ok: false,
       code: 'invalid_input',
       content: `Invalid input for tool "${tool.info.name}":\n${errors.join('\n')}\nFix these fields to match the tool's input schema and call again.`,
     };
   }
-  return { input };
+  return { ok: true, input };
 }
 
-async function approve(
-  env: DispatchEnv,
-  tool: RegisteredTool,
-  decision: PolicyDecision,
-  canonical: () => string,
-  callId: string,
-  { sessionId, signal }: CallOptions,
-): Promise<Verdict> {
+/** The policy's decision after approval (`ok: false`: the call does not run), and how an `ask` was answered. */
+type Verdict = Step & { answer?: Answer; approvalMs?: number };
+const ALLOWED: Verdict = Object.freeze({ ok: true });
+
+/** How an `ask` was answered, for the audit trail. */
+type Answer = 'approved' | 'approved_always' | 'refused' | 'no_approver' | 'prompt_failed' | 'cancelled';
+
+async function approve(call: Call, decided: Ready, signal?: AbortSignal): Promise<Verdict> {
+  const { env, id: callId } = call;
+  const { tool, decision, canonical } = decided;
+  const { sessionId } = call.options;
   const rule = decision.rule ? ` (policy rule ${decision.rule.id})` : ' (the default policy)';
   const because = `${decision.reason ? `: ${decision.reason}` : ''}${rule}`;
   if (decision.decision === 'deny') {
     return {
-      failure: {
-        code: 'denied',
-        content: `Call to "${tool.info.name}" denied${because}. Do not retry it; try another way or ask the user.`,
-      },
+      ok: false,
+      code: 'denied',
+      content: `Call to "${tool.info.name}" denied${because}. Do not retry it; try another way or ask the user.`,
     };
   }
   if (!env.approve) {
     return {
       answer: 'no_approver',
-      failure: {
-        code: 'denied',
-        content: `Call to "${tool.info.name}" needs approval${because}, and no one can approve it here (no terminal; run with --yes to approve). Do not retry it.`,
-      },
+      ok: false,
+      code: 'denied',
+      content: `Call to "${tool.info.name}" needs approval${because}, and no one can approve it here (no terminal; run with --yes to approve). Do not retry it.`,
     };
   }
   let answer: Answer = 'refused';
+  const asked = performance.now();
+  const waited = () => {
+    const approvalMs = performance.now() - asked;
+    call.approvalMs = (call.approvalMs ?? 0) + approvalMs;
+    return approvalMs;
+  };
+  // A person may take their time: no timeout here, but the caller's cancel and the host's close end the wait.
+  const stop = signal ? AbortSignal.any([signal, env.closing]) : env.closing;
   try {
-    // A person may take their time: no timeout here, but the caller's cancel and the host's close end the wait.
-    const given =
-      signal?.aborted || env.closing.aborted
-        ? ABORTED
-        : await untilAborted(
-            env.approve({ tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) }),
-            signal,
-            env.closing,
-          );
-    if (given === ABORTED) {
+    const request = { tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) };
+    const given = await abortable(stop.aborted ? undefined : env.approve(request), { signal: stop });
+    if (given === 'always') env.policy.allowForSession(tool.info.name, canonical(), sessionId);
+    if (given === true || given === 'always') {
+      return { ok: true, answer: given === true ? 'approved' : 'approved_always', approvalMs: waited() };
+    }
+  } catch (error) {
+    if (stop.aborted) {
       return {
         answer: 'cancelled',
-        failure: {
-          code: 'cancelled',
-          content: `Call to "${tool.info.name}" was cancelled while waiting for approval.`,
-        },
+        approvalMs: waited(),
+        ok: false,
+        code: 'cancelled',
+        content: `Call to "${tool.info.name}" was cancelled while waiting for approval.`,
       };
     }
-    if (given === 'always') env.policy.allowForSession(tool.info.name, canonical(), sessionId);
-    if (given === true || given === 'always') return { answer: given === true ? 'approved' : 'approved_always' };
-  } catch (error) {
     answer = 'prompt_failed';
     env.log.warn(`approval prompt failed: ${messageOf(error)}`);
   }
   return {
     answer,
-    failure: {
-      code: 'denied',
-      content: `Call to "${tool.info.name}" was denied by the user. Do not retry it; ask the user what to do instead.`,
-    },
+    approvalMs: waited(),
+    ok: false,
+    code: 'denied',
+    content: `Call to "${tool.info.name}" was denied by the user. Do not retry it; ask the user what to do instead.`,
   };
 }
 
-/** How an `ask` was answered, for the audit trail. */
-type Answer = 'approved' | 'approved_always' | 'refused' | 'no_approver' | 'prompt_failed' | 'cancelled';
-
-const ABORTED = Symbol('aborted');
-
-/** The value of `pending`, or ABORTED as soon as one of the signals aborts. */
-function untilAborted<T>(
-  pending: T | Promise<T>,
-  ...signals: (AbortSignal | undefined)[]
-): Promise<T | typeof ABORTED> {
-  const live = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (live.some((s) => s.aborted)) return Promise.resolve(ABORTED);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => done(ABORTED);
-    const done = (value: T | typeof ABORTED) => {
-      for (const s of live) s.removeEventListener('abort', onAbort);
-      resolve(value);
-    };
-    for (const s of live) s.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(pending).then(done, (error: unknown) => {
-      for (const s of live) s.removeEventListener('abort', onAbort);
-      reject(error);
-    });
-  });
-}
-/** The policy's decision after approval: a failure means the call does not run. */
-type Verdict = { answer?: Answer; failure?: Failure };
-const ALLOWED: Verdict = Object.freeze({});
-
-/** Writes the decision's audit line (with the input, capped) and returns the input's hash for the call's line. */
-function auditDecision(
-  env: DispatchEnv,
-  callId: string,
-  options: CallOptions,
-  tool: RegisteredTool,
-  canonical: string,
-  decision: PolicyDecision,
-  verdict: Verdict,
-  source?: 'authorize',
-): string {
-  const input = auditedInput(canonical, env.auditInputCap);
-  env.audit.write({
-    event: 'decision',
-    callId,
-    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-    plugin: tool.plugin.name,
-    tool: tool.info.name,
-    ...input,
-    decision: decision.decision,
-    ...(decision.rule ? { rule: decision.rule.id } : {}),
-    ...(decision.reason ? { reason: decision.reason } : {}),
-    ...(verdict.answer ? { answer: verdict.answer } : {}),
-    ...(source ? { source } : {}),
-  });
-  return input.inputSha256;
-}
-
 /**
- * Takes a concurrency slot and runs the tool, all under one timeout. One object per call carries
- * the state (and is the runner's request), so the hot path allocates little: the AbortController
- * is made only when someone reads `signal` (it costs ~2 µs on Node 20, most of a call's overhead).
+ * Writes the decision's audit line (with the input, capped) and passes the verdict on. The call's
+ * own decision (not an authorize question) gives the call its input, whose hash its `call` line
+ * carries.
  */
-function runGuarded(
-  env: DispatchEnv,
-  tool: RegisteredTool,
-  input: unknown,
-  callId: string,
-  options: CallOptions,
-): Promise<Extract<RunOutcome, { ok: true }> | Failure> {
-  return new Promise<RunOutcome | Failure>((resolve) =>
-    new GuardedRun(env, tool, input, callId, options, resolve).start(),
-  ).then((outcome) => ('ok' in outcome ? (outcome.ok ? outcome : outcomeFailure(tool, outcome)) : outcome));
-}
-
-class GuardedRun implements RunRequest {
-  readonly tool: string;
-  readonly input: unknown;
-  readonly callId: string;
-  readonly sessionId?: string;
-  readonly onProgress?: CallOptions['onProgress'];
-  readonly onLog?: CallOptions['onLog'];
-  private readonly env: DispatchEnv;
-  private readonly registered: RegisteredTool;
-  private readonly external?: AbortSignal;
-  private readonly resolve: (outcome: RunOutcome | Failure) => void;
-  private controller?: AbortController;
-  private abortedWith?: unknown;
-  private settled = false;
-  /** `ctx.authorize` questions asked so far: capped, as each may prompt the user and writes an audit line. */
-  private questions = 0;
-  /** The runner has the call and has not answered yet: the slot is ours. */
-  private running = false;
-  private deadline?: Deadline;
-  private abandon?: NodeJS.Timeout;
-  private onStopped?: () => void;
-  private readonly cancel = () =>
-    this.stop(
-      this.external?.reason ?? new DOMException('cancelled', 'AbortError'),
-      'cancelled',
-      `Call to "${this.tool}" was cancelled.`,
-    );
-  private readonly shutdown = () =>
-    this.stop(
-      new DOMException('host closed', 'AbortError'),
-      'cancelled',
-      `Call to "${this.tool}" was cancelled: the host is closing.`,
-    );
-
-  constructor(
-    env: DispatchEnv,
-    tool: RegisteredTool,
-    input: unknown,
-    callId: string,
-    options: CallOptions,
-    resolve: (outcome: RunOutcome | Failure) => void,
-  ) {
-    this.env = env;
-    this.registered = tool;
-    this.tool = tool.info.name;
-    this.input = input;
-    this.callId = callId;
-    if (options.sessionId) this.sessionId = options.sessionId;
-    if (options.onProgress) this.onProgress = options.onProgress;
-    if (options.onLog) this.onLog = options.onLog;
-    if (options.signal) this.external = options.signal;
-    this.resolve = resolve;
-  }
-
-  get stopped(): boolean {
-    return this.abortedWith !== undefined;
-  }
-
-  authorize(input: unknown): Promise<Authorization> {
-    // A tool still running after its answer (an inline one that ignores its signal) gets nothing more.
-    if (this.settled) return Promise.resolve(CALL_ENDED);
-    if (++this.questions > MAX_AUTHORIZE_PER_CALL) return Promise.resolve(AUTHORIZE_BUDGET_SPENT);
-    return authorize(this.env, this.registered, input, this.callId, {
-      signal: this.signal,
-      ...(this.sessionId ? { sessionId: this.sessionId } : {}),
-    });
-  }
-
-  whenStopped(listener: () => void): void {
-    if (this.stopped) queueMicrotask(listener);
-    else this.onStopped = listener;
-  }
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.abortedWith !== undefined) this.controller.abort(this.abortedWith);
-    }
-    return this.controller.signal;
-  }
-
-  start(): void {
-    if (this.external?.aborted) return this.cancel();
-    if (this.env.closing.aborted) return this.shutdown();
-    const limit = this.registered.timeoutMs;
-    this.deadline = deadline(limit, () =>
-      this.stop(
-        timeoutReason(limit),
-        'timeout',
-        `Tool "${this.tool}" timed out after ${limit} ms. Try a smaller request, or another approach.`,
-      ),
-    );
-    this.external?.addEventListener('abort', this.cancel, { once: true });
-    this.env.inflight.add(this.shutdown);
-    const { limiter } = this.registered.plugin;
-    if (limiter.tryAcquire()) return this.run();
-    void limiter.wait(this.signal).then((got) => {
-      if (got === 'acquired') {
-        if (this.settled) limiter.release();
-        else this.run();
-      } else if (got === 'queue_full') {
-        this.settle({
-          code: 'tool_error',
-          content: `Plugin "${this.registered.plugin.name}" is busy (${limiter.max} calls running, ${limiter.maxQueue} waiting). Try again later.`,
-        });
-      }
-    });
-  }
-
-  /**
-   * The slot is held until the runner itself is done, not merely until the call was answered: an
-   * inline tool that ignores its signal is still running after its timeout, and counts.
-   */
-  private run(): void {
-    const { runner } = this.registered.plugin;
-    this.running = true;
-    let running: Promise<RunOutcome>;
-    try {
-      running = runner!.run(this);
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    running.then(
-      (outcome) => {
-        this.releaseSlot();
-        this.settle(outcome);
-      },
-      (error: unknown) => {
-        this.releaseSlot();
-        this.settle({ ok: false, code: 'crashed', message: messageOf(error) });
-      },
-    );
-  }
-
-  /**
-   * Gives the slot back once. A run that outlives its stop by another full timeout (an inline tool
-   * that never settles) gives it back anyway, with a warning: else it would block its plugin forever.
-   */
-  private releaseSlot(): void {
-    if (!this.running) return;
-    this.running = false;
-    clearTimeout(this.abandon);
-    this.registered.plugin.limiter.release();
-  }
-
-  /** Ends the call early: aborts the signal the tool sees, and answers at once. */
-  private stop(reason: unknown, code: ResultCode, content: string): void {
-    this.abortedWith ??= reason;
-    this.controller?.abort(reason);
-    const listener = this.onStopped;
-    this.onStopped = undefined;
-    listener?.();
-    if (this.running && !this.settled) {
-      this.abandon = setTimeout(() => {
-        this.env.log.warn(
-          `tool "${this.tool}" still running ${this.registered.timeoutMs} ms after it was stopped; its concurrency slot is released`,
-        );
-        this.releaseSlot();
-      }, this.registered.timeoutMs).unref();
-    }
-    this.settle({ code, content });
-  }
-
-  private settle(outcome: RunOutcome | Failure): void {
-    if (this.settled) return; // a late answer after a timeout or a cancellation is dropped here
-    this.settled = true;
-    this.deadline?.cancel();
-    this.external?.removeEventListener('abort', this.cancel);
-    this.env.inflight.delete(this.shutdown);
-    this.resolve(outcome);
-  }
-}
-
-function outcomeFailure(tool: RegisteredTool, outcome: Extract<RunOutcome, { ok: false }>): Failure {
-  const name = tool.info.name;
-  switch (outcome.code) {
-    case 'tool_error':
-      return { code: 'tool_error', content: `Tool "${name}" failed: ${outcome.message}` };
-    case 'timeout':
-      return { code: 'timeout', content: `Tool "${name}" timed out: ${outcome.message}` };
-    case 'quarantined':
-      return { code: 'quarantined', content: `Tool "${name}" is unavailable: ${outcome.message}` };
-    case 'crashed':
-      return {
-        code: 'crashed',
-        content: `Tool "${name}" crashed: ${outcome.message}. The plugin was restarted; you may retry once.`,
-      };
-  }
-}
-
-/**
- * Accepts `string` or `{ content, isError?, data? }`; anything else is the tool's error. An inline
- * tool hands over a live object: a getter that throws, or a Proxy, is the tool's error too, and
- * `data` is kept as a JSON copy, since a getter read again later (by `--json`, by MCP) could throw
- * or answer differently.
- */
-function normalise(tool: RegisteredTool, output: unknown): CallResult | Failure {
-  try {
-    return readOutput(tool, output);
-  } catch (error) {
-    return {
-      code: 'tool_error',
-      content: `Tool "${tool.info.name}" returned a value the host cannot read: ${messageOf(error)}`,
-    };
-  }
-}
-
-function readOutput(tool: RegisteredTool, output: unknown): CallResult | Failure {
-  let content: unknown = output;
-  let isError = false;
-  let data: unknown;
-  if (output !== null && typeof output === 'object' && !Array.isArray(output)) {
-    const o = output as { content?: unknown; isError?: unknown; data?: unknown };
-    content = o.content;
-    isError = o.isError === true;
-    data = o.data;
-  }
-  if (typeof content !== 'string') {
-    const got = output === null ? 'null' : Array.isArray(output) ? 'an array' : typeof output;
-    return {
-      code: 'tool_error',
-      content: `Tool "${tool.info.name}" returned ${typeof output === 'object' && output !== null && !Array.isArray(output) ? 'an object without a string `content`' : got}; a tool must return a string or { content: string }.`,
-    };
-  }
-  const cap = tool.plugin.maxOutputBytes;
-  const capped = capOutput(content.toWellFormed(), cap);
-  const result: CallResult = { isError, content: capped.text, durationMs: 0 };
-  if (isError) result.code = 'tool_error';
-  if (capped.truncated) result.truncated = true;
-  if (data !== undefined) {
-    // Not for inline data: it is read once (a getter read twice may answer differently), and an
-    // inline plugin shares the host's thread anyway; isolated data is plain, cloned values.
-    if (tool.plugin.isolation !== 'inline' && jsonLongerThan(data, cap)) {
-      return {
-        code: 'output_too_large',
-        content: `Tool "${tool.info.name}" returned data whose JSON is over the plugin's cap of ${cap} bytes.`,
-      };
-    }
-    let json: string | undefined;
-    try {
-      json = JSON.stringify(data);
-    } catch (error) {
-      return {
-        code: 'tool_error',
-        content: `Tool "${tool.info.name}" returned data that is not JSON: ${messageOf(error)}`,
-      };
-    }
-    const size = Buffer.byteLength(json ?? '');
-    if (size > cap) {
-      return {
-        code: 'output_too_large',
-        content: `Tool "${tool.info.name}" returned ${size} bytes of data, over the plugin's cap of ${cap} bytes.`,
-      };
-    }
-    if (json !== undefined) result.data = JSON.parse(json);
-  }
-  return result;
-}
-
-function finish(
-  env: DispatchEnv,
-  started: number,
-  callId: string,
-  options: CallOptions,
-  name: string,
-  tool: RegisteredTool | undefined,
-  inputSha256: string | undefined,
-  outcome: CallResult | Failure,
-  decision?: PolicyDecision,
-): CallResult {
-  const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-  const result: CallResult =
-    'isError' in outcome
-      ? Object.assign(outcome, { durationMs })
-      : { isError: true, content: outcome.content, code: outcome.code, durationMs };
-  if (env.audit.enabled) {
-    // The input itself is on the decision's line; this line ties to it by call id and hash.
-    env.audit.write({
-      event: 'call',
-      callId,
-      ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-      ...(tool ? { plugin: tool.plugin.name } : {}),
-      tool: name,
-      ...(inputSha256 ? { inputSha256 } : {}),
-      ...(decision ? { decision: decision.decision } : {}),
-      ...(decision?.rule ? { rule: decision.rule.id } : {}),
-      outcome: result.isError ? 'error' : 'ok',
-      ...(result.code ? { code: result.code } : {}),
-      durationMs,
-      bytes: Buffer.byteLength(result.content),
-      ...(result.truncated ? { truncated: true } : {}),
-    });
-  }
-  return result;
+function audited(call: Call, { tool, decision, canonical }: Ready, verdict: Verdict, source?: 'authorize'): Verdict {
+  if (!call.env.audit.enabled) return verdict;
+  const input = new AuditInput(canonical(), call.env.auditInputCap);
+  if (!source) call.auditInput = input;
+  call.env.audit.write(
+    decisionEntry({
+      callId: call.id,
+      sessionId: call.options.sessionId,
+      plugin: tool.plugin.name,
+      tool: tool.info.name,
+      input,
+      decision: decision.decision,
+      rule: decision.rule?.id,
+      reason: decision.reason,
+      answer: verdict.answer,
+      approvalMs: verdict.approvalMs === undefined ? undefined : round(verdict.approvalMs),
+      source,
+    }),
+  );
+  return verdict;
 }

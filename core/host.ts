@@ -6,8 +6,7 @@ import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { loadConfig, validateConfig } from './config.ts';
 import type { HostConfig } from './config-schema.ts';
-import { canonicalJson } from './canonical-json.ts';
-import { dispatch, prepareInput, unknownTool, type ApproveFn, type DispatchEnv } from './dispatch.ts';
+import { type ApproveFn, type DispatchEnv, decide, dispatch } from './dispatch.ts';
 import { hostError, messageOf, type ResultCode } from './errors.ts';
 import { loadPlugins } from './loader.ts';
 import { createMcpRunner } from './runners/mcp-client.ts';
@@ -125,16 +124,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       return dispatch(env, tool, input, callOptions);
     },
     decide(name, input, decideOptions) {
-      const tool = registry.get(name);
-      if (!tool) return { ok: false, ...unknownTool(registry, name) };
-      const prepared = prepareInput(tool, input);
-      if ('code' in prepared) return { ok: false, ...prepared };
-      const canonical = canonicalJson(prepared.input);
-      return {
-        ok: true,
-        ...policy.decide(tool.info, () => canonical, prepared.input, decideOptions?.sessionId),
-        canonical,
-      };
+      const decided = decide(env, name, input, decideOptions?.sessionId);
+      if (!decided.ok) return { ok: false, code: decided.code, content: decided.content };
+      return { ok: true, ...decided.decision, canonical: decided.canonical() };
     },
     close() {
       closed ??= (async () => {

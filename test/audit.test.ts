@@ -1,5 +1,5 @@
 // The audit trail: one JSON line per decision and one per call outcome, in a real file, written
-// through winston, flushed by host.close() whatever happened to the call.
+// in batches, flushed by host.close() whatever happened to the call.
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -18,7 +18,7 @@ import { PassThrough } from 'node:stream';
 import winston from 'winston';
 import type { HostConfig } from '../core/config-schema.ts';
 import { createHost, type Host, type HostOptions } from '../core/host.ts';
-import { auditedInput, auditLine, createAuditSink } from '../core/audit.ts';
+import { AuditInput, auditedInput, auditLine, callEntry, createAuditSink, decisionEntry } from '../core/audit.ts';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const KIT = join(FIXTURES, 'policy', 'tools.ts');
@@ -346,6 +346,79 @@ describe('audit trail', () => {
       );
     }
     expect(() => auditLine(time, { event: 'call', n: 1n })).to.throw(TypeError, /BigInt/);
+  });
+
+  it("writes the dispatcher's decision and call lines exactly as JSON.stringify would their fields, whatever the strings hold", () => {
+    const time = '2026-12-02T18:00:00.123Z';
+    const odd = [
+      'plain',
+      'say "hi"',
+      'back\\slash',
+      'tab\tnew\nline\u0000',
+      'é 😀',
+      'lone \ud800 surrogate',
+      '</script>',
+    ];
+    for (const [i, text] of odd.entries()) {
+      const canonical = JSON.stringify({ text });
+      const input = new AuditInput(canonical, i % 2 ? 8 : 1024); // odd rows: cut at the cap
+      const kept = auditedInput(canonical, i % 2 ? 8 : 1024);
+      const decision = {
+        callId: text,
+        sessionId: text,
+        plugin: text,
+        tool: text,
+        decision: 'ask',
+        rule: text,
+        reason: text,
+        answer: 'approved',
+        approvalMs: 1.5,
+        source: 'authorize',
+      };
+      expect(decisionEntry({ ...decision, input })(time), `decision #${i}`).to.equal(
+        JSON.stringify({ time, event: 'decision', ...decision, ...kept }, [
+          'time',
+          'event',
+          'callId',
+          'sessionId',
+          'plugin',
+          'tool',
+          'inputSha256',
+          'inputBytes',
+          'input',
+          'inputTruncated',
+          'decision',
+          'rule',
+          'reason',
+          'answer',
+          'approvalMs',
+          'source',
+        ]),
+      );
+      const call = { callId: text, sessionId: text, plugin: text, tool: text };
+      const decided = { decision: 'deny', rule: text };
+      const ended = { outcome: 'error' as const, code: 'denied', durationMs: 0.25, approvalMs: 2, content: text };
+      expect(callEntry({ ...call, input, ...decided, ...ended, truncated: true })(time), `call #${i}`).to.equal(
+        JSON.stringify({
+          time,
+          event: 'call',
+          ...call,
+          inputSha256: kept.inputSha256,
+          ...decided,
+          outcome: 'error',
+          code: 'denied',
+          durationMs: 0.25,
+          approvalMs: 2,
+          bytes: Buffer.byteLength(text),
+          truncated: true,
+        }),
+      );
+    }
+    // Optional fields left out are absent, not null.
+    const bare = callEntry({ callId: 'c', tool: 't', outcome: 'ok', durationMs: 1, content: '' })(time);
+    expect(bare).to.equal(
+      `{"time":"${time}","event":"call","callId":"c","tool":"t","outcome":"ok","durationMs":1,"bytes":0}`,
+    );
   });
 
   it('a sink drops (and reports) records written after close, and closing twice is fine', async () => {

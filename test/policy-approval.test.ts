@@ -1,6 +1,7 @@
 // `ask` answered by a person: the embedding API's approve callback, the terminal prompt (real
 // readline on real streams), and the headless CLI.
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promptApprover } from '../core/cli/approve-prompt.ts';
@@ -86,6 +87,46 @@ describe('policy: approval', () => {
       expect(r.content).to.include('needs approval: runs commands (policy rule policy.ask[0])').and.include('--yes');
     } finally {
       await host.close();
+    }
+  });
+
+  it("durationMs leaves out the approver's wait; the audit trail records that wait as approvalMs", async () => {
+    const temp = tempDir('rh-approval-wait-');
+    const audit = join(temp.dir, 'audit.jsonl');
+    const host = await createHost({
+      cwd: FIXTURES,
+      audit,
+      logLevel: 'error',
+      approve: () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 300)),
+      config: {
+        builtins: false,
+        plugins: [{ module: KIT, isolation: 'inline' }],
+        policy: { default: 'ask', allow: [{ tool: 'shell_runner' }] },
+      },
+    });
+    try {
+      const t0 = performance.now();
+      const asked = await host.call('shell_run', '{"command":"ls"}', { callId: 'asked' });
+      const elapsed = performance.now() - t0;
+      const allowed = await host.call('shell_runner', '{"command":"ls"}', { callId: 'allowed' });
+      await host.close();
+      expect(asked).to.include({ isError: false, content: 'ran: ls' });
+      const lines = readFileSync(audit, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const line = (callId: string, event: string) => lines.find((l) => l.callId === callId && l.event === event)!;
+      const waited = line('asked', 'decision').approvalMs as number;
+      expect(waited).to.be.at.least(290); // the timer's 300 ms, give or take the clock's rounding
+      expect(asked.durationMs).to.be.at.most(elapsed - waited + 1);
+      expect(line('asked', 'call')).to.include({ durationMs: asked.durationMs, approvalMs: waited });
+      // No one was asked: no wait to record.
+      expect(line('allowed', 'decision')).to.not.have.property('approvalMs');
+      expect(line('allowed', 'call')).to.not.have.property('approvalMs');
+      expect(allowed.isError).to.equal(false);
+    } finally {
+      await host.close();
+      temp.cleanup();
     }
   });
 
