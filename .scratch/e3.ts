@@ -1,0 +1,11 @@
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
+import { schemaProblems } from '../core/schema-errors.ts';
+import { HostConfigSchema } from '../core/config-schema.ts';
+const s = Type.Object({ u: Type.Union([Type.Literal('si'), Type.Literal('us')]), m: Type.Union([Type.Literal('a'), Type.Number()]), v: Type.Enum(['a','b']), k: Type.Literal('only') }, {additionalProperties: false});
+const v = {u:'xx', v:'c', m: 'z', k: 'no', nme: 1};
+console.log(schemaProblems(Compile(s).Errors(v), v, s));
+const c = {polcy: {}, policy: {defualt: 'allow'}, plugins: [{module: 'x', isolaton: 'worker'}], log: {levl: 'x'}, zzzzzz: 1};
+console.log(schemaProblems(Compile(HostConfigSchema).Errors(c), c, HostConfigSchema));
+console.log(JSON.stringify(Compile(s).Errors(v)));
+console.log(JSON.stringify(Compile(HostConfigSchema).Errors(c)));
