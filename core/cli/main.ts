@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../paths.ts';
 import { guardStdout } from '../mcp/stdout-guard.ts';
-import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, UsageError, type Command } from './command.ts';
+import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, type Command } from './command.ts';
 import { signalExitCode, trapStopSignals } from './signals.ts';
 
 /** Each command in its own module, imported only when it runs. A Map: a name like `toString` is no command. */
@@ -33,6 +33,14 @@ const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command>
       load: async () => (await import('./policy.ts')).policy,
     },
     init: { summary: 'write a commented rousseau.config.ts', load: async () => (await import('./init.ts')).init },
+    add: {
+      summary: 'install a plugin package (name, tarball, folder, git URL) and add it to the config',
+      load: async () => (await import('./plugins-command.ts')).add,
+    },
+    remove: {
+      summary: 'take a plugin out of the config and uninstall its package',
+      load: async () => (await import('./plugins-command.ts')).remove,
+    },
   }),
 );
 
@@ -117,7 +125,7 @@ export async function main(argv: string[]): Promise<number> {
         // Stopped while reading stdin: the signal is the news, not the AbortError it caused.
         if (stop.received && (error as Error | undefined)?.name === 'AbortError') return EXIT.failure;
         const code = reportError(error, parsed.values.json === true);
-        if (error instanceof UsageError) printError(`\n${commandHelp(command)}`);
+        if (code === EXIT.usage) printError(`\n${commandHelp(command)}`);
         return code;
       });
     return stop.received ? signalExitCode(stop.received) : code;
