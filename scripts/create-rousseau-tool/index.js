@@ -240,6 +240,7 @@ function nextSteps(target, pkgName, host) {
     '',
     where,
     `  plugins: [${jsString(specifier)}],`,
+    `or let the host install it and edit the config: npx rousseau-host add ${shellQuote(modulePath(process.cwd(), target))}`,
     '',
     'and call a tool from there: npx rousseau-host call count_words \'{"text":"to be or not to be"}\'',
   ].join('\n');
