@@ -15,8 +15,8 @@ mkdirSync(out, { recursive: true });
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 /** `npm pack` in `dir` into `out`; npm's chatter goes to stderr, the tarball's path comes back. */
-function pack(dir) {
-  const json = execFileSync(npm, ['pack', '--json', '--pack-destination', out], {
+function pack(dir, ...flags) {
+  const json = execFileSync(npm, ['pack', '--json', '--pack-destination', out, ...flags], {
     cwd: dir,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -24,7 +24,10 @@ function pack(dir) {
   return join(out, JSON.parse(json)[0].filename);
 }
 
-const host = pack(root);
+// The host's `prepare` would rebuild dist/ unconditionally, swapping it under whatever runs from it
+// (a test suite, a CLI): build only when a source changed, then pack without the lifecycle scripts.
+execFileSync(process.execPath, [join(root, 'scripts', 'build.js'), '--if-stale'], { stdio: ['ignore', 2, 'inherit'] });
+const host = pack(root, '--ignore-scripts');
 const hostFile = join(scaffolder, 'host.json');
 writeFileSync(hostFile, `${JSON.stringify({ tarball: host })}\n`);
 let create;
