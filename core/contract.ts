@@ -101,11 +101,11 @@ export interface Plugin<OptionsSchema extends TSchema = TSchema> {
   /** A TypeBox schema for the options given in the config; they are validated before `setup`. */
   options?: OptionsSchema;
   /** The tools, when they do not depend on options. */
-  tools?: Tool<any, Static<OptionsSchema>>[];
+  tools?: Tool<TSchema, Static<OptionsSchema>>[];
   /** Builds the tools from validated options. Either `tools` or `setup` is required. */
   setup?(
     ctx: PluginSetupContext<Static<OptionsSchema>>,
-  ): Tool<any, Static<OptionsSchema>>[] | Promise<Tool<any, Static<OptionsSchema>>[]>;
+  ): Tool<TSchema, Static<OptionsSchema>>[] | Promise<Tool<TSchema, Static<OptionsSchema>>[]>;
   /** Called once when the host closes. */
   dispose?(): void | Promise<void>;
 }
@@ -118,6 +118,17 @@ export function defineTool<Input extends TSchema, Options = Record<string, unkno
   tool: Tool<Input, Options>,
 ): Tool<Input, Options> {
   return tool;
+}
+
+/**
+ * `defineTool` for the tools of a plugin with an `options` schema: their `ctx.options` has the
+ * schema's type (with `defineTool` alone it is `Record<string, unknown>`).
+ * @example const tool = defineToolFor(Options); tool({ name, description, inputSchema, execute: (input, ctx) => ctx.options.units })
+ */
+export function defineToolFor<OptionsSchema extends TSchema>(
+  _options: OptionsSchema,
+): <Input extends TSchema>(tool: Tool<Input, Static<OptionsSchema>>) => Tool<Input, Static<OptionsSchema>> {
+  return (tool) => tool;
 }
 
 /** Types a plugin; returns it unchanged. */
