@@ -199,7 +199,7 @@ function elements(text: string, code: boolean[], open: number, close: number): {
   };
   for (let i = open + 1; i < close; i++) {
     const c = text[i]!;
-    const isComment = !code[i] && (text.startsWith('//', i) || text.startsWith('/*', i) || isInComment(text, code, i));
+    const isComment = !code[i] && isInComment(text, code, i);
     if (code[i] && c === ',') {
       flush();
       continue;

@@ -79,7 +79,8 @@ export const add: Command = {
     }
     if (values.json) printJson(report);
     else {
-      const verb = dryRun ? 'Would' : '';
+      const source = entrySource(entry, file);
+      const created = project.file ? '' : dryRun ? ' (it would be created)' : ' (created)';
       print(
         [
           dryRun
@@ -87,8 +88,8 @@ export const add: Command = {
             : `Installed ${name}${version ? `@${version}` : ''}`,
           listed
             ? `${name} is already in ${file}`
-            : `${verb ? 'Would add' : 'Added'} ${entrySource(entry, file)} to the plugins of ${file}${project.file ? '' : ` (${verb ? 'would be ' : ''}created)`}`,
-          ...(dryRun ? [] : [`Next: rousseau-host tools`]),
+            : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
+          ...(dryRun ? [] : ['Next: rousseau-host tools']),
         ].join('\n'),
       );
     }
