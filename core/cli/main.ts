@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../paths.ts';
 import { guardStdout } from '../mcp/stdout-guard.ts';
-import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, type Command } from './command.ts';
+import { EXIT, GLOBAL_OPTIONS, type Options, print, printError, reportError, type Command } from './command.ts';
 import { signalExitCode, trapStopSignals } from './signals.ts';
 
 /** Each command in its own module, imported only when it runs. A Map: a name like `toString` is no command. */
@@ -87,20 +87,26 @@ function commandHelp(command: Command): string {
   return `Usage: rousseau-host ${command.usage}\n\n${command.summary}\n\nRun rousseau-host --help for the global flags.`;
 }
 
+/** Prints an answer that needs no command to run (help, version): exit 0. */
+function printed(text: string): number {
+  print(text);
+  return EXIT.ok;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { name, index } = commandName(argv);
   const wantsJson = argv.includes('--json');
   const entry = name === undefined ? undefined : COMMANDS.get(name);
   if (!entry) {
-    if (argv.includes('--version') || argv.includes('-V')) return (print(version()), EXIT.ok);
-    if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return (print(globalHelp()), EXIT.ok);
+    if (argv.includes('--version') || argv.includes('-V')) return printed(version());
+    if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) return printed(globalHelp());
     const problem = name ? `unknown command "${name}"` : 'no command given';
     printError(`rousseau-host: ${problem}\n\n${globalHelp()}`);
     if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: problem } }));
     return EXIT.usage;
   }
   const command = await entry.load();
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ options: Options; allowPositionals: true; strict: true }>>;
   try {
     parsed = parseArgs({
       args: argv.filter((_, i) => i !== index),
@@ -113,8 +119,8 @@ export async function main(argv: string[]): Promise<number> {
     if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: (error as Error).message } }));
     return EXIT.usage;
   }
-  if (parsed.values.help) return (print(commandHelp(command)), EXIT.ok);
-  if (parsed.values.version) return (print(version()), EXIT.ok);
+  if (parsed.values.help) return printed(commandHelp(command));
+  if (parsed.values.version) return printed(version());
   // From here until the command returns, stdout is the CLI's: what plugins print goes to stderr.
   const guard = guardStdout();
   const stop = trapStopSignals();
