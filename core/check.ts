@@ -36,7 +36,12 @@ export function checkPlugin(
     out.push({ file, pointer, message, severity });
 
   if (plugin.exportType !== 'object') {
-    add('', `the default export must be a plugin object ({ name, version, tools | setup }), got ${plugin.exportType}`);
+    add(
+      '',
+      plugin.exportType === 'undefined'
+        ? 'the module has no default export: export the plugin with `export default definePlugin({ name, version, tools })`'
+        : `the default export must be a plugin object ({ name, version, tools | setup }), got ${plugin.exportType}`,
+    );
     return out;
   }
   if (typeof plugin.name !== 'string' || !PLUGIN_NAME.test(plugin.name)) {
@@ -69,6 +74,12 @@ export function checkPlugin(
     add(`/${escapeSegment(key)}`, `unknown plugin key "${key}" (a typo?)`, 'warning');
 
   if (tools) out.push(...checkTools(file, tools, options));
+  if (tools?.length === 0)
+    add(
+      '/tools',
+      'the plugin has no tools: it loads, and serves nothing (did setup() return an empty list?)',
+      'warning',
+    );
   return out;
 }
 
@@ -114,6 +125,8 @@ function checkTools(file: string, tools: readonly ToolReport[], options: CheckOp
       add('/inputSchema', tool.inputSchemaError);
     } else {
       checkInputSchema(tool.inputSchema, '/inputSchema', add, style);
+      // An MCP server's schemas are not the user's to tighten.
+      if (!options.lenient) openSchemas(tool.inputSchema, '/inputSchema', add);
     }
     if (tool.executeType !== 'function' && !options.lenient) {
       add('/execute', `execute must be a function, got ${tool.executeType}`);
@@ -233,17 +246,65 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
     }
   }
   if (s.items !== undefined) {
-    if (Array.isArray(s.items)) s.items.forEach((sub, i) => walkSchema(sub, `${at}/items/${i}`, add, style));
+    if (Array.isArray(s.items))
+      s.items.forEach((sub, i) => {
+        walkSchema(sub, `${at}/items/${i}`, add, style);
+      });
     else walkSchema(s.items, `${at}/items`, add, style);
   }
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     const list = s[key];
     if (list === undefined) continue;
     if (!Array.isArray(list)) add(`${at}/${key}`, `${key} must be an array`);
-    else list.forEach((sub, i) => walkSchema(sub, `${at}/${key}/${i}`, add, style));
+    else
+      list.forEach((sub, i) => {
+        walkSchema(sub, `${at}/${key}/${i}`, add, style);
+      });
   }
   if (kindOf(s.additionalProperties) === 'object')
     walkSchema(s.additionalProperties, `${at}/additionalProperties`, add, style);
+}
+
+/** Keywords that say what a value may be: a schema with none of them accepts anything. */
+const CONSTRAINING = ['type', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', 'not', '$ref', 'properties', 'items'];
+
+/**
+ * The pitfalls of an over-broad schema, as warnings (`check --strict` makes them errors): a value
+ * that may be anything (`Type.Any()`, `Type.Unknown()`) tells the model nothing, and an object open
+ * to undeclared keys lets a misspelt key through as if it were absent.
+ */
+function openSchemas(schema: unknown, at: string, add: Add): void {
+  if (kindOf(schema) !== 'object') return;
+  const s = schema as Record<string, unknown>;
+  if (!CONSTRAINING.some((key) => s[key] !== undefined)) {
+    add(at, 'accepts any value (Type.Any or Type.Unknown): give it a type, so the model knows what to send', 'warning');
+    return;
+  }
+  const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (
+    types.includes('object') &&
+    s.additionalProperties !== false &&
+    kindOf(s.additionalProperties) !== 'object' &&
+    s.patternProperties === undefined
+  ) {
+    add(
+      at,
+      'object accepts keys it does not declare: add { additionalProperties: false }, so a misspelt key is refused instead of ignored',
+      'warning',
+    );
+  }
+  if (kindOf(s.properties) === 'object') {
+    for (const [key, sub] of Object.entries(s.properties as Record<string, unknown>))
+      openSchemas(sub, `${at}/properties/${escapeSegment(key)}`, add);
+  }
+  if (kindOf(s.items) === 'object') openSchemas(s.items, `${at}/items`, add);
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const list = s[key];
+    if (Array.isArray(list))
+      list.forEach((sub, i) => {
+        openSchemas(sub, `${at}/${key}/${i}`, add);
+      });
+  }
 }
 
 /** A property is described by `description` (or `title`), or by a `$ref`'d/combined schema it points to. */

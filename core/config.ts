@@ -72,7 +72,7 @@ export function validateConfig(raw: unknown, origin: string): HostConfig {
     checkPluginEntries(raw, origin);
     return raw;
   }
-  const problems = schemaProblems(validator.Errors(raw), raw).map(
+  const problems = schemaProblems(validator.Errors(raw), raw, HostConfigSchema).map(
     (p) => `  ${keyPath(p.pointer) || '(root)'}: ${p.message}`,
   );
   throw hostError('RH_ERR_CONFIG_INVALID', [origin, problems.join('\n')]);

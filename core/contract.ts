@@ -120,6 +120,17 @@ export function defineTool<Input extends TSchema, Options = Record<string, unkno
   return tool;
 }
 
+/**
+ * `defineTool` for the tools of a plugin with an `options` schema: their `ctx.options` has the
+ * schema's type (with `defineTool` alone it is `Record<string, unknown>`).
+ * @example const tool = defineToolFor(Options); tool({ name, description, inputSchema, execute: (input, ctx) => ctx.options.units })
+ */
+export function defineToolFor<OptionsSchema extends TSchema>(
+  _options: OptionsSchema,
+): <Input extends TSchema>(tool: Tool<Input, Static<OptionsSchema>>) => Tool<Input, Static<OptionsSchema>> {
+  return (tool) => tool;
+}
+
 /** Types a plugin; returns it unchanged. */
 export function definePlugin<OptionsSchema extends TSchema = TSchema>(
   plugin: Plugin<OptionsSchema>,

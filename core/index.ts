@@ -2,7 +2,7 @@
  * rousseau-host: the package entry for plugin authors (the contract helpers) and for embedders
  * (`createHost`, `Agent`).
  */
-export { defineConfig, definePlugin, defineTool } from './contract.ts';
+export { defineConfig, definePlugin, defineTool, defineToolFor } from './contract.ts';
 export type {
   Authorization,
   Plugin,

@@ -8,8 +8,10 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { abortable } from './abortable.ts';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createJiti, type Jiti } from 'jiti';
 import { checkPlugin } from './check.ts';
 import type { BuiltinEntryConfig, HostConfig, PluginEntryConfig } from './config-schema.ts';
 import { HostError, hostError, messageOf } from './errors.ts';
@@ -40,7 +42,6 @@ export const DEFAULTS = {
 };
 
 const BUILTIN_PLUGINS = ['fs', 'shell', 'http'] as const;
-const EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'];
 
 export interface LoadContext {
   config: HostConfig;
@@ -263,39 +264,54 @@ export function resolvePlugin(specifier: string, dir: string): string {
 
 function resolveFile(target: string): string | undefined {
   if (existsSync(target) && statSync(target).isFile()) return target;
-  for (const ext of EXTENSIONS) if (existsSync(target + ext)) return target + ext;
-  if (existsSync(target) && statSync(target).isDirectory()) {
-    const entry = packageEntry(target);
-    if (entry) return entry;
-    for (const ext of EXTENSIONS) if (existsSync(join(target, `index${ext}`))) return join(target, `index${ext}`);
-  }
-  return undefined;
+  if (existsSync(target) && statSync(target).isDirectory())
+    return packageEntry(target) ?? esmResolve(join(target, 'index'));
+  return esmResolve(target);
 }
 
-/** Looks for `node_modules/<name>` from `dir` upward, and reads its entry point. */
+/** Node's own lookup of a bare name from `dir` (each `node_modules` upward), to the package's directory. */
 function resolvePackage(name: string, dir: string): string | undefined {
-  for (let d = resolve(dir); ; d = resolve(d, '..')) {
-    const root = join(d, 'node_modules', name);
-    if (existsSync(join(root, 'package.json'))) return packageEntry(root);
-    if (resolve(d, '..') === d) return undefined;
-  }
+  const paths = createRequire(join(resolve(dir), 'noop.js')).resolve.paths(name) ?? [];
+  const root = paths.map((base) => join(base, name)).find((root) => existsSync(join(root, 'package.json')));
+  return root === undefined ? undefined : packageEntry(root);
 }
 
-/** The entry of a package directory: `exports["."]` (import/default), then `module`, `main`. */
+/** The conditions a plugin package's `exports` are read with: `rousseau` first, for a package that is also something else. */
+const CONDITIONS = ['rousseau', 'import', 'node', 'default'];
+
+/**
+ * The plugin of a package directory: where its package.json says (`"rousseau": { "plugin": … }`),
+ * else its `exports` as an import would read them, else `module`, `main`, `index`.
+ */
 function packageEntry(root: string): string | undefined {
   const manifest = join(root, 'package.json');
   if (!existsSync(manifest)) return undefined;
-  const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: unknown; module?: string; main?: string };
-  const pick = (e: unknown): string | undefined => {
-    if (typeof e === 'string') return e;
-    if (Array.isArray(e)) return e.map(pick).find(Boolean);
-    if (e && typeof e === 'object') {
-      const o = e as Record<string, unknown>;
-      if ('.' in o) return pick(o['.']);
-      for (const cond of ['rousseau', 'import', 'node', 'default', 'require']) if (cond in o) return pick(o[cond]);
-    }
-    return undefined;
+  const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as {
+    name?: unknown;
+    exports?: unknown;
+    module?: unknown;
+    main?: unknown;
+    rousseau?: { plugin?: unknown };
   };
-  const rel = pick(pkg.exports) ?? pkg.module ?? pkg.main;
-  return resolveFile(join(root, rel ?? 'index'));
+  if (typeof pkg.rousseau?.plugin === 'string') return resolveFile(resolve(root, pkg.rousseau.plugin));
+  if (pkg.exports !== undefined && typeof pkg.name === 'string') {
+    // A package resolves its own name through its own `exports` (self-reference), installed or not.
+    const entry = esmResolve(pkg.name, pathToFileURL(manifest).href);
+    if (entry) return entry;
+  }
+  const main = [pkg.module, pkg.main].find((m): m is string => typeof m === 'string');
+  return esmResolve(join(root, main ?? 'index'));
+}
+
+let resolver: Jiti | undefined;
+
+/** jiti's resolution (Node's rules, plus the TypeScript extensions): a file path, or undefined. */
+function esmResolve(id: string, parentURL?: string): string | undefined {
+  resolver ??= createJiti(import.meta.url);
+  const url = resolver.esmResolve(isAbsolute(id) ? pathToFileURL(id).href : id, {
+    conditions: CONDITIONS,
+    try: true,
+    ...(parentURL ? { parentURL } : {}),
+  });
+  return url?.startsWith('file:') ? fileURLToPath(url) : undefined;
 }

@@ -8,6 +8,8 @@ import { patternTextLimit } from './linear-regex.ts';
 
 export interface SchemaError {
   keyword: string;
+  /** Where in the schema the failing keyword is, as `#/properties/a/items` (TypeBox gives it). */
+  schemaPath?: string;
   instancePath: string;
   params: Record<string, unknown>;
   message: string;
@@ -19,15 +21,18 @@ export interface SchemaProblem {
   message: string;
 }
 
-export function schemaProblems(errors: readonly SchemaError[], value: unknown): SchemaProblem[] {
+/**
+ * `schema`, when given, is the one the errors came from: an unknown key is then told the nearest
+ * key the object does accept (`polcy` → `policy`).
+ */
+export function schemaProblems(errors: readonly SchemaError[], value: unknown, schema?: unknown): SchemaProblem[] {
   const seen = new Set<string>();
   const out: SchemaProblem[] = [];
   const add = (pointer: string, message: string) => {
     const key = `${pointer}\u0000${message}`;
-    if (!seen.has(key)) {
-      seen.add(key);
-      out.push({ pointer, message });
-    }
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ pointer, message });
   };
   const unknownKeys = new Set(
     errors
@@ -42,9 +47,20 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown): 
     if (e.keyword === 'boolean' && unknownKeys.has(e.instancePath)) continue; // restates the unknown key below
     if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`)))
       continue;
+    // A union of literals fails once per literal: said once, as the list the value must be in.
+    if (e.keyword === 'const' && isLiteralBranch(e, errors)) continue;
     if (e.keyword === 'additionalProperties') {
-      for (const key of (e.params.additionalProperties as string[] | undefined) ?? [])
-        add(`${e.instancePath}/${escapeSegment(key)}`, 'unknown key');
+      const known = schema === undefined ? [] : Object.keys(propertiesAt(schema, e.schemaPath));
+      for (const key of (e.params.additionalProperties as string[] | undefined) ?? []) {
+        const near = nearest(key, known);
+        add(`${e.instancePath}/${escapeSegment(key)}`, near ? `unknown key (did you mean "${near}"?)` : 'unknown key');
+      }
+    } else if (e.keyword === 'anyOf' && literalsOf(e, errors).length) {
+      add(e.instancePath, `must be one of ${literalsOf(e, errors).map(describeValue).join(', ')}`);
+    } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
+      add(e.instancePath, `must be one of ${e.params.allowedValues.map(describeValue).join(', ')}`);
+    } else if (e.keyword === 'const' && 'allowedValue' in e.params) {
+      add(e.instancePath, `must be ${describeValue(e.params.allowedValue)}`);
     } else if (e.keyword === 'anyOf') {
       add(e.instancePath, `${describeValue(valueAt(value, segments(e.instancePath)))} is not an accepted form here`);
     } else if (e.keyword === 'boolean') {
@@ -60,6 +76,66 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown): 
     }
   }
   return out;
+}
+
+/** The errors of the direct branches of the failed `anyOf` `u`. */
+function branchesOf(u: SchemaError, errors: readonly SchemaError[]): SchemaError[] {
+  const prefix = `${u.schemaPath}/anyOf/`;
+  return errors.filter(
+    (o) =>
+      u.schemaPath !== undefined &&
+      o.instancePath === u.instancePath &&
+      o.schemaPath?.startsWith(prefix) === true &&
+      /^\d+$/.test(o.schemaPath.slice(prefix.length)),
+  );
+}
+
+/** When every branch of the failed union `u` is a literal: their values. */
+function literalsOf(u: SchemaError, errors: readonly SchemaError[]): unknown[] {
+  const branches = branchesOf(u, errors);
+  return branches.length && branches.every((b) => b.keyword === 'const')
+    ? branches.map((b) => b.params.allowedValue)
+    : [];
+}
+
+/** A `const` error that a union of literals (reported as one list) already covers. */
+function isLiteralBranch(e: SchemaError, errors: readonly SchemaError[]): boolean {
+  return errors.some(
+    (u) => u.keyword === 'anyOf' && branchesOf(u, errors).includes(e) && literalsOf(u, errors).length > 0,
+  );
+}
+
+/** The `properties` of the subschema at `schemaPath` (`#/properties/a`), or none. */
+function propertiesAt(schema: unknown, schemaPath = '#'): Record<string, unknown> {
+  const at = valueAt(schema, segments(schemaPath.replace(/^#/, ''))) as { properties?: unknown } | undefined;
+  const properties = at && typeof at === 'object' ? at.properties : undefined;
+  return properties && typeof properties === 'object' ? (properties as Record<string, unknown>) : {};
+}
+
+/** The known key a typo most likely meant: at most a third of its letters off (one at least). */
+export function nearest(key: string, known: readonly string[]): string | undefined {
+  const budget = Math.max(1, Math.floor(key.length / 3));
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (distance <= budget && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+/** Levenshtein distance, with a swap of two neighbours counted as one edit (`polciy` → `policy`). */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
 }
 
 /** A pattern error that came from the length budget of a linear schema pattern, not from a mismatch. */

@@ -110,6 +110,16 @@ await build({
   target: 'node20',
   logLevel: 'warning',
 });
+// The bundle's types are typebox's own: each subpath re-exports the installed typebox's declarations
+// (a dependency of this package, so a consumer's TypeScript finds it from here).
+for (const sub of TYPEBOX_SUBPATHS) {
+  const from = sub ? `typebox/${sub}` : 'typebox';
+  const hasDefault = 'default' in (await import(from));
+  writeFileSync(
+    join(staging, 'vendor', 'typebox', `${sub || 'index'}.d.mts`),
+    `export * from '${from}';\n${hasDefault ? `export { default } from '${from}';\n` : ''}`,
+  );
+}
 await build({
   absWorkingDir: root,
   entryPoints,

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
+import { join } from 'node:path';
 import Type from 'typebox';
 import { checkPlugin } from '../core/check.ts';
 import { describePlugin, describeTool } from '../core/plugin-report.ts';
+import { runCli, tempDir } from './helpers.ts';
 
 const FILE = '/plugins/p.ts';
 
@@ -48,11 +50,62 @@ describe('contract check', () => {
   });
 
   it('requires the default export to be an object', () => {
-    for (const bad of [undefined, null, 42, 'x', [], () => {}]) {
+    for (const bad of [null, 42, 'x', [], () => {}]) {
       const [v] = errors(bad);
       expect(v?.pointer).to.equal('');
       expect(v?.message).to.match(/default export must be a plugin object/);
     }
+  });
+
+  it('says once, and only, that a module has no default export', () => {
+    const found = check(undefined);
+    expect(found).to.have.length(1);
+    expect(found[0]).to.include({ pointer: '', severity: 'error' });
+    expect(found[0]!.message).to.match(/^the module has no default export: export the plugin with `export default/);
+  });
+
+  it('warns about a plugin with no tools', () => {
+    const found = check(plugin({ tools: [] }));
+    expect(found.filter((v) => v.severity === 'error')).to.deep.equal([]);
+    expect(found).to.deep.include({
+      file: FILE,
+      pointer: '/tools',
+      severity: 'warning',
+      message: 'the plugin has no tools: it loads, and serves nothing (did setup() return an empty list?)',
+    });
+  });
+
+  it('warns about a schema open to anything: Type.Any, Type.Unknown, objects that take undeclared keys', () => {
+    const open = (inputSchema: unknown) => check(plugin({ tools: [{ ...goodTool(), inputSchema }] }));
+    const found = open(
+      Type.Object({
+        any: Type.Any({ description: 'A.' }),
+        unknown: Type.Unknown({ description: 'U.' }),
+        nested: Type.Object({ a: Type.String({ description: 'A.' }) }, { description: 'N.' }),
+        list: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'L.' }),
+        map: Type.Record(Type.String(), Type.Number(), { description: 'M.' }),
+        closed: Type.Object({}, { description: 'C.', additionalProperties: false }),
+        typed: Type.Object({}, { description: 'T.', additionalProperties: Type.String() }),
+      }),
+    );
+    expect(found.filter((v) => v.severity === 'error')).to.deep.equal([]);
+    const warned = (text: RegExp) => found.filter((v) => text.test(v.message)).map((v) => v.pointer);
+    expect(warned(/^accepts any value \(Type\.Any or Type\.Unknown\)/)).to.have.members([
+      '/tools/0/inputSchema/properties/any',
+      '/tools/0/inputSchema/properties/unknown',
+    ]);
+    expect(warned(/^object accepts keys it does not declare: add \{ additionalProperties: false \}/)).to.have.members([
+      '/tools/0/inputSchema',
+      '/tools/0/inputSchema/properties/nested',
+      '/tools/0/inputSchema/properties/list/items',
+    ]);
+    expect(found.every((v) => v.tool === 'get_weather' && v.severity === 'warning')).to.equal(true);
+    // A closed schema, the good tool's, warns about nothing; nor does an MCP server's open one.
+    expect(check(plugin())).to.deep.equal([]);
+    const mcp = check(plugin({ tools: [{ ...goodTool(), inputSchema: Type.Object({ a: Type.Any() }) }] }), {
+      lenient: true,
+    });
+    expect(mcp.filter((v) => /accepts/.test(v.message))).to.deep.equal([]);
   });
 
   it('checks the plugin name and version', () => {
@@ -239,5 +292,57 @@ describe('contract check', () => {
     const v = check(plugin({ tool: [] }));
     expect(v.filter((x) => x.severity === 'error')).to.deep.equal([]);
     expect(v.find((x) => x.pointer === '/tool')?.severity).to.equal('warning');
+  });
+});
+
+describe('rousseau-host check', function () {
+  this.timeout(60_000);
+  let tmp: ReturnType<typeof tempDir>;
+  before(() => {
+    tmp = tempDir('rh-check-');
+    tmp.write('package.json', '{ "type": "module" }');
+    tmp.write('no-default.ts', "export const plugin = { name: 'x', version: '1.0.0', tools: [] };\n");
+    tmp.write('throws.ts', "const ready = false;\nif (!ready) throw new Error('no API key');\nexport default {};\n");
+    tmp.write(
+      'open.ts',
+      `import Type from 'typebox';
+export default { name: 'open', version: '1.0.0', tools: [{ name: 'grab', description: 'Grabs.', inputSchema: Type.Object({ what: Type.Any({ description: 'What.' }) }), execute: async () => 'ok' }] };
+`,
+    );
+  });
+  after(() => tmp.cleanup());
+
+  it('prints a failure once: no log line repeating it on stderr', async () => {
+    const { code, stdout, stderr } = await runCli(['check', './no-default.ts'], { cwd: tmp.dir });
+    expect(code).to.equal(1);
+    expect(stdout.match(/no default export/g)).to.have.length(1);
+    expect(stdout).to.not.match(/\/name|\/version/); // not three messages about `undefined`
+    expect(stderr).to.equal('');
+  });
+
+  it("names the plugin's file and line when it throws at import", async () => {
+    const { code, stdout } = await runCli(['check', './throws.ts'], { cwd: tmp.dir });
+    expect(code).to.equal(1);
+    expect(stdout).to.include(`RH_ERR_PLUGIN_IMPORT: Cannot import plugin '${join(tmp.dir, 'throws.ts')}': no API key`);
+    expect(stdout).to.include(`(thrown at ${join(tmp.dir, 'throws.ts')}:2:`);
+  });
+
+  it('passes an open schema with warnings, and fails it with --strict', async () => {
+    const lax = await runCli(['check', './open.ts', '--json'], { cwd: tmp.dir });
+    expect(lax.code, lax.stderr).to.equal(0);
+    const report = JSON.parse(lax.stdout) as { ok: boolean; warnings: { pointer: string }[]; violations: unknown[] };
+    expect(report.ok).to.equal(true);
+    expect(report.violations).to.deep.equal([]);
+    expect(report.warnings.map((w) => w.pointer)).to.have.members([
+      '/tools/0/inputSchema',
+      '/tools/0/inputSchema/properties/what',
+    ]);
+
+    const strict = await runCli(['check', './open.ts', '--strict'], { cwd: tmp.dir });
+    expect(strict.code).to.equal(1);
+    expect(strict.stdout).to.match(
+      /^FAIL {2}open 1\.0\.0: 1 tools \(grab\)\n {2}error tool "grab" at \/tools\/0\/inputSchema: /,
+    );
+    expect(strict.stdout.match(/^ {2}error /gm)).to.have.length(2);
   });
 });

@@ -85,9 +85,17 @@ describe('config', () => {
     expect(error).to.have.property('code', 'RH_ERR_CONFIG_INVALID');
     const message = (error as Error).message;
     expect(message).to.contain(file);
-    expect(message).to.contain('polcy: unknown key');
+    expect(message).to.contain('polcy: unknown key (did you mean "policy"?)');
     expect(message).to.contain('plugins[1].timeoutMs');
     expect(message).to.contain('agent.maxTurns');
+  });
+
+  it('suggests the nearest known key at the level of the typo, and none when nothing is near', () => {
+    const error = configError(() =>
+      validateConfig({ plugins: [{ module: './a', isolaton: 'worker' }], log: { levl: 'info' }, zzz: 1 }, 'cfg.json'),
+    );
+    expect(error.message).to.contain('plugins[0].isolaton: unknown key (did you mean "isolation"?)');
+    expect(error.message).to.match(/^ {2}zzz: unknown key$/m);
   });
 
   it('checks what the schema cannot: module xor mcp, an MCP entry needs a name', () => {

@@ -2,7 +2,7 @@
 // `@ts-expect-error` lines are the type tests: `npm run typecheck` fails if one of them compiles.
 import { expect } from 'chai';
 import Type from 'typebox';
-import { definePlugin, defineTool } from '../core/contract.ts';
+import { definePlugin, defineTool, defineToolFor } from '../core/contract.ts';
 import { toolContext } from './plugins/tool-context.ts';
 
 describe('contract helpers', () => {
@@ -39,5 +39,30 @@ describe('contract helpers', () => {
     });
     expect(await tools[0]!.execute({}, toolContext('/'))).to.equal('SI');
     expect(() => plain.execute({}, toolContext('/'))).to.throw(TypeError);
+  });
+
+  it('types ctx.options from the options schema for a tool made with defineToolFor', async () => {
+    const Options = Type.Object({ units: Type.Union([Type.Literal('si'), Type.Literal('us')]) });
+    const tool = defineToolFor(Options);
+    const plugin = definePlugin({
+      name: 'units',
+      version: '1.0.0',
+      options: Options,
+      tools: [
+        tool({
+          name: 'units',
+          description: 'Says the units it was configured with.',
+          inputSchema: Type.Object({ n: Type.Number({ description: 'A number.' }) }),
+          execute: ({ n }, ctx) => {
+            const units: 'si' | 'us' = ctx.options.units;
+            // @ts-expect-error the schema has no such option
+            void ctx.options.nonexistent;
+            return `${n} ${units}`;
+          },
+        }),
+      ],
+    });
+    const ctx = { ...toolContext('/'), options: { units: 'si' as const } };
+    expect(await plugin.tools![0]!.execute({ n: 3 }, ctx)).to.equal('3 si');
   });
 });

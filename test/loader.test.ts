@@ -161,6 +161,23 @@ describe('loader', () => {
       t.write('node_modules/@acme/rousseau-plugin/main.js', 'module.exports = {}');
       t.write('node_modules/plain-name/package.json', JSON.stringify({ name: 'plain-name', module: 'esm.mjs' }));
       t.write('node_modules/plain-name/esm.mjs', 'export default {}');
+      // A plugin package says where its plugin is; that wins over its exports (its library face).
+      t.write(
+        'node_modules/rousseau-plugin-dual/package.json',
+        JSON.stringify({ name: 'rousseau-plugin-dual', exports: './lib.js', rousseau: { plugin: './src/plugin' } }),
+      );
+      t.write('node_modules/rousseau-plugin-dual/lib.js', 'export const x = 1;');
+      t.write('node_modules/rousseau-plugin-dual/src/plugin.ts', 'export default {}');
+      t.write(
+        'folder-plugin/package.json',
+        JSON.stringify({ name: 'folder-plugin', rousseau: { plugin: './src/index.ts' } }),
+      );
+      t.write('folder-plugin/src/index.ts', 'export default {}');
+      t.write(
+        'exported/package.json',
+        JSON.stringify({ name: 'exported', exports: { '.': { rousseau: './p.ts', import: './lib.js' } } }),
+      );
+      t.write('exported/p.ts', 'export default {}');
     });
     after(() => t.cleanup());
 
@@ -178,6 +195,12 @@ describe('loader', () => {
       expect(resolvePlugin('weather', sub)).to.equal(join(t.dir, 'node_modules/rousseau-plugin-weather/src/index.ts'));
       expect(resolvePlugin('@acme', t.dir)).to.equal(join(t.dir, 'node_modules/@acme/rousseau-plugin/main.js'));
       expect(resolvePlugin('plain-name', t.dir)).to.equal(join(t.dir, 'node_modules/plain-name/esm.mjs'));
+    });
+
+    it('reads where a package keeps its plugin: "rousseau": { "plugin" } first, then a "rousseau" exports condition', () => {
+      expect(resolvePlugin('dual', t.dir)).to.equal(join(t.dir, 'node_modules/rousseau-plugin-dual/src/plugin.ts'));
+      expect(resolvePlugin('./folder-plugin', t.dir)).to.equal(join(t.dir, 'folder-plugin/src/index.ts'));
+      expect(resolvePlugin('./exported', t.dir)).to.equal(join(t.dir, 'exported/p.ts'));
     });
 
     it('says what it tried when nothing resolves', () => {

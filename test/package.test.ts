@@ -72,4 +72,46 @@ export async function shout(text: string): Promise<CallResult> {
       tmp.cleanup();
     }
   });
+
+  it("types the vendored typebox (rousseau-host/vendor/typebox and its subpaths) for a consumer's tsc", async () => {
+    const tmp = tempDir();
+    try {
+      mkdirSync(join(tmp.dir, 'node_modules', '@types'), { recursive: true });
+      symlinkSync(ROOT, join(tmp.dir, 'node_modules', 'rousseau-host'));
+      symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(tmp.dir, 'node_modules', '@types', 'node'));
+      tmp.write('package.json', JSON.stringify({ name: 'consumer', type: 'module' }));
+      tmp.write(
+        'tsconfig.json',
+        JSON.stringify({
+          compilerOptions: {
+            target: 'es2022',
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            strict: true,
+            noEmit: true,
+          },
+          include: ['src'],
+        }),
+      );
+      // Typed, the one error is the wrong field type; untyped, it would be TS7016 (no declaration file) instead.
+      tmp.write(
+        'src/index.ts',
+        `import Type, { type Static } from 'rousseau-host/vendor/typebox';
+import { Compile } from 'rousseau-host/vendor/typebox/compile';
+const schema = Type.Object({ city: Type.String() });
+export const ok: boolean = Compile(schema).Check({ city: 'Oslo' });
+export const wrong: Static<typeof schema> = { city: 42 };
+`,
+      );
+      const { code, output } = await tsc(tmp.dir);
+      expect(code).to.not.equal(0);
+      const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
+      expect(errors, output).to.have.length(1);
+      expect(errors[0]).to.match(
+        /^src\/index\.ts\(5,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/,
+      );
+    } finally {
+      tmp.cleanup();
+    }
+  });
 });

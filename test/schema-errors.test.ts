@@ -14,6 +14,28 @@ describe('schema problems', () => {
     ]);
   });
 
+  it('lists the allowed values of an enum, a union of literals and a constant', () => {
+    const schema = Type.Object({
+      units: Type.Union([Type.Literal('si'), Type.Literal('us')]),
+      mode: Type.Enum(['fast', 'exact']),
+      kind: Type.Literal('city'),
+    });
+    expect(problems(schema, { units: 'metric', mode: 'slow', kind: 'town' })).to.deep.equal([
+      { pointer: '/units', message: 'must be one of "si", "us"' },
+      { pointer: '/mode', message: 'must be one of "fast", "exact"' },
+      { pointer: '/kind', message: 'must be "city"' },
+    ]);
+  });
+
+  it('suggests the nearest declared key for an unknown one when given the schema', () => {
+    const schema = Type.Object({ city: Type.String(), units: Type.String() }, { additionalProperties: false });
+    const value = { city: 'Oslo', units: 'si', unist: 'x', q: 1 };
+    expect(schemaProblems(Compile(schema).Errors(value), value, schema)).to.deep.equal([
+      { pointer: '/unist', message: 'unknown key (did you mean "units"?)' },
+      { pointer: '/q', message: 'unknown key' },
+    ]);
+  });
+
   it('never comes back empty: a value with no place in the schema is named', () => {
     const found = problems(Type.Tuple([Type.String()]), ['a', 'b']);
     expect(found.length).to.be.greaterThan(0);

@@ -6,8 +6,8 @@ export const check: Command = {
   name: 'check',
   summary:
     'Load one plugin module (a file, a directory or a package name) and run the contract check. Exit 0 when it passes, 1 otherwise.',
-  usage: 'check PATH [--options JSON] [--json]',
-  options: { options: { type: 'string' } },
+  usage: 'check PATH [--options JSON] [--strict] [--json]',
+  options: { options: { type: 'string' }, strict: { type: 'boolean' } },
   async run({ values, positionals }) {
     const [target, ...rest] = positionals;
     if (!target || rest.length)
@@ -26,11 +26,16 @@ export const check: Command = {
       cwd,
       config: { builtins: false, plugins: [{ module, ...(options === undefined ? {} : { options }) }] },
       audit: false,
+      // The failure is this command's answer: the loader's log line would print it a second time.
+      ...(values['log-level'] === undefined ? { logLevel: 'error' } : {}),
     });
     const [plugin] = host.plugins();
     await host.close();
-    const ok = plugin?.status === 'loaded';
-    const violations = plugin?.error?.violations ?? [];
+    const warnings = plugin?.warnings ?? [];
+    // --strict: the warnings (an over-broad schema, no tools) fail the check like errors.
+    const ok = plugin?.status === 'loaded' && !(values.strict && warnings.length);
+    const violations =
+      plugin?.error?.violations ?? (values.strict ? warnings.map((w) => ({ ...w, severity: 'error' as const })) : []);
     if (values.json) {
       printJson({
         ok,
@@ -38,17 +43,15 @@ export const check: Command = {
         ...(plugin?.file ? { file: plugin.file } : {}),
         ...(plugin?.error ? { error: { code: plugin.error.code, message: plugin.error.message } } : {}),
         violations,
-        warnings: plugin?.warnings ?? [],
+        warnings: values.strict ? [] : warnings,
         tools: plugin?.tools.map((t) => t.name) ?? [],
       });
-    } else if (ok) {
-      const warnings = (plugin.warnings ?? []).map(
-        (w) => `  warning ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`,
-      );
+    } else if (plugin?.status === 'loaded') {
+      const label = values.strict ? 'error' : 'warning';
       print(
         [
-          `ok  ${plugin.name}${plugin.version ? ` ${plugin.version}` : ''}: ${plugin.tools.length} tools (${plugin.tools.map((t) => t.name).join(', ')})`,
-          ...warnings,
+          `${ok ? 'ok' : 'FAIL'}  ${plugin.name}${plugin.version ? ` ${plugin.version}` : ''}: ${plugin.tools.length} tools (${plugin.tools.map((t) => t.name).join(', ')})`,
+          ...warnings.map((w) => `  ${label} ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`),
         ].join('\n'),
       );
     } else {

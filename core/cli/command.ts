@@ -42,9 +42,14 @@ export const GLOBAL_OPTIONS: Options = {
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const;
 
-/** A usage error: exit 2, with the command's usage line. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
+/**
+ * A usage error: `RH_ERR_USAGE`, exit 2, with the command's usage line. The one way to raise that
+ * code: a `HostError` like every other, so `--json` and the exit code read it from `code` alone.
+ */
+export class UsageError extends HostError {
+  constructor(message: string) {
+    super('RH_ERR_USAGE', message);
+  }
 }
 
 /** The host the global flags describe. */
@@ -87,12 +92,11 @@ export function printError(text: string): void {
 
 /** The error as `{ error: { code, message } }` for `--json`, and its exit code. */
 export function reportError(error: unknown, json: boolean): number {
-  const usage = error instanceof UsageError;
-  const code = error instanceof HostError ? error.code : usage ? 'RH_ERR_USAGE' : 'RH_ERR_INTERNAL';
+  const code = error instanceof HostError ? error.code : 'RH_ERR_INTERNAL';
   const message = messageOf(error);
   printError(`rousseau-host: ${message}`);
   if (json) printJson({ error: { code, message } });
-  return usage ? EXIT.usage : EXIT.failure;
+  return code === 'RH_ERR_USAGE' ? EXIT.usage : EXIT.failure;
 }
 
 /** Reads all of stdin as text. */

@@ -1,11 +1,11 @@
 /** `rousseau-host init`: writes a commented rousseau.config.ts. */
 import { closeSync, existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { EXIT, print, printJson, type Command } from './command.ts';
-import { HostError, messageOf } from '../errors.ts';
+import { EXIT, print, printJson, UsageError, type Command } from './command.ts';
+import { messageOf } from '../errors.ts';
 import { openHostFile } from '../paths.ts';
 
-const CONFIG_TEMPLATE = `import { defineConfig } from 'rousseau-host';
+export const CONFIG_TEMPLATE = `import { defineConfig } from 'rousseau-host';
 
 // rousseau-host config. Reference: https://github.com/rousseau-host/rousseau-host#config
 export default defineConfig({
@@ -47,13 +47,13 @@ export const init: Command = {
     const dir = resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());
     const file = join(dir, 'rousseau.config.ts');
     if (existsSync(file) && !values.force) {
-      throw new HostError('RH_ERR_USAGE', `${file} already exists; run with --force to overwrite it`);
+      throw new UsageError(`${file} already exists; run with --force to overwrite it`);
     }
     let fd: number;
     try {
       fd = openHostFile(file, dir, 'replace');
     } catch (error) {
-      throw new HostError('RH_ERR_USAGE', `cannot write ${file}: ${messageOf(error)}`);
+      throw new UsageError(`cannot write ${file}: ${messageOf(error)}`);
     }
     try {
       writeFileSync(fd, CONFIG_TEMPLATE);

@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { HOST_INFO } from '../identity.ts';
 import { guardStdout } from '../mcp/stdout-guard.ts';
-import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, UsageError, type Command } from './command.ts';
+import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, type Command } from './command.ts';
 import { signalExitCode, trapStopSignals } from './signals.ts';
 
 /** Each command in its own module, imported only when it runs. A Map: a name like `toString` is no command. */
@@ -31,15 +31,18 @@ const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command>
       load: async () => (await import('./policy.ts')).policy,
     },
     init: { summary: 'write a commented rousseau.config.ts', load: async () => (await import('./init.ts')).init },
+    add: {
+      summary: 'install a plugin package (name, tarball, folder, git URL) and add it to the config',
+      load: async () => (await import('./plugins-command.ts')).add,
+    },
+    remove: {
+      summary: 'take a plugin out of the config and uninstall its package',
+      load: async () => (await import('./plugins-command.ts')).remove,
+    },
   }),
 );
 
 const version = () => HOST_INFO.version;
-
-function printed(text: string): number {
-  print(text);
-  return EXIT.ok;
-}
 
 function parseCommandArgs(args: string[], command: Command) {
   return parseArgs({ args, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
@@ -83,6 +86,12 @@ function commandHelp(command: Command): string {
   return `Usage: rousseau-host ${command.usage}\n\n${command.summary}\n\nRun rousseau-host --help for the global flags.`;
 }
 
+/** Prints an answer that needs no command to run (help, version): exit 0. */
+function printed(text: string): number {
+  print(text);
+  return EXIT.ok;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { name, index } = commandName(argv);
   const wantsJson = argv.includes('--json');
@@ -119,7 +128,7 @@ export async function main(argv: string[]): Promise<number> {
         // Stopped while reading stdin: the signal is the news, not the AbortError it caused.
         if (stop.received && (error as Error | undefined)?.name === 'AbortError') return EXIT.failure;
         const code = reportError(error, parsed.values.json === true);
-        if (error instanceof UsageError) printError(`\n${commandHelp(command)}`);
+        if (code === EXIT.usage) printError(`\n${commandHelp(command)}`);
         return code;
       });
     return stop.received ? signalExitCode(stop.received) : code;

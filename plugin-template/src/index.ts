@@ -39,6 +39,11 @@ const Options = Type.Object(
   { additionalProperties: false },
 );
 
+// The tools here get the options through `setup`. A tool can instead read them from its context,
+// typed from this schema, when it is made with `defineToolFor` (with `defineTool` alone,
+// `ctx.options` is `Record<string, unknown>`):
+//   const tool = defineToolFor(Options);
+//   const limits = tool({ name, description, inputSchema, execute: (input, ctx) => `${ctx.options.maxBytes} bytes` });
 export default definePlugin({
   name,
   version: pkg.version,

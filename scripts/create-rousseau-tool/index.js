@@ -6,7 +6,8 @@ import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileS
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { copyTemplate, templateDir } from './template.js';
+import { spawnSync } from 'node:child_process';
+import { copyTemplate, HOST_REPO, packedHost, REPO_TEMPLATE, templateDir } from './template.js';
 
 const EXIT = { ok: 0, failure: 1, usage: 2 };
 
@@ -22,6 +23,9 @@ Flags (after "--" with npm create):
   -d, --description TEXT   package description
   -y, --yes                ask nothing: use the flags and the defaults
   -f, --force              write into a non-empty DIR (files of the same name are overwritten)
+      --host SPEC          where the plugin's tests get rousseau-host from (an npm spec: a range, a
+                           tarball, a folder); by default the registry when it has the host, else
+                           the tarball packed with this scaffolder, or the folder it runs from
   -h, --help               this help
 
 On a terminal it asks for what the flags do not say; otherwise it uses the defaults.
@@ -54,6 +58,7 @@ async function main(argv) {
         description: { type: 'string', short: 'd' },
         yes: { type: 'boolean', short: 'y' },
         force: { type: 'boolean', short: 'f' },
+        host: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -61,7 +66,10 @@ async function main(argv) {
     throw new UsageError(error.message);
   }
   const { values, positionals } = args;
-  if (values.help) return (print(HELP), EXIT.ok);
+  if (values.help) {
+    print(HELP);
+    return EXIT.ok;
+  }
   if (positionals.length > 1)
     throw new UsageError(`one directory at most, got ${positionals.length}: ${positionals.join(' ')}`);
 
@@ -103,8 +111,8 @@ async function main(argv) {
       }
     }
 
-    scaffold(target, { pkgName, description });
-    print(nextSteps(target, pkgName));
+    const host = scaffold(target, { pkgName, description, hostSpec: values.host });
+    print(nextSteps(target, pkgName, host));
     return EXIT.ok;
   } finally {
     ask?.close();
@@ -149,8 +157,9 @@ function isEmptyDir(dir) {
 }
 
 /** Copies the template and names it: package.json through JSON, the README through its two placeholders. */
-function scaffold(target, { pkgName, description }) {
-  copyTemplate(templateDir(), target);
+function scaffold(target, { pkgName, description, hostSpec }) {
+  const template = templateDir();
+  copyTemplate(template, target);
   // npm drops .gitignore from tarballs, so the template carries it as _gitignore.
   renameSync(join(target, '_gitignore'), join(target, '.gitignore'));
 
@@ -161,8 +170,9 @@ function scaffold(target, { pkgName, description }) {
   pkg.description = description;
   delete pkg.private; // the template is private in its repo; a new plugin is meant to be published
   // In the repo the template tests against the host next to it (`file:..`); a new plugin tests
-  // against the release its peer dependency asks for.
-  pkg.devDependencies['rousseau-host'] = pkg.peerDependencies['rousseau-host'];
+  // against a host its npm can install.
+  const host = hostDependency(pkg.peerDependencies['rousseau-host'], hostSpec, template);
+  pkg.devDependencies['rousseau-host'] = host.spec;
   writeFileSync(manifestFile, `${JSON.stringify(pkg, null, 2)}\n`);
 
   const readme = join(target, 'README.md');
@@ -170,9 +180,49 @@ function scaffold(target, { pkgName, description }) {
     readme,
     readFileSync(readme, 'utf8').replaceAll('{{name}}', pkgName).replaceAll('{{description}}', description),
   );
+  return host;
 }
 
-function nextSteps(target, pkgName) {
+/**
+ * The rousseau-host the new plugin's tests install: `--host` when given; the peer range when the
+ * registry has a release in it; else the host tarball `npm run pack` made beside this scaffolder,
+ * or the host repo this scaffolder runs from. `why` says which, for the output.
+ */
+function hostDependency(range, hostSpec, template) {
+  if (hostSpec) return { spec: localSpec(hostSpec), why: `${hostSpec} (from --host)` };
+  if (published(range)) return { spec: range, why: `${range} from the registry` };
+  const packed = packedHost();
+  if (packed)
+    return { spec: `file:${packed}`, why: `the tarball packed with this scaffolder, ${packed} (not on the registry)` };
+  if (template === REPO_TEMPLATE)
+    return { spec: `file:${HOST_REPO}`, why: `the repo this scaffolder runs from, ${HOST_REPO} (not on the registry)` };
+  return {
+    spec: range,
+    why: `${range}, which the registry does not have or could not be reached: npm install fails until it does; pass --host with a tarball or folder of rousseau-host`,
+  };
+}
+
+/**
+ * Whether the registry has a rousseau-host in `range`. Unreachable, offline (ENOTCACHED) and E404
+ * all mean no; npm is given a short fetch timeout and no retries, so a dead network costs seconds.
+ */
+function published(range) {
+  const view = spawnSync(
+    process.platform === 'win32' ? 'npm.cmd' : 'npm',
+    ['view', `rousseau-host@${range}`, 'version', '--json', '--fetch-retries=0', '--fetch-timeout=5000'],
+    { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  return view.status === 0 && view.stdout.trim() !== '';
+}
+
+/** A path given to --host, made absolute (the new plugin's folder is elsewhere); other specs as given. */
+function localSpec(spec) {
+  const path = spec.replace(/^file:/, '');
+  const pathLike = /^(?:\.{1,2}(?:\/|$)|\/|file:)/.test(spec) || /\.(?:tgz|tar\.gz)$/.test(spec);
+  return pathLike ? `file:${resolve(path)}` : spec;
+}
+
+function nextSteps(target, pkgName, host) {
   const cd = relative(process.cwd(), target);
   const config = findConfig(process.cwd());
   const specifier = modulePath(config ? dirname(config) : process.cwd(), target);
@@ -181,6 +231,7 @@ function nextSteps(target, pkgName) {
     : 'Then add it to the plugins of your rousseau.config.ts (paths are relative to that file; `npx rousseau-host init` writes one):';
   return [
     `Created ${pkgName} in ${target}`,
+    `rousseau-host for its tests: ${host.why}`,
     '',
     'Next:',
     ...(cd ? [`  cd ${shellQuote(cd)}`] : []),
@@ -189,6 +240,7 @@ function nextSteps(target, pkgName) {
     '',
     where,
     `  plugins: [${jsString(specifier)}],`,
+    `or let the host install it and edit the config: npx rousseau-host add ${shellQuote(modulePath(process.cwd(), target))}`,
     '',
     'and call a tool from there: npx rousseau-host call count_words \'{"text":"to be or not to be"}\'',
   ].join('\n');

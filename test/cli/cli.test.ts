@@ -215,7 +215,7 @@ describe('rousseau-host CLI', function () {
     expect(tools.code, tools.stderr).to.equal(0);
     expect(JSON.parse(tools.stdout)).to.have.property('plugins');
     const again = await runCli(['init'], { cwd: t.dir });
-    expect(again.code).to.equal(1);
+    expect(again.code).to.equal(2); // a usage error, like every RH_ERR_USAGE
     expect(again.stderr).to.contain('already exists');
   });
 
@@ -225,7 +225,7 @@ describe('rousseau-host CLI', function () {
     symlinkSync(target, join(t.dir, 'rousseau.config.ts'));
     for (const args of [['init'], ['init', '--force']]) {
       const r = await runCli(args, { cwd: t.dir });
-      expect(r.code, args.join(' ')).to.equal(1);
+      expect(r.code, args.join(' ')).to.equal(2);
       expect(r.stderr).to.contain(`${join(t.dir, 'rousseau.config.ts')} is a symlink`);
     }
     expect(existsSync(target)).to.equal(false);

@@ -1,77 +1,87 @@
-// From `npm create rousseau-tool` to a tool call, the way a plugin author gets there, in CI and
-// offline: pack the scaffolder (so the template it carries is the one tested), scaffold from the
-// tarball into a project outside the repo, give the new plugin a node_modules linked to this repo
-// (no registry, no install), run its own `npm test` (which runs `rousseau-host check .` first),
-// check it with its options, add the printed line to the project's config, and call its tool.
+// The plugin author's path as someone outside this repo walks it before anything is published:
+// `npm run pack` makes the two tarballs; in a temp dir outside the clone, the scaffolder runs from
+// its tarball (offline: it finds the host is not on the registry, and points the new plugin at the
+// host tarball packed with it), `npm install` and the plugin's own `npm test` pass, a separate
+// project installs the host, `rousseau-host add`s the plugin, and `tools` and `call` work there.
+// Every install comes from the npm cache first (--prefer-offline); nothing from this clone's
+// node_modules is linked or put on the PATH.
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT, runCli, tempDir } from '../helpers.ts';
-import { linkDependencies, run } from './helpers.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { ROOT, tempDir } from '../helpers.ts';
+import { run } from './helpers.ts';
 
-describe('create-rousseau-tool, end to end', () => {
+/** PATH without this clone's node_modules/.bin (`npm test` puts it first). */
+const PATH = (process.env.PATH ?? '')
+  .split(delimiter)
+  .filter((dir) => !dir.startsWith(ROOT))
+  .join(delimiter);
+const PREFER_OFFLINE = { PATH, npm_config_prefer_offline: 'true' };
+
+describe('the author path outside the repo, from the packed tarballs', () => {
   let tmp: ReturnType<typeof tempDir>;
-  before(() => (tmp = tempDir('rh-e2e-')));
+  before(() => (tmp = tempDir('rh-outside-')));
   after(() => tmp.cleanup());
 
-  it('packs, scaffolds a plugin whose own tests pass, and whose tool the host then calls', async function () {
-    this.timeout(180_000); // several real processes in a row on a shared 2-core machine
+  it('packs, scaffolds, installs, passes its own tests, and is added to and called from another project', async function () {
+    this.timeout(900_000); // a dozen real npm and node processes in a row on a shared 2-core machine
+    expect(tmp.dir.startsWith(ROOT)).to.equal(false);
+    const step = async (command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = PREFER_OFFLINE) => {
+      const result = await run(command, args, { cwd, env, timeoutMs: 300_000 });
+      expect(result.code, `${command} ${args.join(' ')}\n${result.stdout}\n${result.stderr}`).to.equal(0);
+      return result;
+    };
 
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', tmp.dir], {
-      cwd: join(ROOT, 'scripts', 'create-rousseau-tool'),
-      timeoutMs: 60_000,
-    });
-    expect(packed.code, packed.stderr).to.equal(0);
-    const [{ filename, files }] = JSON.parse(packed.stdout) as [{ filename: string; files: { path: string }[] }];
-    const paths = files.map((f) => f.path);
-    expect(paths).to.include.members([
-      'index.js',
-      'template.js',
-      'template/_gitignore',
-      'template/.mocharc.json',
-      'template/src/index.ts',
-      'template/test/host.test.ts',
-    ]);
-    expect(paths.filter((p) => p.includes('node_modules') || p.includes('bundle-template'))).to.deep.equal([]);
-    const untar = await run('tar', ['-xzf', join(tmp.dir, filename), '-C', tmp.dir], { cwd: tmp.dir });
-    expect(untar.code, untar.stderr).to.equal(0);
+    const packs = join(tmp.dir, 'packs');
+    const packed = await step('npm', ['run', '--silent', 'pack', '--', '--out', packs], ROOT);
+    const [hostTgz, createTgz] = packed.stdout.trim().split('\n') as [string, string];
+    expect(hostTgz).to.equal(join(packs, 'rousseau-host-0.1.0.tgz'));
+    expect(createTgz).to.equal(join(packs, 'create-rousseau-tool-0.1.0.tgz'));
+    // The scaffolder in the repo is left as it was: the host's path goes into the tarball only.
+    expect(existsSync(join(ROOT, 'scripts', 'create-rousseau-tool', 'host.json'))).to.equal(false);
 
-    const project = join(tmp.dir, 'project');
-    tmp.write('project/package.json', '{ "name": "my-agent", "private": true, "type": "module" }\n');
-    tmp.write('project/rousseau.config.ts', 'export default { builtins: false, plugins: [] };\n');
-    const created = await run(
-      process.execPath,
-      [join(tmp.dir, 'package', 'index.js'), 'weather', '--yes', '--description', 'Weather tools.'],
-      { cwd: project },
+    // Offline, `npm view rousseau-host` cannot answer: the scaffolder must fall back on the tarball.
+    const created = await step(
+      'npx',
+      ['--yes', `--package=${createTgz}`, 'create-rousseau-tool', 'my-tool', '--yes'],
+      tmp.dir,
+      {
+        PATH,
+        npm_config_offline: 'true',
+      },
     );
-    expect(created.code, created.stderr).to.equal(0);
-    const line = /^ {2}(plugins: \[.*\]),$/m.exec(created.stdout)?.[1];
-    expect(line, created.stdout).to.equal("plugins: ['./weather']");
+    expect(created.stdout).to.include(
+      `rousseau-host for its tests: the tarball packed with this scaffolder, ${hostTgz} (not on the registry)`,
+    );
+    const plugin = join(tmp.dir, 'my-tool');
+    const manifest = JSON.parse(readFileSync(join(plugin, 'package.json'), 'utf8'));
+    expect(manifest.devDependencies['rousseau-host']).to.equal(`file:${hostTgz}`);
+    expect(manifest).to.deep.include({ rousseau: { plugin: './src/index.ts' } });
 
-    const plugin = join(project, 'weather');
-    linkDependencies(plugin);
-    const tested = await run('npm', ['test'], { cwd: plugin, timeoutMs: 150_000, env: { npm_config_offline: 'true' } });
-    expect(tested.code, `${tested.stdout}\n${tested.stderr}`).to.equal(0);
-    expect(tested.stdout).to.include('ok  weather 0.1.0: 1 tools (count_words)'); // the pretest contract check
+    await step('npm', ['install', '--no-audit', '--no-fund'], plugin);
+    const tested = await step('npm', ['test'], plugin);
+    expect(tested.stdout).to.include('ok  my-tool 0.1.0: 1 tools (count_words)'); // the pretest contract check
     expect(tested.stdout)
       .to.match(/\b\d+ passing\b/)
       .and.not.match(/failing|pending/);
 
-    const checked = await runCli(
-      ['check', './weather', '--options', '{"baseUrl":"https://api.example.com/v1"}', '--json'],
-      { cwd: project, timeoutMs: 60_000 },
-    );
-    expect(checked.code, checked.stderr).to.equal(0);
-    expect(JSON.parse(checked.stdout)).to.deep.include({ ok: true, plugin: 'weather', violations: [], warnings: [] });
-    expect(JSON.parse(checked.stdout).tools).to.have.members(['api_get', 'count_words']);
+    const project = join(tmp.dir, 'project');
+    tmp.write('project/package.json', '{ "name": "my-agent", "private": true }\n');
+    await step('npm', ['install', '--no-audit', '--no-fund', hostTgz], project);
+    const added = await step('npx', ['rousseau-host', 'add', '../my-tool'], project);
+    expect(added.stdout).to.include("Added 'rousseau-plugin-my-tool' to the plugins of");
 
-    const config = join(project, 'rousseau.config.ts');
-    tmp.write('project/rousseau.config.ts', readFileSync(config, 'utf8').replace('plugins: []', line!));
-    const called = await runCli(['call', 'count_words', '{"text":"To be, or not to be"}', '--json', '--yes'], {
-      cwd: project,
-      timeoutMs: 60_000,
-    });
-    expect(called.code, called.stderr).to.equal(0);
+    const tools = await step('npx', ['rousseau-host', 'tools', '--json'], project);
+    const mine = (
+      JSON.parse(tools.stdout).plugins as { name: string; status: string; tools: { name: string }[] }[]
+    ).find((p) => p.name === 'my-tool');
+    expect(mine?.status).to.equal('loaded');
+    expect(mine?.tools.map((t) => t.name)).to.deep.equal(['count_words']);
+    const called = await step(
+      'npx',
+      ['rousseau-host', 'call', 'count_words', '{"text":"To be, or not to be"}', '--json', '--yes'],
+      project,
+    );
     expect(JSON.parse(called.stdout)).to.include({
       tool: 'count_words',
       isError: false,

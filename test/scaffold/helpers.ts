@@ -1,9 +1,6 @@
-// Plumbing for the scaffolder tests: run a command for real, and give a scaffolded plugin a
-// node_modules made of links into this repo (the host itself, and the repo's installed copies of
-// the template's dev dependencies), the way `npm install` would lay it out, minus the network.
+// Plumbing for the scaffolder tests: run a command for real, with none of the outer npm's settings.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { ROOT } from '../helpers.ts';
 
 export const SCAFFOLDER = join(ROOT, 'scripts', 'create-rousseau-tool', 'index.js');
@@ -58,39 +55,10 @@ export function run(
   });
 }
 
-/** `create-rousseau-tool ...args`, run as a real process. */
-export function scaffold(args: string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<RunResult> {
-  return run(process.execPath, [SCAFFOLDER, ...args], { cwd, ...(env ? { env } : {}) });
-}
-
 /**
- * Links every dev and peer dependency of the plugin in `dir` to this repo: `rousseau-host` to the
- * repo itself, the others to the repo's node_modules. Bins get shell shims, as npm makes them.
+ * `create-rousseau-tool ...args`, run as a real process. Offline, so its look-up of rousseau-host on
+ * the registry fails at once and the new plugin gets this repo as its host.
  */
-export function linkDependencies(dir: string): void {
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<
-    string,
-    Record<string, string> | undefined
-  >;
-  const names = new Set([...Object.keys(pkg.devDependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
-  const modules = join(dir, 'node_modules');
-  mkdirSync(join(modules, '.bin'), { recursive: true });
-  for (const name of names) {
-    const source = name === 'rousseau-host' ? ROOT : join(ROOT, 'node_modules', name);
-    if (!existsSync(join(source, 'package.json'))) throw new Error(`cannot link ${name}: ${source} is not installed`);
-    const link = join(modules, name);
-    mkdirSync(dirname(link), { recursive: true });
-    symlinkSync(source, link, 'dir');
-    const { bin } = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')) as {
-      bin?: string | Record<string, string>;
-    };
-    const bins = typeof bin === 'string' ? { [name.replace(/^@[^/]+\//, '')]: bin } : (bin ?? {});
-    for (const [command, file] of Object.entries(bins)) {
-      writeFileSync(
-        join(modules, '.bin', command),
-        `#!/bin/sh\nexec "${process.execPath}" "${join(link, file)}" "$@"\n`,
-        { mode: 0o755 },
-      );
-    }
-  }
+export function scaffold(args: string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<RunResult> {
+  return run(process.execPath, [SCAFFOLDER, ...args], { cwd, env: { npm_config_offline: 'true', ...env } });
 }

@@ -1,0 +1,271 @@
+/**
+ * `rousseau-host add SPEC` and `remove NAME`: install a plugin package with npm and list it in the
+ * config, or the reverse. SPEC is anything `npm install` takes (a name, a tarball, a folder, a git
+ * URL); the config is edited in place (config-edit.ts), or the line to write is printed when it
+ * cannot be edited safely. npm's own output goes to stderr: stdout is for `--json` only.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { hostError, messageOf } from '../errors.ts';
+import { EXIT, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
+import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
+import { CONFIG_TEMPLATE } from './init.ts';
+
+const ISOLATIONS = ['inline', 'worker', 'process'];
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+export const add: Command = {
+  name: 'add',
+  summary:
+    'Install a plugin package (npm name, tarball, folder or git URL, as npm install takes them) and add it to the config (one is created when there is none).',
+  usage: 'add SPEC [--isolation inline|worker|process] [--options JSON] [--dry-run] [--json]',
+  options: { isolation: { type: 'string' }, options: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+  async run({ values, positionals }) {
+    const [spec, ...rest] = positionals;
+    if (!spec || rest.length)
+      throw new UsageError('add takes exactly one SPEC (a package name, tarball, folder or git URL)');
+    const isolation = values.isolation;
+    if (isolation !== undefined && (typeof isolation !== 'string' || !ISOLATIONS.includes(isolation)))
+      throw new UsageError(`--isolation must be one of ${ISOLATIONS.join(', ')}; got "${String(isolation)}"`);
+    const options = typeof values.options === 'string' ? parseOptions(values.options) : undefined;
+    const dryRun = values['dry-run'] === true;
+
+    const project = await projectOf(values);
+    const npmSpec = npmSpecifier(spec, project.cwd, project.dir);
+    const { name, version } = await packageOf(npmSpec, project.dir);
+    const entry: PluginEntry =
+      isolation === undefined && options === undefined
+        ? name
+        : { module: name, ...(isolation ? { isolation } : {}), ...(options === undefined ? {} : { options }) };
+
+    if (!dryRun) {
+      if (!existsSync(join(project.dir, 'package.json'))) {
+        // Without one, npm would install into the nearest parent that has one.
+        writeFileSync(join(project.dir, 'package.json'), '{ "private": true }\n', { flag: 'wx' });
+      }
+      await npm(['install', '--save', '--no-audit', '--no-fund', npmSpec], project.dir);
+      const manifest = readManifest(join(project.dir, 'node_modules', name, 'package.json'));
+      if (!isPluginPackage(manifest))
+        printError(
+          `rousseau-host: ${name} does not say it is a plugin (no "rousseau": { "plugin": … } in its package.json, no "rousseau-plugin" keyword); adding it anyway`,
+        );
+    }
+
+    const file = project.file ?? join(project.dir, 'rousseau.config.ts');
+    const listed = project.modules.includes(name);
+    const before = project.file ? readFileSync(file, 'utf8') : CONFIG_TEMPLATE;
+    const edit = listed ? { text: before } : addEntry(file, before, entry);
+    const line = `plugins: [${entrySource(entry, file)}]`;
+    const report = {
+      name,
+      ...(version ? { version } : {}),
+      spec: npmSpec,
+      entry,
+      config: file,
+      created: !project.file,
+      installed: !dryRun,
+      dryRun,
+      listed,
+    };
+    if ('reason' in edit)
+      return cannotEdit(values, report, file, edit.reason, `add ${entrySource(entry, file)} to its plugins`, line);
+    if (!dryRun && !listed) {
+      const problem = await writeChecked(file, before, edit.text, project.file === undefined, (modules) =>
+        modules.includes(name),
+      );
+      if (problem)
+        return cannotEdit(values, report, file, problem, `add ${entrySource(entry, file)} to its plugins`, line);
+    }
+    if (values.json) printJson(report);
+    else {
+      const source = entrySource(entry, file);
+      const created = project.file ? '' : dryRun ? ' (it would be created)' : ' (created)';
+      print(
+        [
+          dryRun
+            ? `Would run: npm install ${npmSpec}  (in ${project.dir})`
+            : `Installed ${name}${version ? `@${version}` : ''}`,
+          listed
+            ? `${name} is already in ${file}`
+            : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
+          ...(dryRun ? [] : ['Next: rousseau-host tools']),
+        ].join('\n'),
+      );
+    }
+    return EXIT.ok;
+  },
+};
+
+export const remove: Command = {
+  name: 'remove',
+  summary: 'Take a plugin out of the config, and uninstall its package when the project depends on it.',
+  usage: 'remove NAME [--dry-run] [--json]',
+  options: { 'dry-run': { type: 'boolean' } },
+  async run({ values, positionals }) {
+    const [name, ...rest] = positionals;
+    if (!name || rest.length) throw new UsageError('remove takes exactly one NAME (the module the config lists)');
+    const dryRun = values['dry-run'] === true;
+    const project = await projectOf(values);
+    if (!project.file || !project.modules.includes(name)) {
+      const where = project.file ? `the plugins of ${project.file}` : `a config (none was found from ${project.cwd})`;
+      throw new UsageError(
+        `"${name}" is not in ${where}${project.modules.length ? `; it lists ${project.modules.map((m) => `"${m}"`).join(', ')}` : ''}`,
+      );
+    }
+    const file = project.file;
+    const before = readFileSync(file, 'utf8');
+    const manifest = readManifest(join(project.dir, 'package.json'));
+    const dependency = [manifest.dependencies, manifest.devDependencies].some(
+      (deps) => deps && typeof deps === 'object' && Object.hasOwn(deps, name),
+    );
+    const report = { name, config: file, uninstalled: dependency && !dryRun, dryRun };
+    const edit = removeEntry(file, before, name);
+    if ('reason' in edit)
+      return cannotEdit(values, report, file, edit.reason, `remove the entry of "${name}" from its plugins`);
+    if (!dryRun) {
+      const problem = await writeChecked(file, before, edit.text, false, (modules) => !modules.includes(name));
+      if (problem) return cannotEdit(values, report, file, problem, `remove the entry of "${name}" from its plugins`);
+      if (dependency) await npm(['uninstall', '--save', '--no-audit', '--no-fund', name], project.dir);
+    }
+    if (values.json) printJson(report);
+    else
+      print(
+        [
+          `${dryRun ? 'Would remove' : 'Removed'} "${name}" from the plugins of ${file}`,
+          ...(dependency ? [`${dryRun ? 'Would run' : 'Ran'}: npm uninstall ${name}  (in ${project.dir})`] : []),
+        ].join('\n'),
+      );
+    return EXIT.ok;
+  },
+};
+
+interface Project {
+  /** Where the command runs (`--cwd`): relative specs are read from here. */
+  cwd: string;
+  /** The project's directory: the config's, or `cwd` when there is none. npm runs here. */
+  dir: string;
+  file?: string;
+  /** The modules the config lists. */
+  modules: string[];
+}
+
+async function projectOf(values: Values): Promise<Project> {
+  const { loadConfig } = await import('../config.ts');
+  const cwd = resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());
+  const loaded = await loadConfig({ cwd, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) });
+  const modules = (loaded.config.plugins ?? []).map(entryModule).filter((m): m is string => m !== undefined);
+  return { cwd, dir: loaded.dir, ...(loaded.file ? { file: loaded.file } : {}), modules };
+}
+
+function parseOptions(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--options is not JSON: ${messageOf(error)}`);
+  }
+}
+
+/** A path-like spec, read from `cwd`, as npm should see it from `dir`: relative, so package.json stays portable. */
+function npmSpecifier(spec: string, cwd: string, dir: string): string {
+  const path = spec.replace(/^file:/, '');
+  const pathLike = /^(?:\.{1,2}(?:\/|$)|\/|file:)/.test(spec) || /\.(?:tgz|tar\.gz|tar)$/.test(spec);
+  if (!pathLike) return spec;
+  const target = isAbsolute(path) ? path : resolve(cwd, path);
+  if (!existsSync(target)) throw new UsageError(`${spec}: no file or folder at ${target}`);
+  const rel = relative(dir, target);
+  return rel.startsWith('..') || isAbsolute(rel) ? rel : `./${rel}`;
+}
+
+/** The name and version SPEC installs, as npm reads it (no install: a dry-run pack). */
+async function packageOf(spec: string, dir: string): Promise<{ name: string; version?: string }> {
+  const out = await npm(['pack', '--dry-run', '--json', '--ignore-scripts', spec], dir, true);
+  try {
+    const [first] = JSON.parse(out) as { name?: unknown; version?: unknown }[];
+    if (typeof first?.name === 'string')
+      return { name: first.name, ...(typeof first.version === 'string' ? { version: first.version } : {}) };
+  } catch {
+    // not JSON: the error below says what npm printed
+  }
+  throw hostError('RH_ERR_PLUGIN_NOT_FOUND', [spec, dir, `npm pack --dry-run named no package: ${out.slice(0, 500)}`]);
+}
+
+/** Runs npm in `dir`. Its progress goes to stderr; `capture` returns its stdout instead. */
+function npm(args: string[], dir: string, capture = false): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(NPM, args, { cwd: dir, stdio: ['ignore', capture ? 'pipe' : 2, capture ? 'pipe' : 2] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', (error) =>
+      reject(hostError('RH_ERR_PLUGIN_NOT_FOUND', [args.at(-1)!, dir, `cannot run npm: ${error.message}`])),
+    );
+    child.on('close', (code) => {
+      if (code === 0) resolvePromise(stdout);
+      else {
+        const detail = (stderr || stdout).trim().split('\n').slice(-8).join('\n');
+        reject(
+          hostError('RH_ERR_PLUGIN_NOT_FOUND', [
+            args.at(-1)!,
+            dir,
+            `npm ${args[0]} failed (exit ${code})${detail ? `:\n${detail}` : ''}`,
+          ]),
+        );
+      }
+    });
+  });
+}
+
+function readManifest(file: string): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** A plugin package says so: where its plugin is, or the keyword. */
+function isPluginPackage(manifest: Record<string, unknown>): boolean {
+  const rousseau = manifest.rousseau as { plugin?: unknown } | undefined;
+  return (
+    typeof rousseau?.plugin === 'string' ||
+    (Array.isArray(manifest.keywords) && manifest.keywords.includes('rousseau-plugin'))
+  );
+}
+
+/**
+ * Writes the edited config, then loads it as the host would: when it no longer loads, or does not
+ * say what was meant, the old text is put back (or the new file removed) and the problem returned.
+ */
+async function writeChecked(
+  file: string,
+  before: string,
+  after: string,
+  created: boolean,
+  meant: (modules: string[]) => boolean,
+): Promise<string | undefined> {
+  writeFileSync(file, after, created ? { flag: 'wx' } : {});
+  const { loadConfig } = await import('../config.ts');
+  let problem: string | undefined;
+  try {
+    const loaded = await loadConfig({ cwd: resolve(file, '..'), configFile: file });
+    const modules = (loaded.config.plugins ?? []).map(entryModule).filter((m): m is string => m !== undefined);
+    if (!meant(modules)) problem = 'the edited file did not say what was meant';
+  } catch (error) {
+    problem = `the edited file did not load: ${messageOf(error)}`;
+  }
+  if (problem) {
+    if (created) rmSync(file, { force: true });
+    else writeFileSync(file, before);
+  }
+  return problem;
+}
+
+function cannotEdit(values: Values, report: object, file: string, reason: string, todo: string, line?: string): number {
+  const message = `cannot edit ${file} safely (${reason}); ${todo}${line ? `:\n  ${line}` : ''}`;
+  printError(`rousseau-host: ${message}`);
+  if (values.json) printJson({ ...report, error: { code: 'RH_ERR_CONFIG_INVALID', message } });
+  else if (line) print(line);
+  return EXIT.failure;
+}
