@@ -21,6 +21,7 @@ import {
   ProviderError,
   type AssistantMessage,
   type Message,
+  type ModelResponse,
   type Provider,
   type StopReason,
   type ToolCall,
@@ -42,6 +43,8 @@ export interface AgentOptions {
   maxRepeatedFailures?: number;
   /** Tags every call (audit log, `ctx.sessionId`). Default: a random UUID per agent. */
   sessionId?: string;
+  /** The conversation to carry on (a saved session): it must be valid, every call with its results. */
+  messages?: readonly Message[];
 }
 
 export interface RunOptions {
@@ -111,6 +114,7 @@ export class Agent {
     this.maxTurns = options.maxTurns ?? 32;
     this.maxRepeatedFailures = options.maxRepeatedFailures ?? 3;
     this.sessionId = options.sessionId ?? randomUUID();
+    if (options.messages) this.history.push(...options.messages);
     this.toolSet();
   }
 
@@ -155,7 +159,7 @@ export class Agent {
         emit({ type: 'turn_start', turn });
 
         const tools = this.toolSet();
-        let response;
+        let response: ModelResponse;
         try {
           response = await this.provider.complete(
             { ...(this.system ? { system: this.system } : {}), messages: this.history, tools: tools.specs },
