@@ -11,9 +11,10 @@ import { openTerminal, type Terminal } from './terminal.ts';
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
 /** Colour as a terminal would have it: the test runner's own NO_COLOR / FORCE_COLOR do not leak in. */
 const COLOUR = { NO_COLOR: '', FORCE_COLOR: '' };
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the colour codes a terminal receives
 const SGR = /\u001b\[[0-9;]*m/;
 
-export const PLUGIN = `
+const PLUGIN = `
 import Type from 'typebox';
 import { writeFileSync } from 'node:fs';
 import { definePlugin, defineTool } from 'rousseau-host';
