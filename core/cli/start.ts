@@ -157,7 +157,7 @@ export const start: Command = {
       }
       if (!prompt) throw new UsageError('no prompt: pass -p PROMPT, or pipe it on stdin');
       if (resume?.warning) printError(`rousseau-host: warning: ${resume.warning}`);
-      const session = resume ? store.open(resume.id) : undefined;
+      const session = resume ? store.open(resume) : undefined;
       const agent = makeAgent(resume ? { sessionId: resume.id, messages: resume.messages } : {});
       try {
         return await once(agent, prompt, values.json === true, display, stop.signal, session);

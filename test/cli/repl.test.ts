@@ -1,11 +1,11 @@
 // The REPL as a person sees it: the built CLI on a real pseudo-terminal (terminal.ts), its screen
-// read back. Each test writes a small plugin, a config and a replay script (or runs a fake model
-// server) in a temp directory.
+// read back. Each test writes a config naming the terminal fixture plugin and a replay script (or
+// runs a fake model server) in a temp directory.
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANTHROPIC_TEST_KEY, startAnthropicServer } from '../fixtures/providers/anthropic-server.ts';
-import { tempDir, until } from '../helpers.ts';
+import { FIXTURES, tempDir, until } from '../helpers.ts';
 import { openTerminal, type Terminal } from './terminal.ts';
 
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
@@ -14,53 +14,11 @@ const COLOUR = { NO_COLOR: '', FORCE_COLOR: '' };
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the colour codes a terminal receives
 const SGR = /\u001b\[[0-9;]*m/;
 
-const PLUGIN = `
-import Type from 'typebox';
-import { writeFileSync } from 'node:fs';
-import { definePlugin, defineTool } from 'rousseau-host';
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-export default definePlugin({
-  name: 'term',
-  version: '0.1.0',
-  setup: () => [
-    defineTool({
-      name: 'slow',
-      description: 'Counts to ten slowly, reporting progress.',
-      inputSchema: Type.Object({ ms: Type.Integer({ description: 'Per step.' }) }),
-      execute: async ({ ms }, ctx) => {
-        for (let i = 1; i <= 10; i++) {
-          ctx.progress(i, 10, 'step ' + i);
-          await sleep(ms);
-        }
-        return 'counted to 10';
-      },
-    }),
-    defineTool({
-      name: 'quick',
-      description: 'Waits, leaves a flag file, answers.',
-      inputSchema: Type.Object({ ms: Type.Integer({ description: 'How long.' }), flag: Type.String({ description: 'The file.' }) }),
-      execute: async ({ ms, flag }) => {
-        await sleep(ms);
-        writeFileSync(flag, 'done');
-        return 'quick done';
-      },
-    }),
-    defineTool({
-      name: 'guarded',
-      description: 'Runs only with approval.',
-      inputSchema: Type.Object({ what: Type.String({ description: 'On what.' }) }),
-      execute: ({ what }) => 'guarded ran on ' + what,
-    }),
-  ],
-});
-`;
-
 function workspace(turns: unknown[], policy: object = { default: 'allow' }) {
   const tmp = tempDir();
-  tmp.write('term.mjs', PLUGIN);
   tmp.write(
     'rousseau.config.json',
-    JSON.stringify({ builtins: false, plugins: ['./term.mjs'], policy, log: { audit: false } }),
+    JSON.stringify({ builtins: false, plugins: [join(FIXTURES, 'plugins', 'term.ts')], policy, log: { audit: false } }),
   );
   const script = tmp.write('script.json', JSON.stringify({ turns }));
   return { tmp, script };

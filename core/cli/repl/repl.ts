@@ -12,7 +12,7 @@ import { EXIT } from '../command.ts';
 import type { Stop } from '../signals.ts';
 import { completer, runCommand, type ReplControl } from './commands.ts';
 import type { Display } from './display.ts';
-import type { LoadedSession, Session, SessionStore } from './sessions.ts';
+import type { LoadedSession, Session, SessionRecord, SessionStore } from './sessions.ts';
 import { painter } from './style.ts';
 import { formatUsage, UsageLog } from './usage.ts';
 
@@ -87,12 +87,13 @@ class ReplState implements ReplControl {
   usage = new UsageLog();
   private agent: Agent;
   private session: Session;
+  private unsaved: Session | undefined;
   private readonly options: ReplOptions;
 
   constructor(options: ReplOptions) {
     this.options = options;
     this.store = options.store;
-    this.session = options.resume ? this.store.open(options.resume.id) : this.store.open();
+    this.session = this.store.open(options.resume);
     this.agent = options.makeAgent({ sessionId: this.session.id, messages: options.resume?.messages ?? [] });
     if (options.resume) for (const usage of options.resume.usage) this.usage.add(usage);
   }
@@ -103,6 +104,17 @@ class ReplState implements ReplControl {
 
   get sessionId(): string {
     return this.session.id;
+  }
+
+  /** A session that cannot be saved is said once; the conversation goes on unsaved. */
+  private save(record: SessionRecord): void {
+    if (this.unsaved === this.session) return;
+    try {
+      this.session.write(record);
+    } catch (error) {
+      this.unsaved = this.session;
+      this.options.display.note(`warning: not saving this session: ${(error as Error).message}`, 'yellow');
+    }
   }
 
   private providerNames(): { provider: string; model: string } {
@@ -124,15 +136,15 @@ class ReplState implements ReplControl {
       turn.abort();
     });
     const before = this.agent.messages.length;
-    if (before === 0) this.session.write({ type: 'session', id: this.session.id, ...this.providerNames() });
+    if (before === 0) this.save({ type: 'session', id: this.session.id, ...this.providerNames() });
     try {
       const result = await this.agent.run(line, {
         signal: AbortSignal.any([turn.signal, stop.signal]),
         onEvent: (e) => display.show(e),
       });
       display.summary(result);
-      for (const message of this.agent.messages.slice(before)) this.session.write({ type: 'message', message });
-      this.session.write({ type: 'usage', usage: result.usage });
+      for (const message of this.agent.messages.slice(before)) this.save({ type: 'message', message });
+      this.save({ type: 'usage', usage: result.usage });
       this.usage.add(result.usage);
     } finally {
       release();
@@ -157,7 +169,7 @@ class ReplState implements ReplControl {
       return;
     }
     this.agent = agent;
-    if (messages.length) this.session.write({ type: 'model', ...this.providerNames() });
+    if (messages.length) this.save({ type: 'model', ...this.providerNames() });
     this.say(`Model: ${this.provider.name} (${this.provider.model}).`);
   }
 
@@ -170,7 +182,7 @@ class ReplState implements ReplControl {
       return;
     }
     this.session.close();
-    this.session = this.store.open(loaded.id);
+    this.session = this.store.open(loaded);
     this.agent = this.options.makeAgent({ sessionId: loaded.id, messages: loaded.messages });
     this.usage = new UsageLog();
     for (const usage of loaded.usage) this.usage.add(usage);
@@ -193,6 +205,7 @@ class ReplState implements ReplControl {
     this.session.close();
     const total = formatUsage(this.usage.total());
     if (total) this.say(`Session ${this.session.id}: ${total}.`);
-    if (this.agent.messages.length) this.say(`Saved; carry on with: rousseau-host start --resume ${this.session.id}`);
+    if (this.agent.messages.length && this.unsaved !== this.session)
+      this.say(`Saved; carry on with: rousseau-host start --resume ${this.session.id}`);
   }
 }

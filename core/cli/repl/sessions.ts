@@ -7,8 +7,9 @@
  * Files are opened through `openHostFile` (paths.ts): a workspace is not the host's, and a
  * `.rousseau` planted as a symlink must not redirect the writes. A file cut short (the host was
  * killed mid-write) or damaged loads up to its last whole, valid line, with a warning saying
- * where it stopped; a trailing call without its results is dropped, so the conversation stays
- * valid for the model.
+ * where it stopped, and is rewritten with just those lines when the session carries on (appending
+ * after a cut line would damage the next record too). A call whose results were not saved is
+ * dropped, so the conversation stays valid for the model.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
@@ -36,6 +37,8 @@ export interface LoadedSession {
   usage: Usage[];
   /** Set when the file was cut or damaged: what was loaded and what was not. */
   warning?: string;
+  /** With a warning: the file's readable lines, what it is rewritten to when the session goes on. */
+  readable?: string;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -88,13 +91,14 @@ export class SessionStore {
         throw new Error(`no saved session "${id}" in ${this.dir} (start --resume lists them)`);
       throw error;
     }
-    const { messages, usage, warning } = parse(text);
-    return { id, messages, usage, ...(warning ? { warning: `session ${id}: ${warning}` } : {}) };
+    const { messages, usage, warning, readable } = parse(text);
+    return { id, messages, usage, ...(warning ? { warning: `session ${id}: ${warning}`, readable } : {}) };
   }
 
-  /** A new session, or more of a loaded one; its file is made when the first record is written. */
-  open(id: string = newId()): Session {
-    return new Session(id, this.file(id), this.workspace);
+  /** A new session, or more of a loaded one; its file is made (or repaired) when the first record is written. */
+  open(loaded?: LoadedSession): Session {
+    const id = loaded?.id ?? newId();
+    return new Session(id, this.file(id), this.workspace, loaded?.readable);
   }
 
   private file(id: string): string {
@@ -108,15 +112,22 @@ export class Session {
   readonly id: string;
   readonly file: string;
   private readonly workspace: string;
+  private repair: string | undefined;
   private fd: number | undefined;
-  constructor(id: string, file: string, workspace: string) {
+  constructor(id: string, file: string, workspace: string, repair?: string) {
     this.id = id;
     this.file = file;
     this.workspace = workspace;
+    this.repair = repair;
   }
 
+  /** Appends one record; throws when the file cannot be opened (a symlink in the workspace, say). */
   write(record: SessionRecord): void {
-    this.fd ??= openHostFile(this.file, this.workspace, 'append');
+    if (this.fd === undefined) {
+      this.fd = openHostFile(this.file, this.workspace, this.repair === undefined ? 'append' : 'replace');
+      if (this.repair) writeSync(this.fd, this.repair);
+      this.repair = undefined;
+    }
     writeSync(this.fd, `${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n`);
   }
 
@@ -131,26 +142,38 @@ function newId(): string {
 }
 
 /** The records of a session file up to its first unreadable line. */
-function parse(text: string): { messages: Message[]; usage: Usage[]; warning?: string } {
+function parse(text: string): { messages: Message[]; usage: Usage[]; warning?: string; readable: string } {
   const messages: Message[] = [];
   const usage: Usage[] = [];
   const lines = text.split('\n');
   const cut = lines.pop() !== ''; // a whole file ends with a newline
   let warning: string | undefined;
-  for (const [i, line] of lines.entries()) {
+  let read = 0;
+  for (const line of lines) {
     const record = readRecord(line);
     if (!record) {
-      warning = `line ${i + 1} is damaged; loaded the ${i} line(s) before it`;
+      warning = `line ${read + 1} is damaged; loaded the ${read} line(s) before it`;
       break;
     }
+    read++;
     if (record.type === 'message') messages.push(record.message);
     else if (record.type === 'usage') usage.push(record.usage);
   }
-  if (!warning && cut) warning = `the file ends in a cut line; loaded the ${lines.length} whole line(s) before it`;
-  // A call whose results were never written cannot be sent back to a model.
-  const last = messages.at(-1);
-  if (last?.role === 'assistant' && last.toolCalls.length) messages.pop();
-  return { messages, usage, ...(warning ? { warning } : {}) };
+  if (!warning && cut) warning = `the file ends in a cut line; loaded the ${read} whole line(s) before it`;
+  const readable = lines
+    .slice(0, read)
+    .map((line) => `${line}\n`)
+    .join('');
+  return { messages: answeredCalls(messages), usage, readable, ...(warning ? { warning } : {}) };
+}
+
+/** The conversation without a turn's calls whose results are missing: a model refuses those. */
+function answeredCalls(messages: Message[]): Message[] {
+  return messages.filter((m, i) => {
+    if (m.role === 'assistant') return !m.toolCalls.length || messages[i + 1]?.role === 'tool';
+    if (m.role === 'tool') return messages[i - 1]?.role === 'assistant';
+    return true;
+  });
 }
 
 function readRecord(line: string): SessionRecord | undefined {
