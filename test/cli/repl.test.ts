@@ -152,8 +152,8 @@ describe('rousseau-host start on a terminal (REPL)', function () {
       term.press('Enter');
       await term.waitFor(/session: 2500 in/);
       const screen = term.screen();
-      expect(screen).to.contain('turn 1: 1200 in / 34 out tokens, 1000 cache read');
-      expect(screen).to.contain('turn 2: 1300 in / 6 out tokens');
+      expect(screen).to.contain('prompt 1: 1200 in / 34 out tokens, 1000 cache read');
+      expect(screen).to.contain('prompt 2: 1300 in / 6 out tokens');
       expect(screen).to.contain('session: 2500 in / 40 out tokens, 1000 cache read');
       term.type('/exit');
       term.press('Enter');

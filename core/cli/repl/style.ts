@@ -52,9 +52,9 @@ export function painter(colour: boolean): Paint {
       : text;
 }
 
-/** One line of at most `max` characters: newlines shown as ⏎, the rest cut with …. */
+/** One line of at most `max` characters: newlines shown as ⏎, tabs as a space (a tab's width is the terminal's), the rest cut with …. */
 export function clip(text: string, max: number): string {
-  const line = text.replace(/\s*\n\s*/g, ' ⏎ ');
+  const line = text.replace(/\s*\n\s*/g, ' ⏎ ').replace(/\t/g, ' ');
   if (max <= 0) return '';
   const chars = Array.from(line);
   return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : line;

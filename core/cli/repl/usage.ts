@@ -37,10 +37,10 @@ export class UsageLog {
     return total;
   }
 
-  /** The `/usage` report: each run, then the session's total. */
+  /** The `/usage` report: each prompt's run, then the session's total. */
   report(): string {
     if (!this.runs.length) return 'No model requests yet in this session.';
-    const lines = this.runs.map((u, i) => `  turn ${i + 1}: ${formatUsage(u) || 'no tokens reported'}`);
+    const lines = this.runs.map((u, i) => `  prompt ${i + 1}: ${formatUsage(u) || 'no tokens reported'}`);
     return [...lines, `  session: ${formatUsage(this.total()) || 'no tokens reported'}`].join('\n');
   }
 }
