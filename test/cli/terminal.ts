@@ -40,6 +40,7 @@ export function openTerminal(
 function tmux(command: string, cwd: string, env: NodeJS.ProcessEnv, columns: number): Terminal {
   const socket = `rh-test-${process.pid}-${++sockets}`;
   const rawFile = join(cwd, `.tmux-${socket}.raw`);
+  const statusFile = join(cwd, `.tmux-${socket}.status`);
   const run = (...args: string[]) =>
     execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { cwd, env, encoding: 'utf8' });
   // A placeholder first: the pane is kept when the CLI exits, and its output is piped to a file
@@ -48,7 +49,9 @@ function tmux(command: string, cwd: string, env: NodeJS.ProcessEnv, columns: num
   run('set-option', '-t', 't', 'remain-on-exit', 'on');
   run('set-option', '-t', 't', 'history-limit', '5000');
   run('pipe-pane', '-t', 't', '-o', `cat >> '${rawFile}'`);
-  run('respawn-pane', '-k', '-t', 't', `exec ${command}`);
+  // tmux does not always fill in a dead pane's exit status: the shell writes it to a file. Its
+  // no-op trap keeps it alive through a Ctrl-C that reaches the whole foreground process group.
+  run('respawn-pane', '-k', '-t', 't', `trap : INT; ${command}; echo $? > '${statusFile}'`);
   const screen = () => run('capture-pane', '-p', '-J', '-t', 't', '-S', '-').replace(/\n+$/, '\n');
   return {
     type: (text) => run('send-keys', '-t', 't', '-l', text),
@@ -57,17 +60,12 @@ function tmux(command: string, cwd: string, env: NodeJS.ProcessEnv, columns: num
     raw: () => (existsSync(rawFile) ? readFileSync(rawFile, 'utf8') : ''),
     waitFor: (pattern, count) => waitOn(screen, pattern, count),
     exited: async () => {
-      const status = await until(
-        () => {
-          const [dead, code] = run('display-message', '-p', '-t', 't', '#{pane_dead} #{pane_dead_status}')
-            .trim()
-            .split(' ');
-          // The status is filled in a moment after the pane is marked dead.
-          return dead === '1' && code ? { code: Number(code) } : undefined;
-        },
-        { timeoutMs: 15_000, intervalMs: 100, message: () => `the CLI to exit; the screen:\n${screen()}` },
-      );
-      return status.code;
+      const status = await until(() => existsSync(statusFile) && readFileSync(statusFile, 'utf8').trim(), {
+        timeoutMs: 15_000,
+        intervalMs: 100,
+        message: () => `the CLI to exit; the screen:\n${screen()}`,
+      });
+      return Number(status);
     },
     close: () => {
       try {
