@@ -141,7 +141,9 @@ describe('rousseau-host start on a terminal (REPL)', function () {
       await term.waitFor(/3 tool\(s\):/);
       expect(term.screen()).to.match(/ {2}slow {5}Counts to ten slowly, reporting progress\. \(term\)/);
       expect(term.screen()).to.match(/ {2}guarded {2}Runs only with approval\. \(term\)/);
-      term.type('first');
+      term.type('first, with sl');
+      term.press('Tab');
+      await term.waitFor(/you> first, with slow/);
       term.press('Enter');
       await term.waitFor(/One\./);
       await term.waitFor(/you> /, 3);
@@ -188,7 +190,11 @@ describe('rousseau-host start on a terminal (REPL)', function () {
 
   it('saves the conversation and resumes it with --continue: the model receives its history', async () => {
     const tmp = tempDir();
-    const server = await startAnthropicServer([{ turn: { text: 'Hello, Ada.' } }, { turn: { text: 'You are Ada.' } }]);
+    const server = await startAnthropicServer([
+      { turn: { text: 'Hello, Ada.' } },
+      { turn: { text: 'You are Ada.' } },
+      { turn: { text: 'Still Ada.' } },
+    ]);
     const env = { ...NO_KEYS, NO_COLOR: '1', ANTHROPIC_API_KEY: ANTHROPIC_TEST_KEY, ANTHROPIC_BASE_URL: server.url };
     try {
       tmp.write('rousseau.config.json', JSON.stringify({ builtins: false, log: { audit: false } }));
@@ -224,9 +230,28 @@ describe('rousseau-host start on a terminal (REPL)', function () {
         { role: 'assistant', content: [{ type: 'text', text: 'Hello, Ada.' }] },
         { role: 'user', content: [{ type: 'text', text: 'Who am I?' }] },
       ]);
+      const id = file!.replace('.jsonl', '');
       term.type('/sessions');
       term.press('Enter');
-      await term.waitFor(new RegExp(`\\* ${file!.replace('.jsonl', '')} .* 4 msg {2}I am Ada`));
+      await term.waitFor(new RegExp(`\\* ${id} .* 4 msg {2}I am Ada`));
+
+      // Another model carries the same conversation on; /clear starts afresh; /resume goes back.
+      term.type('/model claude-other');
+      term.press('Enter');
+      await term.waitFor(/Model: anthropic \(claude-other\)\./);
+      term.type('And now?');
+      term.press('Enter');
+      await term.waitFor(/Still Ada\./);
+      expect(server.requests[2]!.body.model).to.equal('claude-other');
+      expect(server.requests[2]!.body.messages).to.have.length(5);
+      term.type('/clear');
+      term.press('Enter');
+      await term.waitFor(/New conversation \(session \S+\)\./);
+      term.type('/resume 20');
+      term.press('Tab');
+      await term.waitFor(new RegExp(`you> /resume ${id}`));
+      term.press('Enter');
+      await term.waitFor(/Resumed session \S+: 6 message\(s\); last you said: And now\?/, 1);
     } finally {
       await server.close();
       tmp.cleanup();

@@ -21,7 +21,7 @@ import { writeStdout } from '../../mcp/stdout-guard.ts';
 import { terminalSafe } from '../../terminal-text.ts';
 import type { CallResult, Progress } from '../../types.ts';
 import { MarkdownStream } from './markdown.ts';
-import { clip, painter, type Paint } from './style.ts';
+import { clip, painter, type Paint, type StyleName } from './style.ts';
 import { formatUsage } from './usage.ts';
 
 export interface DisplayOptions {
@@ -105,7 +105,7 @@ export class Display {
   }
 
   /** A line for people on stderr, escaped, kept while a prompt is open. */
-  note(text: string, ...styles: Parameters<Paint>[1][]): void {
+  note(text: string, ...styles: StyleName[]): void {
     this.emit('err', `${this.paint(terminalSafe(text), ...styles)}\n`);
   }
 
