@@ -92,6 +92,7 @@ export const start: Command = {
         return EXIT.failure;
       }
       let makeProvider: (model?: string) => Provider;
+      let provider: Provider;
       let scripted: string | undefined;
       try {
         if (settings.name === 'replay') {
@@ -111,7 +112,7 @@ export const start: Command = {
           const options = { dir: configDir(host, values), log: host.log };
           makeProvider = (model) => createProvider(model ? { ...settings, model } : settings, options);
         }
-        makeProvider();
+        provider = makeProvider();
       } catch (error) {
         if (!(error instanceof ProviderError)) throw error;
         printError(
@@ -120,16 +121,19 @@ export const start: Command = {
         return EXIT.failure;
       }
       const agentConfig = host.config.agent ?? {};
-      const makeAgent = (options: { sessionId?: string; messages?: readonly Message[]; model?: string } = {}) =>
-        new Agent({
+      // One provider until `/model` picks another: a replay script plays on across `/clear` and `/resume`.
+      const makeAgent = (options: { sessionId?: string; messages?: readonly Message[]; model?: string } = {}) => {
+        if (options.model) provider = makeProvider(options.model);
+        return new Agent({
           host,
-          provider: makeProvider(options.model),
+          provider,
           system: agentConfig.system ?? `${DEFAULT_SYSTEM}\nThe workspace is ${host.workspace}.`,
           ...(agentConfig.maxTurns ? { maxTurns: agentConfig.maxTurns } : {}),
           ...(agentConfig.maxRepeatedFailures ? { maxRepeatedFailures: agentConfig.maxRepeatedFailures } : {}),
           ...(options.sessionId ? { sessionId: options.sessionId } : {}),
           ...(options.messages ? { messages: options.messages } : {}),
         });
+      };
       let resume: LoadedSession | undefined;
       if (values.continue || resumeId !== undefined) {
         const id = resumeId ?? store.latest();
