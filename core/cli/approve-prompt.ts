@@ -39,7 +39,19 @@ export function promptApprover(input: Readable, output: Writable, screen?: Scree
     screen?.hold();
     const rl = createInterface({ input, output });
     try {
-      return (await rl.question(question)).trim().toLowerCase();
+      return await new Promise<string>((resolve) => {
+        // Ctrl-C at the prompt is a no, and then what it is everywhere else: an interrupt (the
+        // REPL cancels the turn). readline would otherwise swallow it and leave the prompt open.
+        rl.on('SIGINT', () => {
+          resolve('');
+          process.emit('SIGINT', 'SIGINT');
+        });
+        rl.on('close', () => resolve(''));
+        rl.question(question).then(
+          (text) => resolve(text.trim().toLowerCase()),
+          () => resolve(''),
+        );
+      });
     } finally {
       rl.close();
       screen?.release();

@@ -94,6 +94,31 @@ describe('rousseau-host start on a terminal (REPL)', function () {
     }
   });
 
+  it('takes Ctrl-C at an approval prompt as a no that cancels the turn', async () => {
+    const { tmp, script } = workspace(
+      [{ toolCalls: [{ name: 'guarded', input: { what: 'secret' } }] }, { text: 'never' }],
+      { default: 'allow', ask: [{ tool: 'guarded' }] },
+    );
+    try {
+      term = openTerminal(['start', '--replay', script], { cwd: tmp.dir, env: { ...NO_KEYS, NO_COLOR: '1' } });
+      await term.waitFor(/you> /);
+      term.type('go');
+      term.press('Enter');
+      await term.waitFor(/\[y\]es \/ \[n\]o \/ \[a\]lways/);
+      term.press('C-c');
+      await term.waitFor(/\(cancelling the turn\)/);
+      await term.waitFor(/\[aborted: 1 turn\(s\), 1 tool call\(s\)\]/);
+      expect(term.screen()).to.match(
+        /✗ guarded .*cancelled: Call to "guarded" was cancelled while waiting for approval/,
+      );
+      await term.waitFor(/you> /, 2);
+      term.press('C-d');
+      expect(await term.exited()).to.equal(0);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   it('renders the answer as markdown in colour on a terminal, and without colour under NO_COLOR', async () => {
     const answer = '# Plan\n\nThe **key** step:\n\n- one `x`\n- two\n\n```js\nconst n = 42; // why\n```\n';
     for (const noColour of [false, true]) {
