@@ -71,7 +71,7 @@ export async function repl(options: ReplOptions): Promise<number> {
         if ((await runCommand(state, line)) === 'exit') break;
         continue;
       }
-      await state.run(line, stop, display);
+      await state.run(line);
     }
   } finally {
     // The shell's prompt comes next: on a line of its own.
@@ -129,7 +129,9 @@ class ReplState implements ReplControl {
     this.options.display.note(text);
   }
 
-  async run(line: string, stop: Stop, display: Display): Promise<void> {
+  /** One run of the agent: Ctrl-C cancels it; its messages and usage are saved once it ends. */
+  async run(line: string): Promise<void> {
+    const { stop, display } = this.options;
     const turn = new AbortController();
     const release = stop.onInterrupt(() => {
       display.note('\n(cancelling the turn)', 'dim');

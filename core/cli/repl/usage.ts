@@ -25,7 +25,7 @@ export function formatUsage(usage: Usage): string {
 
 /** Usage per run of a conversation, and its total. */
 export class UsageLog {
-  readonly runs: Usage[] = [];
+  private readonly runs: Usage[] = [];
 
   add(usage: Usage): void {
     this.runs.push({ ...usage });
