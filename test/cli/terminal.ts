@@ -3,7 +3,7 @@
 // and the screen is rebuilt from the output by `render` (the cursor moves and erases the CLI and
 // readline use). Either way `raw()` is every byte the CLI wrote, escape codes included.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, until } from '../helpers.ts';
 
@@ -41,11 +41,13 @@ function tmux(command: string, cwd: string, env: NodeJS.ProcessEnv, columns: num
   const socket = `rh-test-${process.pid}-${++sockets}`;
   const rawFile = join(cwd, `.tmux-${socket}.raw`);
   const statusFile = join(cwd, `.tmux-${socket}.status`);
+  // No cwd: the test may have removed its directory by the time it closes the terminal.
   const run = (...args: string[]) =>
-    execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { cwd, env, encoding: 'utf8' });
+    execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { env, encoding: 'utf8' });
   // A placeholder first: the pane is kept when the CLI exits, and its output is piped to a file
   // from the first byte on, before the CLI starts.
   run('new-session', '-d', '-s', 't', '-x', String(columns), '-y', '50', '-c', cwd, 'sleep 600');
+  const socketPath = run('display-message', '-p', '#{socket_path}').trim();
   run('set-option', '-t', 't', 'remain-on-exit', 'on');
   run('set-option', '-t', 't', 'history-limit', '5000');
   run('pipe-pane', '-t', 't', '-o', `cat >> '${rawFile}'`);
@@ -73,6 +75,7 @@ function tmux(command: string, cwd: string, env: NodeJS.ProcessEnv, columns: num
       } catch {
         // already gone
       }
+      rmSync(socketPath, { force: true }); // tmux leaves it behind
     },
   };
 }
