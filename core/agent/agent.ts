@@ -44,6 +44,8 @@ export interface AgentOptions {
   maxRepeatedFailures?: number;
   /** Tags every call (audit log, `ctx.sessionId`). Default: a random UUID per agent. */
   sessionId?: string;
+  /** The conversation to carry on (a saved session): it must be valid, every call with its results. */
+  messages?: readonly Message[];
 }
 
 export interface RunOptions {
@@ -123,6 +125,7 @@ export class Agent {
     this.maxTurns = options.maxTurns ?? 32;
     this.maxRepeatedFailures = options.maxRepeatedFailures ?? 3;
     this.sessionId = options.sessionId ?? randomUUID();
+    if (options.messages) this.history.push(...options.messages);
     this.toolSet();
   }
 

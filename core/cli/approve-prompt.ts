@@ -8,37 +8,64 @@
  *
  * Everything shown comes from a plugin or a model, and is escaped (terminal-text.ts): a bidi
  * override or a cursor move must not make the prompt show one input while the tool gets another.
+ * And nothing else may print into the question while it is open: `screen` is told when a prompt
+ * opens and closes, and holds the rest of the output meanwhile (the REPL's display).
  */
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { ApproveFn } from '../dispatch.ts';
+import type { PolicyDecision } from '../policy.ts';
 import { terminalSafe } from '../terminal-text.ts';
 
+/** What else writes to the terminal: quiet from `hold()` until `release()`. */
+export interface Screen {
+  hold(): void;
+  release(): void;
+}
+
 /** The prompt on this process's terminal, or `undefined` when stdin or stderr is not one. */
-export function terminalApprover(): ApproveFn | undefined {
+export function terminalApprover(screen?: Screen): ApproveFn | undefined {
   if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
-  return promptApprover(process.stdin, process.stderr);
+  return promptApprover(process.stdin, process.stderr, screen);
 }
 
 /**
  * Asks on `output`, reads the answer from `input`. Tool calls of one agent turn run concurrently:
  * their prompts are asked one after another, never interleaved.
  */
-export function promptApprover(input: Readable, output: Writable): ApproveFn {
+export function promptApprover(input: Readable, output: Writable, screen?: Screen): ApproveFn {
   let queue: Promise<unknown> = Promise.resolve();
   const ask = async (question: string): Promise<string> => {
+    screen?.hold();
     const rl = createInterface({ input, output });
     try {
-      return (await rl.question(question)).trim().toLowerCase();
+      return await new Promise<string>((resolve) => {
+        // Ctrl-C at the prompt is a no, and then what it is everywhere else: an interrupt (the
+        // REPL cancels the turn). readline would otherwise swallow it and leave the prompt open.
+        rl.on('SIGINT', () => {
+          resolve('');
+          process.emit('SIGINT', 'SIGINT');
+        });
+        rl.on('close', () => resolve(''));
+        rl.question(question).then(
+          (text) => resolve(text.trim().toLowerCase()),
+          () => resolve(''),
+        );
+      });
     } finally {
       rl.close();
+      screen?.release();
     }
   };
   return ({ tool, input: canonical, decision }) => {
-    const rule = decision.rule ? `rule ${decision.rule.id}` : 'the default policy';
+    const { rule } = decision;
+    const asked = rule ? `rule ${rule.id}` : 'the default policy';
+    // What the rule tests, so the person sees why this input, and not another, is asked about.
+    const tests = rule && (rule.match !== undefined || rule.where !== undefined) ? describeRule(rule) : undefined;
     const question = terminalSafe(
       [
-        `\n${tool.name} (plugin ${tool.plugin}) needs approval: ${rule}${decision.reason ? `, ${decision.reason}` : ''}.`,
+        `\n${tool.name} (plugin ${tool.plugin}) needs approval: ${asked}${decision.reason ? `, ${decision.reason}` : ''}.`,
+        ...(tests ? [`  rule:  ${tests}`] : []),
         `  input: ${canonical}`,
         '[y]es / [n]o / [a]lways for this exact input in this session: ',
       ].join('\n'),
@@ -47,4 +74,11 @@ export function promptApprover(input: Readable, output: Writable): ApproveFn {
     queue = answer.catch(() => undefined);
     return answer.then((text) => (text === 'a' || text === 'always' ? 'always' : text === 'y' || text === 'yes'));
   };
+}
+
+function describeRule(rule: NonNullable<PolicyDecision['rule']>): string {
+  const parts = [`tool ${rule.tool}`];
+  if (rule.match !== undefined) parts.push(`match ${JSON.stringify(rule.match)}`);
+  if (rule.where !== undefined) parts.push(`where ${JSON.stringify(rule.where)}`);
+  return parts.join(', ');
 }

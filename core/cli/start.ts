@@ -7,9 +7,8 @@
  * the REPL the answer streams to stdout as it arrives.
  */
 import { dirname, resolve } from 'node:path';
-import { createInterface } from 'node:readline/promises';
-import { Agent, type AgentEvent, type RunResult } from '../agent/agent.ts';
-import { ProviderError, type Provider } from '../agent/messages.ts';
+import { Agent, type RunResult } from '../agent/agent.ts';
+import { ProviderError, type Message, type Provider } from '../agent/messages.ts';
 import { createProvider, PROVIDER_NAMES, providerFromEnv, type ProviderSettings } from '../agent/providers/index.ts';
 import { loadReplayScript, replayProvider } from '../agent/providers/replay.ts';
 import type { Host } from '../host.ts';
@@ -22,11 +21,14 @@ import {
   printJson,
   readStdin,
   UsageError,
-  write,
   type Command,
   type Values,
 } from './command.ts';
-import type { Stop } from './signals.ts';
+import { describeSessions } from './repl/commands.ts';
+import { Display } from './repl/display.ts';
+import { repl } from './repl/repl.ts';
+import { type LoadedSession, type Session, SessionStore } from './repl/sessions.ts';
+import { colourFor } from './repl/style.ts';
 
 const NO_PROVIDER_HELP = [
   'No model provider is configured. Set one of:',
@@ -46,34 +48,51 @@ export const start: Command = {
   summary:
     'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP (with sessions; --stateless for none). Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
   usage:
-    'start [-p PROMPT] [--provider anthropic|openai|replay] [--model M] [--replay FILE] [--yes] [--json] | start --mcp | start --mcp-http PORT [--stateless]',
+    'start [-p PROMPT] [--provider anthropic|openai|openai-responses|replay] [--model M] [--replay FILE] [--yes] [--json] [--continue | --resume [ID]] | start --mcp | start --mcp-http PORT [--stateless]',
   options: {
     prompt: { type: 'string', short: 'p' },
     provider: { type: 'string' },
     model: { type: 'string' },
     replay: { type: 'string' },
     yes: { type: 'boolean', short: 'y' },
+    continue: { type: 'boolean' },
+    resume: { type: 'boolean' },
     mcp: { type: 'boolean' },
     'mcp-http': { type: 'string' },
     stateless: { type: 'boolean' },
   },
   async run({ values, positionals, stop }) {
+    const resumeId = values.resume ? positionals.shift() : undefined;
     if (positionals.length)
       throw new UsageError(
         `start takes no positional arguments (got "${positionals.join(' ')}"); pass the prompt with -p`,
       );
     if (values.mcp || values['mcp-http'] !== undefined) return serveMcp(values, stop.signal);
+    if (values.continue && values.resume) throw new UsageError('pass --continue or --resume, not both');
 
     const interactive =
       typeof values.prompt !== 'string' && !values.json && Boolean(process.stdin.isTTY && process.stdout.isTTY);
-    const approve = values.yes ? () => true : terminalApprover();
+    const display = new Display({
+      live: Boolean(process.stderr.isTTY),
+      colour: colourFor(process.stderr),
+      streamText: interactive,
+      ...(interactive ? { markdown: { colour: colourFor(process.stdout) } } : {}),
+    });
+    const approve = values.yes ? () => true : terminalApprover(display);
     const host = await hostFromFlags(values, approve ? { approve } : {});
     try {
+      const store = new SessionStore(host.workspace);
+      if (values.resume && resumeId === undefined) {
+        if (values.json) printJson({ sessions: store.list() });
+        else printError(describeSessions(store));
+        return EXIT.ok;
+      }
       const settings = providerSettings(values, host);
       if (!settings) {
         printError(`rousseau-host start: ${NO_PROVIDER_HELP}`);
         return EXIT.failure;
       }
+      let makeProvider: (model?: string) => Provider;
       let provider: Provider;
       let scripted: string | undefined;
       try {
@@ -89,14 +108,17 @@ export const start: Command = {
           );
           const script = loadReplayScript(file);
           scripted = script.prompt;
-          provider = replayProvider({ script, file, ...(settings.pricing ? { pricing: settings.pricing } : {}) });
+          makeProvider = () =>
+            replayProvider({ script, file, ...(settings.pricing ? { pricing: settings.pricing } : {}) });
         } else {
-          provider = createProvider(settings, {
+          const options = {
             dir: configDir(host, values),
             log: host.log,
             ...(host.config.pricing ? { prices: host.config.pricing } : {}),
-          });
+          };
+          makeProvider = (model) => createProvider(model ? { ...settings, model } : settings, options);
         }
+        provider = makeProvider();
       } catch (error) {
         if (!(error instanceof ProviderError)) throw error;
         printError(
@@ -105,24 +127,55 @@ export const start: Command = {
         return EXIT.failure;
       }
       const agentConfig = host.config.agent ?? {};
-      const agent = new Agent({
-        host,
-        provider,
-        system: agentConfig.system ?? `${DEFAULT_SYSTEM}\nThe workspace is ${host.workspace}.`,
-        ...(agentConfig.maxTurns ? { maxTurns: agentConfig.maxTurns } : {}),
-        ...(agentConfig.maxRepeatedFailures ? { maxRepeatedFailures: agentConfig.maxRepeatedFailures } : {}),
-      });
-      if (interactive && !scripted) return await repl(agent, stop);
+      // One provider until `/model` picks another: a replay script plays on across `/clear` and `/resume`.
+      const makeAgent = (options: { sessionId?: string; messages?: readonly Message[]; model?: string } = {}) => {
+        if (options.model) provider = makeProvider(options.model);
+        return new Agent({
+          host,
+          provider,
+          system: agentConfig.system ?? `${DEFAULT_SYSTEM}\nThe workspace is ${host.workspace}.`,
+          ...(agentConfig.maxTurns ? { maxTurns: agentConfig.maxTurns } : {}),
+          ...(agentConfig.maxRepeatedFailures ? { maxRepeatedFailures: agentConfig.maxRepeatedFailures } : {}),
+          ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+          ...(options.messages ? { messages: options.messages } : {}),
+        });
+      };
+      let resume: LoadedSession | undefined;
+      if (values.continue || resumeId !== undefined) {
+        const id = resumeId ?? store.latest();
+        if (id === undefined) throw new UsageError(`--continue: no saved session in ${store.dir}`);
+        resume = store.load(id);
+      }
+      if (interactive && !scripted) {
+        return await repl({
+          makeAgent,
+          tools: () => host.tools(),
+          store,
+          display,
+          stop,
+          colour: colourFor(process.stderr),
+          ...(resume ? { resume } : {}),
+        });
+      }
 
+      // A prompt given (-p, or piped) wins over the replay script's: the script's is for when there is none.
       let prompt = typeof values.prompt === 'string' ? values.prompt : undefined;
-      if (prompt === undefined && !process.stdin.isTTY && !scripted) prompt = (await readStdin(stop.signal)).trim();
+      if (prompt === undefined && !process.stdin.isTTY) prompt = (await readStdin(stop.signal)).trim() || undefined;
       if (prompt === undefined && scripted) {
         prompt = scripted;
         printError(`you: ${prompt}`);
       }
       if (!prompt) throw new UsageError('no prompt: pass -p PROMPT, or pipe it on stdin');
-      return await once(agent, prompt, values.json === true, stop.signal);
+      if (resume?.warning) printError(`rousseau-host: warning: ${resume.warning}`);
+      const session = resume ? store.open(resume) : undefined;
+      const agent = makeAgent(resume ? { sessionId: resume.id, messages: resume.messages } : {});
+      try {
+        return await once(agent, prompt, values.json === true, display, stop.signal, session);
+      } finally {
+        session?.close();
+      }
     } finally {
+      display.close();
       await host.close();
     }
   },
@@ -149,118 +202,36 @@ function configDir(host: Host, values: Values): string {
     : resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());
 }
 
-/** One run: the transcript on stderr, the answer (or `--json`) on stdout. */
-async function once(agent: Agent, prompt: string, json: boolean, signal: AbortSignal): Promise<number> {
-  const transcript = new Transcript({ streamText: false });
-  const result = await agent.run(prompt, { signal, onEvent: (e) => transcript.show(e) });
+/**
+ * One run: the transcript on stderr, the answer (or `--json`) on stdout. An interrupted run has no
+ * answer: its last text was cut short, so nothing goes to stdout but the `--json` document. A run
+ * carrying on a saved session (`--continue`, `--resume`) appends to it.
+ */
+async function once(
+  agent: Agent,
+  prompt: string,
+  json: boolean,
+  display: Display,
+  signal: AbortSignal,
+  session: Session | undefined,
+): Promise<number> {
+  const before = agent.messages.length;
+  const result = await agent.run(prompt, { signal, onEvent: (e) => display.show(e) });
+  if (session) {
+    for (const message of agent.messages.slice(before)) session.write({ type: 'message', message });
+    session.write({ type: 'usage', usage: result.usage });
+  }
   if (json)
     printJson({ provider: agent.provider.name, model: agent.provider.model, ...result, messages: agent.messages });
+  else if (result.stopReason === 'aborted') printError('rousseau-host: interrupted; the run was cancelled, no answer.');
   else if (result.text) print(result.text);
-  transcript.summary(result);
+  display.summary(result);
   return exitCode(result);
-}
-
-/**
- * The REPL: each line is a run; Ctrl-C cancels the run in flight, twice at the prompt exits.
- * SIGTERM and SIGHUP end it wherever it is.
- */
-async function repl(agent: Agent, stop: Stop): Promise<number> {
-  printError(
-    `rousseau-host: ${agent.provider.name} (${agent.provider.model}). Ctrl-C cancels a turn; Ctrl-C twice or Ctrl-D exits.`,
-  );
-  const transcript = new Transcript({ streamText: true });
-  let interruptedAt = 0;
-  while (!stop.signal.aborted) {
-    const rl = createInterface({ input: process.stdin, output: process.stderr });
-    const line = await new Promise<string | undefined>((done) => {
-      rl.on('SIGINT', () => {
-        if (Date.now() - interruptedAt < 2000) return done(undefined);
-        interruptedAt = Date.now();
-        printError('\n(press Ctrl-C again to exit)');
-        rl.prompt();
-      });
-      rl.on('close', () => done(undefined));
-      rl.question('\nyou> ', { signal: stop.signal }).then(done, () => done(undefined));
-    });
-    rl.close();
-    if (line === undefined) return EXIT.ok;
-    if (!line.trim()) continue;
-    const turn = new AbortController();
-    const release = stop.onInterrupt(() => {
-      printError('\n(cancelling the turn)');
-      turn.abort();
-    });
-    try {
-      const result = await agent.run(line, {
-        signal: AbortSignal.any([turn.signal, stop.signal]),
-        onEvent: (e) => transcript.show(e),
-      });
-      transcript.summary(result);
-    } finally {
-      release();
-    }
-  }
-  return EXIT.interrupted;
 }
 
 function exitCode(result: RunResult): number {
   if (result.stopReason === 'aborted') return EXIT.interrupted;
   return result.stopReason === 'end_turn' || result.stopReason === 'refusal' ? EXIT.ok : EXIT.failure;
-}
-
-/** Renders events: each call as one line, its outcome as another; the model's text between them. */
-class Transcript {
-  private pending = '';
-  private readonly streamText: boolean;
-  constructor(options: { streamText: boolean }) {
-    this.streamText = options.streamText;
-  }
-
-  show(event: AgentEvent): void {
-    switch (event.type) {
-      case 'text_delta':
-        if (this.streamText) write(event.text);
-        break;
-      case 'text':
-        if (this.streamText) write('\n');
-        else this.pending = event.text;
-        break;
-      case 'tool_call':
-        this.flush();
-        printError(`  → ${event.tool} ${clip(event.call.arguments, 160)}`);
-        break;
-      case 'tool_result': {
-        const { result } = event;
-        const mark = result.isError ? `✗ ${result.code ?? 'error'}` : '✓';
-        printError(`  ${mark} ${event.call.name} (${Math.round(result.durationMs)} ms): ${clip(result.content, 200)}`);
-        break;
-      }
-      case 'error':
-        this.flush();
-        printError(`  ! ${event.error.message}`);
-        break;
-    }
-  }
-
-  /** Text of a turn that went on to call tools is narration: stderr. The last turn's text is the answer. */
-  private flush(): void {
-    if (this.pending) printError(this.pending);
-    this.pending = '';
-  }
-
-  summary(result: RunResult): void {
-    this.pending = '';
-    const tokens =
-      result.usage.inputTokens || result.usage.outputTokens
-        ? `, ${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens`
-        : '';
-    printError(`  [${result.stopReason}: ${result.turns} turn(s), ${result.toolCalls} tool call(s)${tokens}]`);
-  }
-}
-
-function clip(text: string, max: number): string {
-  const line = text.replace(/\s*\n\s*/g, ' ⏎ ');
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 /** `--mcp` / `--mcp-http PORT`: serve every loaded tool over MCP until the client leaves or a stop signal. */

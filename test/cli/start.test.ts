@@ -1,12 +1,16 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANTHROPIC_TEST_KEY, startAnthropicServer } from '../fixtures/providers/anthropic-server.ts';
 import { OPENAI_TEST_KEY, startOpenAIServer } from '../fixtures/providers/openai-server.ts';
-import { ROOT, runCli, tempDir, until } from '../helpers.ts';
+import { BIN, FIXTURES, ROOT, runCli, tempDir, until } from '../helpers.ts';
 
 /** No key in the environment: what a fresh clone sees. */
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
 const TOOLS_ONLY = `export default { builtins: false, log: { audit: false } };\n`;
+const TERM_PLUGIN = join(FIXTURES, 'plugins', 'term.ts');
+const QUIET = { policy: { default: 'allow' }, log: { audit: false } };
 
 describe('rousseau-host start', function () {
   this.timeout(30_000);
@@ -162,6 +166,7 @@ describe('rousseau-host start', function () {
       const r = await runCli(['start', '--replay', script, '-p', 'go'], { cwd: tmp.dir, env: NO_KEYS });
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stderr).to.not.match(
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters that must never reach the terminal
         /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/,
       );
       expect(r.stderr).to.contain('narration ok\\u001b[2J\\u001b[1A\\u202eevil\\u2066\\u000d\\u0085');
@@ -169,6 +174,119 @@ describe('rousseau-host start', function () {
       expect(r.stderr).to.contain('→ gone\\u001b[2K');
       expect(r.stdout).to.equal(`answer ${nasty}\n`);
     } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('prints no answer for an interrupted -p run: a note on stderr, nothing on stdout, exit 130', async () => {
+    const tmp = tempDir();
+    try {
+      tmp.write('rousseau.config.json', JSON.stringify({ builtins: false, plugins: [TERM_PLUGIN], ...QUIET }));
+      const script = tmp.write(
+        'script.json',
+        JSON.stringify({
+          turns: [{ text: 'Half a thought', toolCalls: [{ name: 'slow', input: { ms: 5000 } }] }, { text: 'never' }],
+        }),
+      );
+      const child = spawn(process.execPath, [BIN, 'start', '--replay', script, '-p', 'go'], {
+        cwd: tmp.dir,
+        env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const code = new Promise((resolve) => child.on('close', resolve));
+      await until(() => stderr.includes('→ slow'), { timeoutMs: 15_000, message: () => `the call; stderr: ${stderr}` });
+      child.kill('SIGINT');
+      expect(await code, stderr).to.equal(130);
+      expect(stdout).to.equal('');
+      expect(stderr).to.contain('Half a thought');
+      expect(stderr).to.contain('interrupted; the run was cancelled, no answer');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it("sends a piped prompt rather than the replay script's own, and shows progress off a terminal as plain lines", async () => {
+    const tmp = tempDir();
+    try {
+      tmp.write('rousseau.config.json', JSON.stringify({ builtins: false, plugins: [TERM_PLUGIN], ...QUIET }));
+      const script = tmp.write(
+        'script.json',
+        JSON.stringify({
+          prompt: 'the script prompt',
+          turns: [{ toolCalls: [{ name: 'slow', input: { ms: 300 } }] }, { text: 'Counted.' }],
+        }),
+      );
+      const r = await runCli(['start', '--replay', script, '--json'], {
+        cwd: tmp.dir,
+        input: 'the piped prompt\n',
+        env: NO_KEYS,
+      });
+      expect(r.code, r.stderr).to.equal(0);
+      expect(JSON.parse(r.stdout).messages[0]).to.deep.equal({ role: 'user', content: 'the piped prompt' });
+      expect(r.stderr).not.to.contain('the script prompt');
+      expect(r.stderr).to.match(/^ {2}→ slow \{"ms":300\}$/m);
+      expect(r.stderr).to.match(/^ {2}… slow \d+\/10 \(\d+%\) step \d+$/m);
+      expect(r.stderr).to.match(/^ {2}✓ slow \(\d+ ms\): counted to 10$/m);
+      expect(r.stderr).not.to.contain('\u001b');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('lists saved sessions with --resume, and carries one on with --resume ID: a cut file loads to its last whole line, with a warning', async () => {
+    const tmp = tempDir();
+    const server = await startAnthropicServer([{ turn: { text: 'Still Ada.' } }]);
+    try {
+      tmp.write('rousseau.config.mjs', TOOLS_ONLY);
+      const id = '2026-01-02T03-04-05-000Z-abcd';
+      const whole = [
+        { ts: '2026-01-02T03:04:05.000Z', type: 'session', id, provider: 'anthropic', model: 'm' },
+        { ts: '2026-01-02T03:04:06.000Z', type: 'message', message: { role: 'user', content: 'I am Ada' } },
+        {
+          ts: '2026-01-02T03:04:07.000Z',
+          type: 'message',
+          message: { role: 'assistant', text: 'Hello, Ada.', toolCalls: [] },
+        },
+      ];
+      const file = tmp.write(
+        `.rousseau/sessions/${id}.jsonl`,
+        `${whole.map((r) => JSON.stringify(r)).join('\n')}\n{"ts":"2026-01-02T03:04:08.000Z","type":"mess`,
+      );
+      const env = { ...NO_KEYS, ANTHROPIC_API_KEY: ANTHROPIC_TEST_KEY, ANTHROPIC_BASE_URL: server.url };
+      const listed = await runCli(['start', '--resume'], { cwd: tmp.dir, env });
+      expect(listed.code, listed.stderr).to.equal(0);
+      expect(listed.stderr).to.match(new RegExp(`${id} .* 2 msg {2}I am Ada`));
+
+      const r = await runCli(['start', '--resume', id, '-p', 'Who am I?'], { cwd: tmp.dir, env });
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout).to.equal('Still Ada.\n');
+      expect(r.stderr).to.contain(`session ${id}: the file ends in a cut line; loaded the 3 whole line(s) before it`);
+      expect(server.requests[0]!.body.messages).to.deep.equal([
+        { role: 'user', content: [{ type: 'text', text: 'I am Ada' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'Hello, Ada.' }] },
+        { role: 'user', content: [{ type: 'text', text: 'Who am I?' }] },
+      ]);
+      // The cut line is gone, the new messages follow the whole ones: the file reads cleanly again.
+      const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+      expect(lines.map((line) => JSON.parse(line).type)).to.deep.equal([
+        'session',
+        'message',
+        'message',
+        'message',
+        'message',
+        'usage',
+      ]);
+      expect(lines.join('\n')).not.to.contain(ANTHROPIC_TEST_KEY);
+
+      const empty = tempDir();
+      const none = await runCli(['start', '--continue', '-p', 'x'], { cwd: empty.dir, env }).finally(empty.cleanup);
+      expect(none.code, none.stderr).to.equal(2);
+      expect(none.stderr).to.contain('--continue: no saved session in');
+    } finally {
+      await server.close();
       tmp.cleanup();
     }
   });
@@ -187,69 +305,5 @@ describe('rousseau-host start', function () {
     expect(r.code, r.stderr).to.equal(0);
     for (const line of r.stdout.split('\n').filter(Boolean))
       expect(JSON.parse(line)).to.have.property('jsonrpc', '2.0');
-  });
-});
-
-describe('rousseau-host start on a terminal (REPL)', function () {
-  this.timeout(30_000);
-
-  it('streams each answer, shows the calls, keeps the conversation, cancels a turn on Ctrl-C, and exits on Ctrl-C twice', async () => {
-    // util-linux `script` gives the CLI a real pseudo-terminal. It runs the command through $SHELL (or /bin/sh when
-    // unset, as in CI): `exec` makes node the terminal's foreground process, or dash would die of the Ctrl-C itself.
-    const { spawn } = await import('node:child_process');
-    const tmp = tempDir();
-    const script = tmp.write(
-      'repl.json',
-      JSON.stringify({
-        turns: [
-          { text: 'Looking.', toolCalls: [{ name: 'ls', input: {} }] },
-          { text: 'First answer.' },
-          { text: 'Second answer.' },
-          { toolCalls: [{ name: 'bash', input: { command: 'sleep 20' } }] },
-        ],
-      }),
-    );
-    tmp.write(
-      'rousseau.config.mjs',
-      `export default { builtins: ['fs', 'shell'], policy: { allow: [{ tool: 'bash' }] }, log: { audit: false } };\n`,
-    );
-    const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin', 'rousseau-host.js'))} start --replay ${JSON.stringify(script)}`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], {
-      cwd: tmp.dir,
-      env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' },
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const waitFor = (pattern: RegExp, count = 1) =>
-      until(() => (out.match(new RegExp(pattern, 'g'))?.length ?? 0) >= count, {
-        timeoutMs: 20_000,
-        intervalMs: 100,
-        message: () => `${count} × ${pattern} in the output:\n${out}`,
-      });
-    try {
-      await waitFor(/you> /);
-      child.stdin.write('hello\r');
-      await waitFor(/First answer\./);
-      await waitFor(/you> /, 2);
-      child.stdin.write('again\r');
-      await waitFor(/Second answer\./);
-      await waitFor(/you> /, 3);
-      child.stdin.write('wait\r');
-      await waitFor(/→ bash/);
-      child.stdin.write('\x03');
-      await waitFor(/✗ cancelled bash/);
-      await waitFor(/you> /, 4);
-      child.stdin.write('\x03');
-      await waitFor(/press Ctrl-C again to exit/);
-      child.stdin.write('\x03');
-      const code = await new Promise((resolve) => child.on('close', resolve));
-      expect(code).to.equal(0);
-      expect(out).to.match(/→ ls \{\}/);
-      expect(out).to.match(/✓ ls \(\d+ ms\): .*repl\.json/);
-      expect(out).to.contain('[aborted: 1 turn(s), 1 tool call(s)]');
-    } finally {
-      child.kill('SIGKILL');
-      tmp.cleanup();
-    }
   });
 });

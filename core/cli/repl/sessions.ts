@@ -1,0 +1,201 @@
+/**
+ * Conversations saved in the workspace, one JSONL file each under `.rousseau/sessions/`, so that
+ * `start --continue`, `start --resume ID` and `/resume` can pick one up. Each line is one record
+ * with its time: the session's start (provider and model names, never settings or keys), each
+ * message of the conversation, and the token usage of each run.
+ *
+ * Files are opened through `openHostFile` (paths.ts): a workspace is not the host's, and a
+ * `.rousseau` planted as a symlink must not redirect the writes. A file cut short (the host was
+ * killed mid-write) or damaged loads up to its last whole, valid line, with a warning saying
+ * where it stopped, and is rewritten with just those lines when the session carries on (appending
+ * after a cut line would damage the next record too). A call whose results were not saved is
+ * dropped, so the conversation stays valid for the model.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Message, Usage } from '../../agent/messages.ts';
+import { openHostFile } from '../../paths.ts';
+
+export type SessionRecord =
+  | { type: 'session'; id: string; provider: string; model: string }
+  | { type: 'model'; provider: string; model: string }
+  | { type: 'message'; message: Message }
+  | { type: 'usage'; usage: Usage };
+
+export interface SessionSummary {
+  id: string;
+  updated: Date;
+  messages: number;
+  /** The first thing the user said. */
+  title: string;
+}
+
+export interface LoadedSession {
+  id: string;
+  messages: Message[];
+  usage: Usage[];
+  /** Set when the file was cut or damaged: what was loaded and what was not. */
+  warning?: string;
+  /** With a warning: the file's readable lines, what it is rewritten to when the session goes on. */
+  readable?: string;
+}
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+export class SessionStore {
+  readonly dir: string;
+  private readonly workspace: string;
+
+  constructor(workspace: string) {
+    this.workspace = workspace;
+    this.dir = join(workspace, '.rousseau', 'sessions');
+  }
+
+  /** Saved sessions, the most recently updated first. */
+  list(): SessionSummary[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir).filter((n) => n.endsWith('.jsonl'));
+    } catch {
+      return []; // no session saved yet
+    }
+    return names
+      .map((name) => {
+        const id = name.slice(0, -'.jsonl'.length);
+        const file = join(this.dir, name);
+        const { messages } = parse(readFileSync(file, 'utf8'));
+        const first = messages.find((m) => m.role === 'user');
+        return {
+          id,
+          updated: statSync(file).mtime,
+          messages: messages.length,
+          title: first?.role === 'user' ? first.content : '',
+        };
+      })
+      .sort((a, b) => b.updated.getTime() - a.updated.getTime());
+  }
+
+  /** The session to continue: the one updated last. */
+  latest(): string | undefined {
+    return this.list()[0]?.id;
+  }
+
+  load(id: string): LoadedSession {
+    const file = this.file(id);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new Error(`no saved session "${id}" in ${this.dir} (start --resume lists them)`);
+      throw error;
+    }
+    const { messages, usage, warning, readable } = parse(text);
+    return { id, messages, usage, ...(warning ? { warning: `session ${id}: ${warning}`, readable } : {}) };
+  }
+
+  /** A new session, or more of a loaded one; its file is made (or repaired) when the first record is written. */
+  open(loaded?: LoadedSession): Session {
+    const id = loaded?.id ?? newId();
+    return new Session(id, this.file(id), this.workspace, loaded?.readable);
+  }
+
+  private file(id: string): string {
+    if (!ID.test(id)) throw new Error(`"${id}" is not a session id (letters, digits, _ . -)`);
+    return join(this.dir, `${id}.jsonl`);
+  }
+}
+
+/** One conversation's file, appended to. */
+export class Session {
+  readonly id: string;
+  readonly file: string;
+  private readonly workspace: string;
+  private repair: string | undefined;
+  private fd: number | undefined;
+  constructor(id: string, file: string, workspace: string, repair?: string) {
+    this.id = id;
+    this.file = file;
+    this.workspace = workspace;
+    this.repair = repair;
+  }
+
+  /** Appends one record; throws when the file cannot be opened (a symlink in the workspace, say). */
+  write(record: SessionRecord): void {
+    if (this.fd === undefined) {
+      this.fd = openHostFile(this.file, this.workspace, this.repair === undefined ? 'append' : 'replace');
+      if (this.repair) writeSync(this.fd, this.repair);
+      this.repair = undefined;
+    }
+    writeSync(this.fd, `${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n`);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+function newId(): string {
+  return `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(2).toString('hex')}`;
+}
+
+/** The records of a session file up to its first unreadable line. */
+function parse(text: string): { messages: Message[]; usage: Usage[]; warning?: string; readable: string } {
+  const messages: Message[] = [];
+  const usage: Usage[] = [];
+  const lines = text.split('\n');
+  const cut = lines.pop() !== ''; // a whole file ends with a newline
+  let warning: string | undefined;
+  let read = 0;
+  for (const line of lines) {
+    const record = readRecord(line);
+    if (!record) {
+      warning = `line ${read + 1} is damaged; loaded the ${read} line(s) before it`;
+      break;
+    }
+    read++;
+    if (record.type === 'message') messages.push(record.message);
+    else if (record.type === 'usage') usage.push(record.usage);
+  }
+  if (!warning && cut) warning = `the file ends in a cut line; loaded the ${read} whole line(s) before it`;
+  const readable = lines
+    .slice(0, read)
+    .map((line) => `${line}\n`)
+    .join('');
+  return { messages: answeredCalls(messages), usage, readable, ...(warning ? { warning } : {}) };
+}
+
+/** The conversation without a turn's calls whose results are missing: a model refuses those. */
+function answeredCalls(messages: Message[]): Message[] {
+  return messages.filter((m, i) => {
+    if (m.role === 'assistant') return !m.toolCalls.length || messages[i + 1]?.role === 'tool';
+    if (m.role === 'tool') return messages[i - 1]?.role === 'assistant';
+    return true;
+  });
+}
+
+function readRecord(line: string): SessionRecord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== 'object') return undefined;
+  const record = value as { type?: unknown; message?: { role?: unknown }; usage?: unknown };
+  switch (record.type) {
+    case 'session':
+    case 'model':
+      return record as SessionRecord;
+    case 'message':
+      return ['user', 'assistant', 'tool'].includes(record.message?.role as string)
+        ? (record as SessionRecord)
+        : undefined;
+    case 'usage':
+      return record.usage && typeof record.usage === 'object' ? (record as SessionRecord) : undefined;
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { SessionStore } from '../../../core/cli/repl/sessions.ts';
+import { tempDir } from '../../helpers.ts';
+
+const line = (record: object) => `${JSON.stringify({ ts: '2026-01-01T00:00:00.000Z', ...record })}\n`;
+
+describe('saved sessions', () => {
+  it('writes one timestamped JSON line per record and reads the conversation back', () => {
+    const tmp = tempDir();
+    try {
+      const store = new SessionStore(tmp.dir);
+      const session = store.open();
+      session.write({ type: 'session', id: session.id, provider: 'openai', model: 'm' });
+      session.write({ type: 'message', message: { role: 'user', content: 'hi' } });
+      session.write({ type: 'usage', usage: { inputTokens: 3, outputTokens: 1 } });
+      session.close();
+      const lines = readFileSync(session.file, 'utf8').trimEnd().split('\n');
+      expect(lines.map((l) => Object.keys(JSON.parse(l))[0])).to.deep.equal(['ts', 'ts', 'ts']);
+      const loaded = store.load(session.id);
+      expect(loaded).to.deep.equal({
+        id: session.id,
+        messages: [{ role: 'user', content: 'hi' }],
+        usage: [{ inputTokens: 3, outputTokens: 1 }],
+      });
+      expect(store.latest()).to.equal(session.id);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('stops at a damaged line with a warning, and drops a call whose results were not saved', () => {
+    const tmp = tempDir();
+    try {
+      const store = new SessionStore(tmp.dir);
+      tmp.write(
+        '.rousseau/sessions/s1.jsonl',
+        line({ type: 'message', message: { role: 'user', content: 'go' } }) +
+          line({
+            type: 'message',
+            message: { role: 'assistant', text: 'x', toolCalls: [{ id: 'c', name: 't', arguments: '{}' }] },
+          }) +
+          'not json\n' +
+          line({ type: 'message', message: { role: 'user', content: 'after the damage' } }),
+      );
+      const loaded = store.load('s1');
+      expect(loaded.messages).to.deep.equal([{ role: 'user', content: 'go' }]);
+      expect(loaded.warning).to.equal('session s1: line 3 is damaged; loaded the 2 line(s) before it');
+      expect(() => store.load('../../etc/passwd')).to.throw('is not a session id');
+      expect(() => store.load('nope')).to.throw('no saved session "nope"');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('refuses to write through a symlinked .rousseau in the workspace', () => {
+    const tmp = tempDir();
+    try {
+      mkdirSync(join(tmp.dir, 'elsewhere'));
+      symlinkSync(join(tmp.dir, 'elsewhere'), join(tmp.dir, '.rousseau'));
+      const session = new SessionStore(tmp.dir).open();
+      expect(() => session.write({ type: 'message', message: { role: 'user', content: 'hi' } })).to.throw(/symlink/);
+      expect(existsSync(join(tmp.dir, 'elsewhere', 'sessions'))).to.equal(false);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
