@@ -113,7 +113,7 @@ export class Display {
   summary(result: RunResult): void {
     this.pending = '';
     this.commit();
-    const usage = formatUsage(result.usage);
+    const usage = formatUsage(result.usage, result.costUsd);
     this.note(
       `  [${result.stopReason}: ${result.turns} turn(s), ${result.toolCalls} tool call(s)${usage ? `, ${usage}` : ''}]`,
       'dim',

@@ -95,7 +95,7 @@ class ReplState implements ReplControl {
     this.store = options.store;
     this.session = this.store.open(options.resume);
     this.agent = options.makeAgent({ sessionId: this.session.id, messages: options.resume?.messages ?? [] });
-    if (options.resume) for (const usage of options.resume.usage) this.usage.add(usage);
+    if (options.resume) for (const run of options.resume.usage) this.usage.add(run.usage, run.costUsd);
   }
 
   get provider(): { name: string; model: string } {
@@ -146,8 +146,12 @@ class ReplState implements ReplControl {
       });
       display.summary(result);
       for (const message of this.agent.messages.slice(before)) this.save({ type: 'message', message });
-      this.save({ type: 'usage', usage: result.usage });
-      this.usage.add(result.usage);
+      this.save({
+        type: 'usage',
+        usage: result.usage,
+        ...(result.costUsd === undefined ? {} : { costUsd: result.costUsd }),
+      });
+      this.usage.add(result.usage, result.costUsd);
     } finally {
       release();
     }
@@ -187,7 +191,7 @@ class ReplState implements ReplControl {
     this.session = this.store.open(loaded);
     this.agent = this.options.makeAgent({ sessionId: loaded.id, messages: loaded.messages });
     this.usage = new UsageLog();
-    for (const usage of loaded.usage) this.usage.add(usage);
+    for (const run of loaded.usage) this.usage.add(run.usage, run.costUsd);
     this.resumed(loaded);
   }
 
@@ -205,7 +209,7 @@ class ReplState implements ReplControl {
 
   end(): void {
     this.session.close();
-    const total = formatUsage(this.usage.total());
+    const total = formatUsage(this.usage.total(), this.usage.totalCost());
     if (total) this.say(`Session ${this.session.id}: ${total}.`);
     if (this.agent.messages.length && this.unsaved !== this.session)
       this.say(`Saved; carry on with: rousseau-host start --resume ${this.session.id}`);

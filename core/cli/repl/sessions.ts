@@ -21,7 +21,7 @@ export type SessionRecord =
   | { type: 'session'; id: string; provider: string; model: string }
   | { type: 'model'; provider: string; model: string }
   | { type: 'message'; message: Message }
-  | { type: 'usage'; usage: Usage };
+  | { type: 'usage'; usage: Usage; costUsd?: number };
 
 export interface SessionSummary {
   id: string;
@@ -31,10 +31,17 @@ export interface SessionSummary {
   title: string;
 }
 
+/** One run's tokens, and what they cost when the model's price was known. */
+export interface RunUsage {
+  usage: Usage;
+  costUsd?: number;
+}
+
 export interface LoadedSession {
   id: string;
   messages: Message[];
-  usage: Usage[];
+  /** Each run's usage, and its cost when the price was known. */
+  usage: RunUsage[];
   /** Set when the file was cut or damaged: what was loaded and what was not. */
   warning?: string;
   /** With a warning: the file's readable lines, what it is rewritten to when the session goes on. */
@@ -142,9 +149,9 @@ function newId(): string {
 }
 
 /** The records of a session file up to its first unreadable line. */
-function parse(text: string): { messages: Message[]; usage: Usage[]; warning?: string; readable: string } {
+function parse(text: string): { messages: Message[]; usage: RunUsage[]; warning?: string; readable: string } {
   const messages: Message[] = [];
-  const usage: Usage[] = [];
+  const usage: RunUsage[] = [];
   const lines = text.split('\n');
   const cut = lines.pop() !== ''; // a whole file ends with a newline
   let warning: string | undefined;
@@ -157,7 +164,8 @@ function parse(text: string): { messages: Message[]; usage: Usage[]; warning?: s
     }
     read++;
     if (record.type === 'message') messages.push(record.message);
-    else if (record.type === 'usage') usage.push(record.usage);
+    else if (record.type === 'usage')
+      usage.push({ usage: record.usage, ...(record.costUsd === undefined ? {} : { costUsd: record.costUsd }) });
   }
   if (!warning && cut) warning = `the file ends in a cut line; loaded the ${read} whole line(s) before it`;
   const readable = lines
