@@ -13,6 +13,8 @@ import { ProviderError, type Provider } from '../agent/messages.ts';
 import { createProvider, PROVIDER_NAMES, providerFromEnv, type ProviderSettings } from '../agent/providers/index.ts';
 import { loadReplayScript, replayProvider } from '../agent/providers/replay.ts';
 import type { Host } from '../host.ts';
+import type { PluginStatus, ToolInfo } from '../types.ts';
+import { watchPlugins } from '../watch.ts';
 import { terminalApprover } from './approve-prompt.ts';
 import {
   EXIT,
@@ -44,9 +46,9 @@ const DEFAULT_SYSTEM =
 export const start: Command = {
   name: 'start',
   summary:
-    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP. Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
+    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP. --watch reloads a plugin when its files change (/reload in the REPL does it by hand). Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
   usage:
-    'start [-p PROMPT] [--provider anthropic|openai|replay] [--model M] [--replay FILE] [--yes] [--json] | start --mcp | start --mcp-http PORT',
+    'start [-p PROMPT] [--provider anthropic|openai|replay] [--model M] [--replay FILE] [--yes] [--json] [--watch] | start --mcp [--watch] | start --mcp-http PORT [--watch]',
   options: {
     prompt: { type: 'string', short: 'p' },
     provider: { type: 'string' },
@@ -55,6 +57,7 @@ export const start: Command = {
     yes: { type: 'boolean', short: 'y' },
     mcp: { type: 'boolean' },
     'mcp-http': { type: 'string' },
+    watch: { type: 'boolean' },
   },
   async run({ values, positionals, stop }) {
     if (positionals.length)
@@ -67,6 +70,7 @@ export const start: Command = {
       typeof values.prompt !== 'string' && !values.json && Boolean(process.stdin.isTTY && process.stdout.isTTY);
     const approve = values.yes ? () => true : terminalApprover();
     const host = await hostFromFlags(values, approve ? { approve } : {});
+    const stopWatching = values.watch ? startWatching(host) : undefined;
     try {
       const settings = providerSettings(values, host);
       if (!settings) {
@@ -107,7 +111,7 @@ export const start: Command = {
         ...(agentConfig.maxTurns ? { maxTurns: agentConfig.maxTurns } : {}),
         ...(agentConfig.maxRepeatedFailures ? { maxRepeatedFailures: agentConfig.maxRepeatedFailures } : {}),
       });
-      if (interactive && !scripted) return await repl(agent, stop);
+      if (interactive && !scripted) return await repl(agent, host, stop);
 
       let prompt = typeof values.prompt === 'string' ? values.prompt : undefined;
       if (prompt === undefined && !process.stdin.isTTY && !scripted) prompt = (await readStdin(stop.signal)).trim();
@@ -118,10 +122,47 @@ export const start: Command = {
       if (!prompt) throw new UsageError('no prompt: pass -p PROMPT, or pipe it on stdin');
       return await once(agent, prompt, values.json === true, stop.signal);
     } finally {
+      stopWatching?.();
       await host.close();
     }
   },
 };
+
+/** `--watch`: reloads each plugin loaded from a file when its files change, and says what changed on stderr. */
+function startWatching(host: Host): () => void {
+  let known = host.tools();
+  const watching = watchPlugins(host, {
+    onReload: (statuses) => {
+      for (const line of describeReload(statuses, known, host.tools())) printError(line);
+      known = host.tools();
+    },
+  });
+  for (const [source, root] of watching.roots) printError(`rousseau-host: watching ${root} for ${source}`);
+  return watching.stop;
+}
+
+/**
+ * One line per plugin a reload went through: which tools it added, changed or removed, or that the
+ * previous version still serves (the reason was logged as a warning just before).
+ */
+export function describeReload(
+  statuses: readonly PluginStatus[],
+  before: readonly ToolInfo[],
+  after: readonly ToolInfo[],
+): string[] {
+  return statuses.map((status) => {
+    if (status.reloadError) return `${status.name}: the reload failed; the previous version still serves`;
+    if (status.status === 'failed') return `${status.name}: still failing, nothing of it is served`;
+    const was = new Map(before.filter((t) => t.plugin === status.name).map((t) => [t.name, JSON.stringify(t)]));
+    const now = after.filter((t) => t.plugin === status.name);
+    const changes = [
+      ...now.filter((t) => !was.has(t.name)).map((t) => `+${t.name}`),
+      ...now.filter((t) => was.has(t.name) && was.get(t.name) !== JSON.stringify(t)).map((t) => `~${t.name}`),
+      ...[...was.keys()].filter((name) => !now.some((t) => t.name === name)).map((name) => `-${name}`),
+    ];
+    return `reloaded ${status.name}: ${changes.length ? changes.join(' ') : 'same tools'}`;
+  });
+}
 
 /** `--provider` (with the config's settings for that provider), `--replay`, then the config, then the environment. */
 function providerSettings(values: Values, host: Host): ProviderSettings | undefined {
@@ -157,11 +198,11 @@ async function once(agent: Agent, prompt: string, json: boolean, signal: AbortSi
 
 /**
  * The REPL: each line is a run; Ctrl-C cancels the run in flight, twice at the prompt exits.
- * SIGTERM and SIGHUP end it wherever it is.
+ * SIGTERM and SIGHUP end it wherever it is. `/reload [PLUGIN]` loads plugins again from their files.
  */
-async function repl(agent: Agent, stop: Stop): Promise<number> {
+async function repl(agent: Agent, host: Host, stop: Stop): Promise<number> {
   printError(
-    `rousseau-host: ${agent.provider.name} (${agent.provider.model}). Ctrl-C cancels a turn; Ctrl-C twice or Ctrl-D exits.`,
+    `rousseau-host: ${agent.provider.name} (${agent.provider.model}). Ctrl-C cancels a turn; Ctrl-C twice or Ctrl-D exits; /reload [PLUGIN] reloads plugins.`,
   );
   const transcript = new Transcript({ streamText: true });
   let interruptedAt = 0;
@@ -180,6 +221,14 @@ async function repl(agent: Agent, stop: Stop): Promise<number> {
     rl.close();
     if (line === undefined) return EXIT.ok;
     if (!line.trim()) continue;
+    const reload = /^\/reload(?:\s+(\S+))?\s*$/.exec(line.trim());
+    if (reload) {
+      const before = host.tools();
+      const statuses = await host.reload(reload[1]);
+      if (!statuses.length) printError(`no plugin named "${reload[1]}"`);
+      for (const change of describeReload(statuses, before, host.tools())) printError(change);
+      continue;
+    }
     const turn = new AbortController();
     const release = stop.onInterrupt(() => {
       printError('\n(cancelling the turn)');
@@ -267,6 +316,7 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
   const { serveMcpStdio, serveMcpHttp } = await import('../mcp/serve.ts');
   // On stdio, stdout is the MCP channel from the first byte; main.ts guards it before plugins load.
   const host = await hostFromFlags(values, approve ? { approve } : {});
+  const stopWatching = values.watch ? startWatching(host) : undefined;
   try {
     if (port === undefined) {
       await serveMcpStdio(host, { signal });
@@ -280,6 +330,7 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
     }
     return EXIT.ok;
   } finally {
+    stopWatching?.();
     await host.close();
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The host's tools over MCP: `start --mcp` (stdio) and `start --mcp-http PORT` (Streamable HTTP).
  *
- * stdio is one long session: tools/list_changed is sent when a plugin is quarantined or comes back.
+ * stdio is one long session: tools/list_changed is sent when a plugin is quarantined or comes back,
+ * and when a reload (`start --watch`) changed the tools.
  * HTTP is stateless: a fresh server and transport per request, no session, so any number of hosts
  * can sit behind a load balancer; a client that drops the request cancels its call.
  */
@@ -32,6 +33,7 @@ export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } =
     host.log.info('tool list changed: a plugin was quarantined or came back');
     void server.sendToolListChanged().catch(() => {});
   });
+  const stopReloads = host.onToolsChanged(() => void server.sendToolListChanged().catch(() => {}));
   const lines = new LineLimit(MCP_STDIO_MAX_LINE_BYTES, () => {
     const message = `a message line over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes (10 MiB) was dropped`;
     host.log.warn(`MCP stdio: ${message}`);
@@ -54,6 +56,7 @@ export async function serveMcpStdio(host: Host, opts: { signal?: AbortSignal } =
     await closed;
   } finally {
     stopWatching();
+    stopReloads();
     process.stdin.unpipe(lines);
     process.stdin.pause();
     process.stdin.off('end', end);
