@@ -5,37 +5,8 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { createHost, type Host } from '../core/index.ts';
 import type { Isolation } from '../core/types.ts';
+import { helperSource, pluginSource } from './fixtures/reload/live-plugin.ts';
 import { tempDir } from './helpers.ts';
-
-/** A plugin in two files: the tool's answer comes from the helper it imports. */
-function pluginSource(tool: string, extra = ''): string {
-  return `import Type from 'typebox';
-import { existsSync } from 'node:fs';
-import { definePlugin, defineTool } from 'rousseau-host';
-import { answer } from './helper.ts';
-
-export default definePlugin({
-  name: 'live',
-  version: '1.0.0',
-  tools: [
-    defineTool({
-      name: '${tool}',
-      description: 'Answers with the word of the helper file, once the gate file exists.',
-      inputSchema: Type.Object(
-        { gate: Type.Optional(Type.String({ description: 'A file to wait for before answering.' })) },
-        { additionalProperties: false },
-      ),
-      execute: async ({ gate }) => {
-        while (gate && !existsSync(gate)) await new Promise((resolve) => setTimeout(resolve, 10));
-        return answer;
-      },
-    }),${extra}
-  ],
-});
-`;
-}
-
-const helper = (word: string) => `export const answer: string = '${word}';\n`;
 
 for (const isolation of ['inline', 'worker', 'process'] as Isolation[]) {
   describe(`host.reload() (${isolation})`, function () {
@@ -47,7 +18,7 @@ for (const isolation of ['inline', 'worker', 'process'] as Isolation[]) {
 
     before(async () => {
       tmp.write('live/index.ts', pluginSource('word'));
-      tmp.write('live/helper.ts', helper('one'));
+      tmp.write('live/helper.ts', helperSource('one'));
       host = await createHost({
         cwd: tmp.dir,
         config: { builtins: false, plugins: [{ module: './live/index.ts', isolation }], policy: { default: 'allow' } },
@@ -63,7 +34,7 @@ for (const isolation of ['inline', 'worker', 'process'] as Isolation[]) {
 
     it('re-imports an edited helper file, not only the entry', async () => {
       expect((await host.call('word', {})).content).to.equal('one');
-      tmp.write('live/helper.ts', helper('two'));
+      tmp.write('live/helper.ts', helperSource('two'));
       const [status] = await host.reload('live');
       expect(status).to.include({ name: 'live', status: 'loaded' });
       expect(status!.reloadError).to.equal(undefined);
@@ -104,7 +75,7 @@ for (const isolation of ['inline', 'worker', 'process'] as Isolation[]) {
     it('finishes a call in flight on the old version, and serves the new one to the next', async () => {
       const gate = join(tmp.dir, `gate-${isolation}`);
       const inFlight = host.call('phrase', { gate });
-      tmp.write('live/helper.ts', helper('three'));
+      tmp.write('live/helper.ts', helperSource('three'));
       await host.reload('live');
       expect((await host.call('phrase', {})).content, 'the new version serves').to.equal('three');
       writeFileSync(gate, '');
@@ -121,7 +92,7 @@ describe('host.reload() edge cases', function () {
 
   it('loads a plugin that failed at start once its file is fixed', async () => {
     tmp.write('late/index.ts', 'export default {;\n');
-    tmp.write('late/helper.ts', helper('late'));
+    tmp.write('late/helper.ts', helperSource('late'));
     const host = await createHost({
       cwd: tmp.dir,
       config: {
