@@ -8,7 +8,7 @@
  * picked up from its parent's event.
  */
 import { existsSync, readdirSync, realpathSync, watch, type Dirent, type FSWatcher } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { messageOf } from './errors.ts';
 import type { Host } from './host.ts';
 import type { PluginStatus } from './types.ts';
@@ -27,6 +27,11 @@ export interface PluginWatch {
 }
 
 const SKIPPED_DIRS = new Set(['node_modules', 'dist']);
+/**
+ * Only code and JSON: a plugin that writes its own files (a log, a cache) next to its code would
+ * otherwise reload itself each time, and a reload disposes it, which may write again.
+ */
+const SOURCE_FILE = /\.(?:[cm]?[jt]sx?|json)$/;
 
 /** Watches every file-based plugin (not built-ins, not MCP servers) and reloads it on change. */
 export function watchPlugins(host: Host, options: WatchOptions = {}): PluginWatch {
@@ -96,34 +101,42 @@ function skipped(name: string): boolean {
 function watchTree(root: string, host: Host, onChange: () => void): () => void {
   const watchers = new Map<string, FSWatcher>();
   const add = (dir: string): void => {
-    if (watchers.has(dir)) return;
     let watcher: FSWatcher;
     try {
       watcher = watch(dir, { persistent: false }, (_event, name) => {
-        if (name && skipped(name)) return;
-        // A new directory is watched from now on; a removed one's watcher ends with an error, dropped below.
-        if (name) addTree(join(dir, name));
-        onChange();
+        if (!name) return onChange(); // the platform did not say which file: take it for one that counts
+        if (skipped(name)) return;
+        const path = join(dir, name);
+        // A removed directory is forgotten, a new one watched from now on (so is one made again).
+        if (!existsSync(path)) forget(path);
+        if (addTree(path) || SOURCE_FILE.test(name)) onChange();
       });
     } catch (error) {
       host.log.warn(`watch: cannot watch ${dir}: ${messageOf(error)}`);
       return;
     }
-    watcher.on('error', () => {
-      watcher.close();
-      watchers.delete(dir);
-    });
+    watcher.on('error', () => forget(dir));
     watchers.set(dir, watcher);
   };
-  const addTree = (dir: string): void => {
+  const forget = (dir: string): void => {
+    for (const [path, watcher] of watchers) {
+      if (path !== dir && !path.startsWith(`${dir}${sep}`)) continue;
+      watcher.close();
+      watchers.delete(path);
+    }
+  };
+  /** Watches `dir` and the directories below it; whether `dir` is a directory not watched before. */
+  const addTree = (dir: string): boolean => {
+    if (watchers.has(dir)) return false;
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
-      return; // a file, or gone already
+      return false; // a file, or gone already
     }
     add(dir);
     for (const entry of entries) if (entry.isDirectory() && !skipped(entry.name)) addTree(join(dir, entry.name));
+    return true;
   };
   addTree(root);
   return () => {

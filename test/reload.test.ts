@@ -1,12 +1,12 @@
 // host.reload(): a plugin loads again from its edited files beside the old version, which serves
 // until the new one passes the contract check, and finishes the calls it already had.
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { createHost, type Host } from '../core/index.ts';
 import type { Isolation } from '../core/types.ts';
 import { helperSource, pluginSource } from './fixtures/reload/live-plugin.ts';
-import { tempDir } from './helpers.ts';
+import { tempDir, until } from './helpers.ts';
 
 for (const isolation of ['inline', 'worker', 'process'] as Isolation[]) {
   describe(`host.reload() (${isolation})`, function () {
@@ -72,15 +72,20 @@ for (const isolation of ['inline', 'worker', 'process'] as Isolation[]) {
       expect(fixed!.reloadError).to.equal(undefined);
     });
 
-    it('finishes a call in flight on the old version, and serves the new one to the next', async () => {
+    it('finishes a call in flight on the old version, closing it only then, and serves the new one to the next', async () => {
       const gate = join(tmp.dir, `gate-${isolation}`);
+      const disposed = join(tmp.dir, 'live', 'disposed.log');
+      rmSync(disposed, { force: true });
       const inFlight = host.call('phrase', { gate });
       tmp.write('live/helper.ts', helperSource('three'));
       await host.reload('live');
       expect((await host.call('phrase', {})).content, 'the new version serves').to.equal('three');
+      expect(existsSync(disposed), 'the old version is still open').to.equal(false);
       writeFileSync(gate, '');
       const result = await inFlight;
       expect([result.isError, result.content]).to.deep.equal([false, 'two']);
+      await until(() => existsSync(disposed), { message: 'the old version to be disposed' });
+      expect(readFileSync(disposed, 'utf8')).to.equal('two\n');
     });
   });
 }
