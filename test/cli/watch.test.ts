@@ -87,6 +87,63 @@ describe('rousseau-host start --watch --mcp', function () {
   });
 });
 
+describe('rousseau-host start --watch on a terminal (REPL)', function () {
+  this.timeout(60_000);
+
+  it('reloads by hand with /reload, on its own on a save, and the next turn uses the new tools', async () => {
+    // A real pseudo-terminal from util-linux `script`, as in start.test.ts.
+    const { spawn } = await import('node:child_process');
+    const tmp = tempDir('rh-watch-');
+    tmp.write('live/index.ts', pluginSource('word'));
+    tmp.write('live/helper.ts', helperSource('one'));
+    tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: ['./live/index.ts'],
+        policy: { default: 'allow' },
+        log: { audit: false },
+      }),
+    );
+    const script = tmp.write(
+      'repl.json',
+      JSON.stringify({ turns: [{ toolCalls: [{ name: 'phrase', input: {} }] }, { text: 'Done.' }] }),
+    );
+    const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} start --watch --replay ${JSON.stringify(script)}`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd: tmp.dir,
+      env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', NO_COLOR: '1' },
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const waitFor = (pattern: RegExp, count = 1) =>
+      until(() => (out.match(new RegExp(pattern, 'g'))?.length ?? 0) >= count, {
+        timeoutMs: 20_000,
+        intervalMs: 100,
+        message: () => `${count} × ${pattern} in the output:\n${out}`,
+      });
+    try {
+      await waitFor(/you> /);
+      expect(out).to.match(/watching .*live for \.\/live\/index\.ts/);
+      child.stdin.write('/reload\r');
+      await waitFor(/reloaded live: same tools/);
+      child.stdin.write('/reload nope\r');
+      await waitFor(/no plugin named "nope"/);
+      tmp.write('live/helper.ts', helperSource('two'));
+      writeFileSync(join(tmp.dir, 'live', 'index.ts'), pluginSource('phrase'));
+      await waitFor(/reloaded live: \+phrase -word/);
+      child.stdin.write('go\r');
+      await waitFor(/✓ phrase \(\d+ ms\): two/);
+      await waitFor(/Done\./);
+      child.stdin.write('\x04');
+      expect(await new Promise((resolve) => child.on('close', resolve))).to.equal(0);
+    } finally {
+      child.kill('SIGKILL');
+      tmp.cleanup();
+    }
+  });
+});
+
 describe('describeReload (the lines of --watch and /reload)', () => {
   const tool = (name: string, description = 'd'): ToolInfo => ({ name, description, inputSchema: {}, plugin: 'p' });
   const loaded = { name: 'p', source: './p.ts', status: 'loaded' as const, isolation: 'worker' as const, tools: [] };
