@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describeReload } from '../../core/cli/start.ts';
 import type { ToolInfo } from '../../core/types.ts';
@@ -84,6 +85,50 @@ describe('rousseau-host start --watch --mcp', function () {
     expect(stderr).to.include('Bad Name');
     expect(await names()).to.deep.equal(['phrase']);
     expect(text(await client.callTool({ name: 'phrase', arguments: {} }))).to.equal('two');
+  });
+});
+
+describe('rousseau-host start --watch --mcp-http', function () {
+  this.timeout(60_000);
+
+  it('serves the edited plugin at the next tools/list', async () => {
+    const { spawn } = await import('node:child_process');
+    const tmp = tempDir('rh-watch-');
+    tmp.write('live/index.ts', pluginSource('word'));
+    tmp.write('live/helper.ts', helperSource('one'));
+    const config = tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: ['./live/index.ts'],
+        policy: { default: 'allow' },
+        log: { audit: false },
+      }),
+    );
+    const child = spawn(process.execPath, [BIN, 'start', '--watch', '--mcp-http', '0', '--config', config], {
+      cwd: tmp.dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const client = new Client({ name: 'watch-test', version: '1.0.0' });
+    try {
+      const url = await until(() => /at (http:\S+)/.exec(stderr)?.[1], { timeoutMs: 20_000, message: () => stderr });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['word']);
+      tmp.write('live/helper.ts', helperSource('two'));
+      writeFileSync(join(tmp.dir, 'live', 'index.ts'), pluginSource('phrase'));
+      await until(async () => (await client.listTools()).tools.some((t) => t.name === 'phrase'), {
+        timeoutMs: 20_000,
+        message: () => `the new tool; stderr: ${stderr}`,
+      });
+      expect(text(await client.callTool({ name: 'phrase', arguments: {} }))).to.equal('two');
+    } finally {
+      await client.close();
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.on('close', resolve));
+      tmp.cleanup();
+    }
   });
 });
 
