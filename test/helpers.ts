@@ -120,3 +120,45 @@ export async function capturingStderr<T>(work: () => Promise<T>): Promise<{ valu
     process.stderr.write = write;
   }
 }
+
+export interface TerminalRun {
+  /** Everything the terminal showed so far (stdout and stderr, as a person sees them). */
+  readonly output: string;
+  /** Types on the terminal: `\r` is Enter, `\x03` Ctrl-C, `\x04` Ctrl-D. */
+  type(keys: string): void;
+  /** Resolves once `pattern` has been shown `count` times. */
+  waitFor(pattern: RegExp, count?: number): Promise<unknown>;
+  /** The exit code. */
+  closed: Promise<number | null>;
+  kill(): void;
+}
+
+/**
+ * Runs `rousseau-host ...args` on a real pseudo-terminal from util-linux `script`. It runs the
+ * command through $SHELL (or /bin/sh when unset, as in CI): `exec` makes node the terminal's
+ * foreground process, or dash would die of the Ctrl-C itself.
+ */
+export function cliInTerminal(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): TerminalRun {
+  const command = `exec ${[process.execPath, BIN, ...args].map((a) => JSON.stringify(a)).join(' ')}`;
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env, NO_COLOR: '1' },
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return {
+    get output() {
+      return output;
+    },
+    type: (keys) => void child.stdin.write(keys),
+    waitFor: (pattern, count = 1) =>
+      until(() => (output.match(new RegExp(pattern, 'g'))?.length ?? 0) >= count, {
+        timeoutMs: 20_000,
+        intervalMs: 100,
+        message: () => `${count} × ${pattern} in the output:\n${output}`,
+      }),
+    closed,
+    kill: () => void child.kill('SIGKILL'),
+  };
+}

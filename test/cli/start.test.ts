@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { ANTHROPIC_TEST_KEY, startAnthropicServer } from '../fixtures/providers/anthropic-server.ts';
 import { OPENAI_TEST_KEY, startOpenAIServer } from '../fixtures/providers/openai-server.ts';
-import { ROOT, runCli, tempDir, until } from '../helpers.ts';
+import { cliInTerminal, ROOT, runCli, tempDir } from '../helpers.ts';
 
 /** No key in the environment: what a fresh clone sees. */
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
@@ -194,9 +194,6 @@ describe('rousseau-host start on a terminal (REPL)', function () {
   this.timeout(30_000);
 
   it('streams each answer, shows the calls, keeps the conversation, cancels a turn on Ctrl-C, and exits on Ctrl-C twice', async () => {
-    // util-linux `script` gives the CLI a real pseudo-terminal. It runs the command through $SHELL (or /bin/sh when
-    // unset, as in CI): `exec` makes node the terminal's foreground process, or dash would die of the Ctrl-C itself.
-    const { spawn } = await import('node:child_process');
     const tmp = tempDir();
     const script = tmp.write(
       'repl.json',
@@ -213,42 +210,30 @@ describe('rousseau-host start on a terminal (REPL)', function () {
       'rousseau.config.mjs',
       `export default { builtins: ['fs', 'shell'], policy: { allow: [{ tool: 'bash' }] }, log: { audit: false } };\n`,
     );
-    const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin', 'rousseau-host.js'))} start --replay ${JSON.stringify(script)}`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], {
-      cwd: tmp.dir,
-      env: { ...process.env, ...NO_KEYS, NO_COLOR: '1' },
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const waitFor = (pattern: RegExp, count = 1) =>
-      until(() => (out.match(new RegExp(pattern, 'g'))?.length ?? 0) >= count, {
-        timeoutMs: 20_000,
-        intervalMs: 100,
-        message: () => `${count} × ${pattern} in the output:\n${out}`,
-      });
+    const terminal = cliInTerminal(['start', '--replay', script], { cwd: tmp.dir, env: NO_KEYS });
+    const { waitFor } = terminal;
     try {
       await waitFor(/you> /);
-      child.stdin.write('hello\r');
+      terminal.type('hello\r');
       await waitFor(/First answer\./);
       await waitFor(/you> /, 2);
-      child.stdin.write('again\r');
+      terminal.type('again\r');
       await waitFor(/Second answer\./);
       await waitFor(/you> /, 3);
-      child.stdin.write('wait\r');
+      terminal.type('wait\r');
       await waitFor(/→ bash/);
-      child.stdin.write('\x03');
+      terminal.type('\x03');
       await waitFor(/✗ cancelled bash/);
       await waitFor(/you> /, 4);
-      child.stdin.write('\x03');
+      terminal.type('\x03');
       await waitFor(/press Ctrl-C again to exit/);
-      child.stdin.write('\x03');
-      const code = await new Promise((resolve) => child.on('close', resolve));
-      expect(code).to.equal(0);
-      expect(out).to.match(/→ ls \{\}/);
-      expect(out).to.match(/✓ ls \(\d+ ms\): .*repl\.json/);
-      expect(out).to.contain('[aborted: 1 turn(s), 1 tool call(s)]');
+      terminal.type('\x03');
+      expect(await terminal.closed).to.equal(0);
+      expect(terminal.output).to.match(/→ ls \{\}/);
+      expect(terminal.output).to.match(/✓ ls \(\d+ ms\): .*repl\.json/);
+      expect(terminal.output).to.contain('[aborted: 1 turn(s), 1 tool call(s)]');
     } finally {
-      child.kill('SIGKILL');
+      terminal.kill();
       tmp.cleanup();
     }
   });

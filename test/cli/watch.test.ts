@@ -1,6 +1,7 @@
 // `start --watch --mcp`: the built CLI as a child process, an MCP client on its stdio, and a
 // plugin edited on disk under it.
 import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,7 +11,22 @@ import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelco
 import { describeReload } from '../../core/cli/start.ts';
 import type { ToolInfo } from '../../core/types.ts';
 import { helperSource, pluginSource } from '../fixtures/reload/live-plugin.ts';
-import { BIN, tempDir, until } from '../helpers.ts';
+import { BIN, cliInTerminal, tempDir, until } from '../helpers.ts';
+
+/** The live plugin (tool `word`, answering "one") and a config that serves it: returns the config's path. */
+function writeProject(tmp: ReturnType<typeof tempDir>): string {
+  tmp.write('live/index.ts', pluginSource('word'));
+  tmp.write('live/helper.ts', helperSource('one'));
+  return tmp.write(
+    'rousseau.config.json',
+    JSON.stringify({
+      builtins: false,
+      plugins: ['./live/index.ts'],
+      policy: { default: 'allow' },
+      log: { audit: false },
+    }),
+  );
+}
 
 const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
 
@@ -23,17 +39,7 @@ describe('rousseau-host start --watch --mcp', function () {
   let listChanges = 0;
 
   before(async () => {
-    tmp.write('live/index.ts', pluginSource('word'));
-    tmp.write('live/helper.ts', helperSource('one'));
-    const config = tmp.write(
-      'rousseau.config.json',
-      JSON.stringify({
-        builtins: false,
-        plugins: ['./live/index.ts'],
-        policy: { default: 'allow' },
-        log: { audit: false },
-      }),
-    );
+    const config = writeProject(tmp);
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [BIN, 'start', '--watch', '--mcp', '--config', config],
@@ -92,19 +98,8 @@ describe('rousseau-host start --watch --mcp-http', function () {
   this.timeout(60_000);
 
   it('serves the edited plugin at the next tools/list', async () => {
-    const { spawn } = await import('node:child_process');
     const tmp = tempDir('rh-watch-');
-    tmp.write('live/index.ts', pluginSource('word'));
-    tmp.write('live/helper.ts', helperSource('one'));
-    const config = tmp.write(
-      'rousseau.config.json',
-      JSON.stringify({
-        builtins: false,
-        plugins: ['./live/index.ts'],
-        policy: { default: 'allow' },
-        log: { audit: false },
-      }),
-    );
+    const config = writeProject(tmp);
     const child = spawn(process.execPath, [BIN, 'start', '--watch', '--mcp-http', '0', '--config', config], {
       cwd: tmp.dir,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -136,54 +131,33 @@ describe('rousseau-host start --watch on a terminal (REPL)', function () {
   this.timeout(60_000);
 
   it('reloads by hand with /reload, on its own on a save, and the next turn uses the new tools', async () => {
-    // A real pseudo-terminal from util-linux `script`, as in start.test.ts.
-    const { spawn } = await import('node:child_process');
     const tmp = tempDir('rh-watch-');
-    tmp.write('live/index.ts', pluginSource('word'));
-    tmp.write('live/helper.ts', helperSource('one'));
-    tmp.write(
-      'rousseau.config.json',
-      JSON.stringify({
-        builtins: false,
-        plugins: ['./live/index.ts'],
-        policy: { default: 'allow' },
-        log: { audit: false },
-      }),
-    );
+    writeProject(tmp);
     const script = tmp.write(
       'repl.json',
       JSON.stringify({ turns: [{ toolCalls: [{ name: 'phrase', input: {} }] }, { text: 'Done.' }] }),
     );
-    const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} start --watch --replay ${JSON.stringify(script)}`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    const terminal = cliInTerminal(['start', '--watch', '--replay', script], {
       cwd: tmp.dir,
-      env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', NO_COLOR: '1' },
+      env: { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
     });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const waitFor = (pattern: RegExp, count = 1) =>
-      until(() => (out.match(new RegExp(pattern, 'g'))?.length ?? 0) >= count, {
-        timeoutMs: 20_000,
-        intervalMs: 100,
-        message: () => `${count} × ${pattern} in the output:\n${out}`,
-      });
     try {
-      await waitFor(/you> /);
-      expect(out).to.match(/watching .*live for \.\/live\/index\.ts/);
-      child.stdin.write('/reload\r');
-      await waitFor(/reloaded live: same tools/);
-      child.stdin.write('/reload nope\r');
-      await waitFor(/no plugin named "nope"/);
+      await terminal.waitFor(/you> /);
+      expect(terminal.output).to.match(/watching .*live for \.\/live\/index\.ts/);
+      terminal.type('/reload\r');
+      await terminal.waitFor(/reloaded live: same tools/);
+      terminal.type('/reload nope\r');
+      await terminal.waitFor(/no plugin named "nope"/);
       tmp.write('live/helper.ts', helperSource('two'));
       writeFileSync(join(tmp.dir, 'live', 'index.ts'), pluginSource('phrase'));
-      await waitFor(/reloaded live: \+phrase -word/);
-      child.stdin.write('go\r');
-      await waitFor(/✓ phrase \(\d+ ms\): two/);
-      await waitFor(/Done\./);
-      child.stdin.write('\x04');
-      expect(await new Promise((resolve) => child.on('close', resolve))).to.equal(0);
+      await terminal.waitFor(/reloaded live: \+phrase -word/);
+      terminal.type('go\r');
+      await terminal.waitFor(/✓ phrase \(\d+ ms\): two/);
+      await terminal.waitFor(/Done\./);
+      terminal.type('\x04');
+      expect(await terminal.closed).to.equal(0);
     } finally {
-      child.kill('SIGKILL');
+      terminal.kill();
       tmp.cleanup();
     }
   });
