@@ -83,7 +83,8 @@ export class Registry {
   replace(old: PluginHandle, next: PluginHandle, tools: readonly ToolDefinition[]): HostError | undefined {
     const index = this.handles.indexOf(old);
     if (index < 0) throw new Error(`plugin ${old.name} is not in the registry`);
-    const owner = this.handles.find((h) => h !== old && h.name === next.name && !h.error);
+    // A failed version takes no name: it only says why nothing of the plugin is served.
+    const owner = !next.error && this.handles.find((h) => h !== old && h.name === next.name && !h.error);
     if (owner) return hostError('RH_ERR_PLUGIN_DUPLICATE', [next.name, owner.source]);
     for (const tool of tools) {
       const taken = this.byName.get(tool.name);

@@ -126,6 +126,34 @@ describe('host.reload() edge cases', function () {
     }
   });
 
+  it('reports a name another plugin holds, on a plugin that failed at start', async () => {
+    tmp.write('first/index.ts', pluginSource('first_word'));
+    tmp.write('first/helper.ts', helperSource('first'));
+    tmp.write('second/index.ts', 'export default {;\n');
+    tmp.write('second/helper.ts', helperSource('second'));
+    const host = await createHost({
+      cwd: tmp.dir,
+      config: {
+        builtins: false,
+        plugins: [
+          { module: './first/index.ts', isolation: 'inline' },
+          { module: './second/index.ts', isolation: 'inline' },
+        ],
+      },
+      audit: false,
+      logLevel: 'error',
+    });
+    try {
+      tmp.write('second/index.ts', pluginSource('second_word')); // also named "live"
+      const [status] = await host.reload('./second/index.ts');
+      expect(status).to.include({ status: 'failed' });
+      expect(status!.error?.code).to.equal('RH_ERR_PLUGIN_DUPLICATE');
+      expect(host.tools().map((t) => t.name)).to.deep.equal(['first_word']);
+    } finally {
+      await host.close();
+    }
+  });
+
   it('answers an empty list for a name no plugin has, and after close', async () => {
     const host = await createHost({ cwd: tmp.dir, config: { builtins: ['fs'] }, audit: false, logLevel: 'error' });
     expect(await host.reload('nope')).to.deep.equal([]);
