@@ -93,7 +93,8 @@ class CallContext implements ToolContext {
   }
 
   get log(): PluginLogger {
-    return (this.callLog ??= this.pluginLog.child({ tool: this.request.tool, callId: this.callId }));
+    this.callLog ??= this.pluginLog.child({ tool: this.request.tool, callId: this.callId });
+    return this.callLog;
   }
 
   /** An own property, not a method: a tool may destructure it (`const { progress } = ctx`). */
