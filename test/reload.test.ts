@@ -96,20 +96,23 @@ describe('host.reload() edge cases', function () {
   this.timeout(20_000);
   const tmp = tempDir('rh-reload-');
   after(() => tmp.cleanup());
-
-  it('loads a plugin that failed at start once its file is fixed', async () => {
-    tmp.write('late/index.ts', 'export default {;\n');
-    tmp.write('late/helper.ts', helperSource('late'));
-    const host = await createHost({
+  /** A host of the given plugins, inline, every call allowed. */
+  const inlineHost = (...modules: string[]) =>
+    createHost({
       cwd: tmp.dir,
       config: {
         builtins: false,
-        plugins: [{ module: './late/index.ts', isolation: 'inline' }],
+        plugins: modules.map((module) => ({ module, isolation: 'inline' as const })),
         policy: { default: 'allow' },
       },
       audit: false,
       logLevel: 'error',
     });
+
+  it('loads a plugin that failed at start once its file is fixed', async () => {
+    tmp.write('late/index.ts', 'export default {;\n');
+    tmp.write('late/helper.ts', helperSource('late'));
+    const host = await inlineHost('./late/index.ts');
     try {
       let told = 0;
       const unsubscribe = host.onToolsChanged(() => told++);
@@ -133,18 +136,7 @@ describe('host.reload() edge cases', function () {
     tmp.write('first/helper.ts', helperSource('first'));
     tmp.write('second/index.ts', 'export default {;\n');
     tmp.write('second/helper.ts', helperSource('second'));
-    const host = await createHost({
-      cwd: tmp.dir,
-      config: {
-        builtins: false,
-        plugins: [
-          { module: './first/index.ts', isolation: 'inline' },
-          { module: './second/index.ts', isolation: 'inline' },
-        ],
-      },
-      audit: false,
-      logLevel: 'error',
-    });
+    const host = await inlineHost('./first/index.ts', './second/index.ts');
     try {
       tmp.write('second/index.ts', pluginSource('second_word')); // also named "live"
       const [status] = await host.reload('./second/index.ts');
