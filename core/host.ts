@@ -14,6 +14,7 @@ import { createAuditSink, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink } fr
 import { createLogger, type Logger } from './log.ts';
 import { compilePolicy, type Policy, type PolicyDecision } from './policy.ts';
 import { Registry } from './registry.ts';
+import { createReloader } from './reload.ts';
 import { releaseIdleWatchdog } from './runners/watchdog.ts';
 import type { CallOptions, CallResult, PluginStatus, ToolInfo } from './types.ts';
 
@@ -51,6 +52,14 @@ export interface Host {
   call(tool: string, input: unknown, options?: CallOptions): Promise<CallResult>;
   /** The policy's decision on a call, without running it or asking anyone (`policy check`). Never throws. */
   decide(tool: string, input: unknown, options?: Pick<CallOptions, 'sessionId'>): PolicyCheck;
+  /**
+   * Loads the plugin named `name` (its name or its configured source), or every plugin, again from
+   * its files. The old version serves until the new one passes the contract check; a failure keeps
+   * it serving and shows as `reloadError` in the returned statuses. Never throws (docs/plugins.md, "Watch mode").
+   */
+  reload(name?: string): Promise<PluginStatus[]>;
+  /** Calls `listener` after a reload changed the tool set. Returns the unsubscribe. */
+  onToolsChanged(listener: () => void): () => void;
   /** Ends every plugin (dispose, workers, child processes) and flushes the audit log. */
   close(): Promise<void>;
 }
@@ -90,7 +99,17 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const closing = new AbortController();
   // Each call waiting on a person listens for the close: as many as there are calls in flight.
   setMaxListeners(0, closing.signal);
-  await loadPlugins({ config, dir: loaded.dir, workspace, registry, log, logLevel, audit, mcpRunner: createMcpRunner });
+  const loadContext = {
+    config,
+    dir: loaded.dir,
+    workspace,
+    registry,
+    log,
+    logLevel,
+    audit,
+    mcpRunner: createMcpRunner,
+  };
+  const reloader = createReloader(loadContext, await loadPlugins(loadContext));
 
   const env: DispatchEnv = {
     registry,
@@ -128,10 +147,13 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       if (!decided.ok) return { ok: false, code: decided.code, content: decided.content };
       return { ok: true, ...decided.decision, canonical: decided.canonical() };
     },
+    reload: (name) => (closing.signal.aborted ? Promise.resolve([]) : reloader.reload(name)),
+    onToolsChanged: (listener) => reloader.onToolsChanged(listener),
     close() {
       closed ??= (async () => {
         closing.abort();
         for (const cancel of [...env.inflight]) cancel();
+        await reloader.close();
         // Whatever a runner does on close, the audit trail is still flushed, and close() never throws.
         const ended = await Promise.allSettled(registry.handlesList().map((h) => h.runner?.close()));
         for (const e of ended) if (e.status === 'rejected') log.warn(`closing a plugin failed: ${messageOf(e.reason)}`);

@@ -7,6 +7,7 @@ export type Acquired = 'acquired' | 'queue_full' | 'aborted';
 export class Limiter {
   private active = 0;
   private readonly waiting: Array<(ok: boolean) => void> = [];
+  private idleWaiters: Array<() => void> = [];
 
   readonly max: number;
   readonly maxQueue: number;
@@ -46,7 +47,17 @@ export class Limiter {
     const next = this.waiting.shift();
     if (next)
       next(true); // the slot passes straight to the next caller
-    else this.active--;
+    else if (--this.active === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  /** Resolves once no call holds a slot or waits for one (a reloaded plugin's old version closes then). */
+  whenIdle(): Promise<void> {
+    if (this.active === 0 && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   get stats(): { active: number; waiting: number } {

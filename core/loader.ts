@@ -61,25 +61,25 @@ export interface LoadContext {
 }
 
 /** One config entry, normalised: what to load and with which settings. */
-interface Entry {
+export interface PluginEntry {
   source: string;
   builtin: boolean;
   settings: Exclude<PluginEntryConfig, string> | (Exclude<BuiltinEntryConfig, string> & { module?: undefined });
 }
 
-/** Loads every plugin of the config into the registry. Never throws for a plugin's failure. */
-export async function loadPlugins(ctx: LoadContext): Promise<void> {
+/** A plugin loaded (or failed, with its reason on the handle), not yet registered. */
+export interface LoadedEntry {
+  handle: PluginHandle;
+  tools: ToolDefinition[];
+}
+
+/**
+ * Loads every plugin of the config into the registry. Never throws for a plugin's failure.
+ * Returns the entries in the registry's order: one handle per entry, the i-th handle from the i-th entry.
+ */
+export async function loadPlugins(ctx: LoadContext): Promise<PluginEntry[]> {
   const entries = entriesOf(ctx.config);
-  // Isolated plugins load in parallel (each in its own thread or process). Inline ones share this
-  // thread, so they load one after another: each load timeout then measures that plugin alone.
-  let inlineChain: Promise<unknown> = Promise.resolve();
-  const loads = entries.map((entry) => {
-    if (!runsInline(entry)) return loadOne(ctx, entry);
-    const load = inlineChain.then(() => loadOne(ctx, entry));
-    inlineChain = load;
-    return load;
-  });
-  for (const load of loads) {
+  for (const load of loadEntries(ctx, entries)) {
     const { handle, tools } = await load;
     if (handle.error) {
       ctx.registry.addFailed(handle);
@@ -97,18 +97,34 @@ export async function loadPlugins(ctx: LoadContext): Promise<void> {
       );
     }
   }
+  return entries;
 }
 
-function runsInline(entry: Entry): boolean {
+/**
+ * Starts loading each entry. Isolated plugins load in parallel (each in its own thread or process).
+ * Inline ones share this thread, so they load one after another: each load timeout then measures
+ * that plugin alone.
+ */
+export function loadEntries(ctx: LoadContext, entries: readonly PluginEntry[], fresh = false): Promise<LoadedEntry>[] {
+  let inlineChain: Promise<unknown> = Promise.resolve();
+  return entries.map((entry) => {
+    if (!runsInline(entry)) return loadPlugin(ctx, entry, fresh);
+    const load = inlineChain.then(() => loadPlugin(ctx, entry, fresh));
+    inlineChain = load;
+    return load;
+  });
+}
+
+function runsInline(entry: PluginEntry): boolean {
   return (
     !('mcp' in entry.settings && entry.settings.mcp) &&
     (entry.settings.isolation ?? (entry.builtin ? 'inline' : DEFAULTS.isolation)) === 'inline'
   );
 }
 
-function entriesOf(config: HostConfig): Entry[] {
+function entriesOf(config: HostConfig): PluginEntry[] {
   const builtins = config.builtins === false ? [] : (config.builtins ?? [...BUILTIN_PLUGINS]);
-  const entries: Entry[] = builtins.map((b) => {
+  const entries: PluginEntry[] = builtins.map((b) => {
     const settings = typeof b === 'string' ? { name: b } : b;
     return { source: `builtin:${settings.name}`, builtin: true, settings };
   });
@@ -120,7 +136,11 @@ function entriesOf(config: HostConfig): Entry[] {
   return entries;
 }
 
-async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: PluginHandle; tools: ToolDefinition[] }> {
+/**
+ * Loads one entry: resolve, start its runner, check the contract. Never throws: a failure is the
+ * handle's `error`, its runner closed. `fresh` (a reload) imports the module and its local imports anew.
+ */
+export async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): Promise<LoadedEntry> {
   const s = entry.settings;
   const mcp = 'mcp' in s ? s.mcp : undefined;
   // An MCP server runs in its own process (or behind a URL) whatever `isolation` says.
@@ -148,6 +168,7 @@ async function loadOne(ctx: LoadContext, entry: Entry): Promise<{ handle: Plugin
       memoryMb: s.memoryMb ?? DEFAULTS.memoryMb,
       quarantine: { ...DEFAULTS.quarantine, ...ctx.config.isolation?.quarantine },
       logLevel: ctx.logLevel,
+      ...(fresh ? { fresh } : {}),
       ...(mcp
         ? { mcp: { ...mcp, name: handle.name, ...(mcp.command ? { cwd: resolve(ctx.dir, mcp.cwd ?? '.') } : {}) } }
         : {}),

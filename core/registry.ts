@@ -24,6 +24,8 @@ export interface PluginHandle {
   maxOutputBytes: number;
   loadMs?: number;
   error?: HostError & { violations?: Violation[] };
+  /** Why the last reload failed while this version kept serving; cleared by the next one that succeeds. */
+  reloadError?: HostError & { violations?: Violation[] };
   warnings: Violation[];
 }
 
@@ -68,6 +70,34 @@ export class Registry {
         return this.reject(handle, hostError('RH_ERR_TOOL_COLLISION', [tool.name, handle.name, taken.plugin.name]));
     }
     this.handles.push(handle);
+    this.register(handle, tools);
+    return undefined;
+  }
+
+  /**
+   * Puts `next` in `old`'s place, its tools instead of old's, in one synchronous step: a call finds
+   * its tool either before the swap or after it, never halfway. A plugin name or tool name that
+   * another plugin holds changes nothing and returns the error. Calls that already hold `old`'s
+   * tools keep them (and its runner).
+   */
+  replace(old: PluginHandle, next: PluginHandle, tools: readonly ToolDefinition[]): HostError | undefined {
+    const index = this.handles.indexOf(old);
+    if (index < 0) throw new Error(`plugin ${old.name} is not in the registry`);
+    // A failed version takes no name: it only says why nothing of the plugin is served.
+    const owner = !next.error && this.handles.find((h) => h !== old && h.name === next.name && !h.error);
+    if (owner) return hostError('RH_ERR_PLUGIN_DUPLICATE', [next.name, owner.source]);
+    for (const tool of tools) {
+      const taken = this.byName.get(tool.name);
+      if (taken && taken.plugin !== old)
+        return hostError('RH_ERR_TOOL_COLLISION', [tool.name, next.name, taken.plugin.name]);
+    }
+    for (const [name, tool] of this.byName) if (tool.plugin === old) this.byName.delete(name);
+    this.handles[index] = next;
+    this.register(next, tools);
+    return undefined;
+  }
+
+  private register(handle: PluginHandle, tools: readonly ToolDefinition[]): void {
     for (const tool of tools) {
       let compiled: Validator | undefined;
       this.byName.set(tool.name, {
@@ -85,7 +115,6 @@ export class Registry {
       });
     }
     this.sorted = undefined;
-    return undefined;
   }
 
   get(name: string): RegisteredTool | undefined {
@@ -138,6 +167,13 @@ export class Registry {
         };
       } else if (health?.quarantined) {
         status.error = { code: 'quarantined', message: health.reason ?? 'quarantined' };
+      }
+      if (h.reloadError) {
+        status.reloadError = {
+          code: h.reloadError.code,
+          message: h.reloadError.message,
+          ...(h.reloadError.violations ? { violations: h.reloadError.violations } : {}),
+        };
       }
       if (h.warnings.length) status.warnings = h.warnings;
       return status;

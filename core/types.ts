@@ -86,6 +86,8 @@ export interface PluginStatus {
   status: PluginState;
   /** Why it is not loaded: the load's `HostError`, or `quarantined` while it rests. */
   error?: { code: HostErrorCode | 'quarantined'; message: string; violations?: Violation[] };
+  /** Why the last reload failed: the version loaded before it still serves (docs/plugins.md, "Watch mode"). */
+  reloadError?: { code: HostErrorCode; message: string; violations?: Violation[] };
   warnings?: Violation[];
   isolation: Isolation;
   loadMs?: number;

@@ -12,6 +12,8 @@ import { ProviderError, type Message, type Provider } from '../agent/messages.ts
 import { createProvider, PROVIDER_NAMES, providerFromEnv, type ProviderSettings } from '../agent/providers/index.ts';
 import { loadReplayScript, replayProvider } from '../agent/providers/replay.ts';
 import type { Host } from '../host.ts';
+import type { PluginStatus, ToolInfo } from '../types.ts';
+import { watchPlugins } from '../watch.ts';
 import { terminalApprover } from './approve-prompt.ts';
 import {
   EXIT,
@@ -48,7 +50,7 @@ export const start: Command = {
   summary:
     'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP (with sessions; --stateless for none). Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
   usage:
-    'start [-p PROMPT] [--provider anthropic|openai|openai-responses|replay] [--model M] [--replay FILE] [--yes] [--json] [--continue | --resume [ID]] | start --mcp | start --mcp-http PORT [--stateless]',
+    'start [-p PROMPT] [--provider anthropic|openai|openai-responses|replay] [--model M] [--replay FILE] [--yes] [--json] [--continue | --resume [ID]] [--watch] | start --mcp [--watch] | start --mcp-http PORT [--stateless] [--watch]',
   options: {
     prompt: { type: 'string', short: 'p' },
     provider: { type: 'string' },
@@ -60,6 +62,7 @@ export const start: Command = {
     mcp: { type: 'boolean' },
     'mcp-http': { type: 'string' },
     stateless: { type: 'boolean' },
+    watch: { type: 'boolean' },
   },
   async run({ values, positionals, stop }) {
     const resumeId = values.resume ? positionals.shift() : undefined;
@@ -80,6 +83,7 @@ export const start: Command = {
     });
     const approve = values.yes ? () => true : terminalApprover(display);
     const host = await hostFromFlags(values, approve ? { approve } : {});
+    const stopWatching = values.watch ? startWatching(host) : undefined;
     try {
       const store = new SessionStore(host.workspace);
       if (values.resume && resumeId === undefined) {
@@ -150,6 +154,12 @@ export const start: Command = {
         return await repl({
           makeAgent,
           tools: () => host.tools(),
+          reload: async (plugin) => {
+            const before = host.tools();
+            const statuses = await host.reload(plugin);
+            if (!statuses.length) return [`no plugin named "${plugin}"`];
+            return describeReload(statuses, before, host.tools());
+          },
           store,
           display,
           stop,
@@ -176,10 +186,47 @@ export const start: Command = {
       }
     } finally {
       display.close();
+      stopWatching?.();
       await host.close();
     }
   },
 };
+
+/** `--watch`: reloads each plugin loaded from a file when its files change, and says what changed on stderr. */
+function startWatching(host: Host): () => void {
+  let known = host.tools();
+  const watching = watchPlugins(host, {
+    onReload: (statuses) => {
+      for (const line of describeReload(statuses, known, host.tools())) printError(line);
+      known = host.tools();
+    },
+  });
+  for (const [source, root] of watching.roots) printError(`rousseau-host: watching ${root} for ${source}`);
+  return watching.stop;
+}
+
+/**
+ * One line per plugin a reload went through: which tools it added, changed or removed, or that the
+ * previous version still serves (the reason was logged as a warning just before).
+ */
+export function describeReload(
+  statuses: readonly PluginStatus[],
+  before: readonly ToolInfo[],
+  after: readonly ToolInfo[],
+): string[] {
+  return statuses.map((status) => {
+    if (status.reloadError) return `${status.name}: the reload failed; the previous version still serves`;
+    if (status.status === 'failed') return `${status.name}: still failing, nothing of it is served`;
+    const was = new Map(before.filter((t) => t.plugin === status.name).map((t) => [t.name, JSON.stringify(t)]));
+    const now = after.filter((t) => t.plugin === status.name);
+    const changes = [
+      ...now.filter((t) => !was.has(t.name)).map((t) => `+${t.name}`),
+      ...now.filter((t) => was.has(t.name) && was.get(t.name) !== JSON.stringify(t)).map((t) => `~${t.name}`),
+      ...[...was.keys()].filter((name) => !now.some((t) => t.name === name)).map((name) => `-${name}`),
+    ];
+    return `reloaded ${status.name}: ${changes.length ? changes.join(' ') : 'same tools'}`;
+  });
+}
 
 /** `--provider` (with the config's settings for that provider), `--replay`, then the config, then the environment. */
 function providerSettings(values: Values, host: Host): ProviderSettings | undefined {
@@ -246,10 +293,15 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
   // The server answers `initialize` while the plugins load (clients probe with short timeouts).
   const loading = hostFromFlags(values, approve ? { approve } : {});
   if (port === undefined) {
+    const watching = loading.then(
+      (host) => (values.watch ? startWatching(host) : undefined),
+      () => undefined,
+    );
     try {
       await serveMcpStdio(loading, { signal });
       return EXIT.ok;
     } finally {
+      (await watching)?.();
       await loading.then(
         (host) => host.close(),
         () => {},
@@ -257,6 +309,7 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
     }
   }
   const host = await loading;
+  const stopWatching = values.watch ? startWatching(host) : undefined;
   try {
     const server = await serveMcpHttp(host, { port, signal, stateless: values.stateless === true });
     printError(`rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url} (Ctrl-C stops)`);
@@ -266,6 +319,7 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
     await server.close();
     return EXIT.ok;
   } finally {
+    stopWatching?.();
     await host.close();
   }
 }

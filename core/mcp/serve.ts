@@ -27,6 +27,22 @@ const MCP_HTTP_PATH = '/mcp';
 const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
 
 /**
+ * Tells every session when the tool list changed: a plugin quarantined or back (statuses are
+ * polled), or a reload (`start --watch`) that swapped tools. Returns the unsubscribe.
+ */
+function watchToolChanges(host: Host): () => void {
+  const stopStatuses = watchPluginStatuses(host, () => {
+    host.log.info('tool list changed: a plugin was quarantined or came back');
+    sendToolListChanged(host);
+  });
+  const stopReloads = host.onToolsChanged(() => sendToolListChanged(host));
+  return () => {
+    stopStatuses();
+    stopReloads();
+  };
+}
+
+/**
  * Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal`
  * aborts. `host` may still be loading: `initialize` is answered at once, the tools once it has
  * loaded; a host that fails to load closes the connection and rejects with its error.
@@ -47,10 +63,7 @@ export async function serveMcpStdio(host: Host | Promise<Host>, opts: { signal?:
   let stopWatching = () => {};
   ready.then((h) => {
     if (ended) return;
-    stopWatching = watchPluginStatuses(h, () => {
-      h.log.info('tool list changed: a plugin was quarantined or came back');
-      sendToolListChanged(h);
-    });
+    stopWatching = watchToolChanges(h);
     h.log.debug(`serving ${h.tools().length} tools over MCP on stdio`);
   }, end);
   let ended = false;
@@ -311,12 +324,7 @@ export async function serveMcpHttp(
   );
   sweep.unref();
   // Stateless, there is no session to tell.
-  const stopWatching = opts.stateless
-    ? () => {}
-    : watchPluginStatuses(host, () => {
-        host.log.info('tool list changed: a plugin was quarantined or came back');
-        sendToolListChanged(host);
-      });
+  const stopWatching = opts.stateless ? () => {} : watchToolChanges(host);
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -6,6 +6,7 @@
  * copy of either: `rousseau-host` maps to the plugin-facing helpers only (contract.ts, no run-time
  * imports), which keeps a plugin's import cheap.
  */
+import { createRequire } from 'node:module';
 import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createJiti, type Jiti } from 'jiti';
@@ -16,9 +17,11 @@ let jiti: Jiti | undefined;
 
 /**
  * Imports `file` and returns its default export; `undefined` when it has none (the contract check
- * then says so). A throw while importing names the plugin's file and line it came from.
+ * then says so). A throw while importing names the plugin's file and line it came from. `fresh` (a
+ * reload) evaluates `file` and its local imports again instead of reusing the cached modules.
  */
-export async function importPlugin(file: string): Promise<unknown> {
+export async function importPlugin(file: string, fresh = false): Promise<unknown> {
+  if (fresh) forgetModules(file);
   // jiti's transpile cache (fsCache) is on by default; JITI_FS_CACHE=false or a directory overrides it.
   jiti ??= createJiti(import.meta.url, { alias: hostAliases(), interopDefault: true });
   let mod: Record<string, unknown> | undefined;
@@ -58,4 +61,21 @@ function throwSite(error: unknown): string | undefined {
     return `${path}:${frame[2]}:${frame[3]}`;
   }
   return undefined;
+}
+
+/**
+ * jiti keeps what it evaluated in Node's CommonJS module cache (`require.cache`), shared by the
+ * thread. Drops `file` and, through the cache's import graph, every module it imported outside
+ * node_modules: an edited helper file is read again, while typebox and other packages stay shared.
+ */
+function forgetModules(file: string): void {
+  const cache = createRequire(import.meta.url).cache;
+  const dependency = `${sep}node_modules${sep}`;
+  const pending = [file];
+  for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+    const cached = cache[id];
+    if (!cached || id.includes(dependency)) continue;
+    delete cache[id];
+    for (const child of cached.children) pending.push(child.id);
+  }
 }

@@ -24,7 +24,7 @@ export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: un
       let exported = preloaded;
       if (exported === undefined) {
         try {
-          exported = await importPlugin(spec.file);
+          exported = await importPlugin(spec.file, spec.fresh);
         } catch (error) {
           throw hostError('RH_ERR_PLUGIN_IMPORT', [spec.source, messageOf(error)], error);
         }

@@ -25,6 +25,8 @@ export interface PluginSpec {
   /** Isolated runners: after `failures` crashes or timeouts within `windowMs`, calls fail fast for `cooldownMs`. */
   quarantine: QuarantinePolicy;
   logLevel: string;
+  /** A reload: import the module and its local imports anew, not from the module cache (inline; an isolate is new anyway). */
+  fresh?: boolean;
   /** Set when the plugin is an MCP server rather than a module (`file` is then the source). */
   mcp?: McpServerSpec;
 }

@@ -22,6 +22,8 @@ export interface ReplControl {
   setModel(model: string): void;
   /** Carries on a saved session. */
   resume(id: string): void;
+  /** Loads plugins again from their files and says what changed. */
+  reload(plugin?: string): Promise<void>;
 }
 
 export interface SlashCommand {
@@ -107,6 +109,16 @@ export const COMMANDS: SlashCommand[] = [
       return undefined;
     },
     complete: (repl) => repl.store.list().map((s) => s.id),
+  },
+  {
+    name: 'reload',
+    args: '[plugin]',
+    summary: 'load plugins again from their files (all, or the one named)',
+    async run(repl, arg) {
+      await repl.reload(arg || undefined);
+      return undefined;
+    },
+    complete: (repl) => [...new Set(repl.tools().map((t) => t.plugin))],
   },
   {
     name: 'usage',

@@ -20,6 +20,8 @@ export interface ReplOptions {
   /** An agent for a session: its id, the conversation so far, and a model when `/model` picked one. */
   makeAgent(options: { sessionId: string; messages: readonly Message[]; model?: string }): Agent;
   tools(): readonly ToolInfo[];
+  /** Loads plugins again from their files (all, or the one named); lines that say what changed. */
+  reload(plugin?: string): Promise<string[]>;
   store: SessionStore;
   display: Display;
   stop: Stop;
@@ -123,6 +125,10 @@ class ReplState implements ReplControl {
 
   tools(): readonly ToolInfo[] {
     return this.options.tools();
+  }
+
+  async reload(plugin?: string): Promise<void> {
+    for (const line of await this.options.reload(plugin)) this.say(line);
   }
 
   say(text: string): void {
