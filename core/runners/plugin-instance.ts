@@ -72,7 +72,7 @@ export async function instantiatePlugin(exported: unknown, ctx: InstanceContext)
 async function validateOptions(label: string, schema: unknown, given: unknown): Promise<unknown> {
   // Loaded only for a plugin with options: in a worker, typebox's compiler is ~1.3 MiB of each plugin's memory.
   const { compileLinear } = await import('../schema-patterns.ts');
-  let validator;
+  let validator: ReturnType<typeof compileLinear>;
   try {
     validator = compileLinear(schema);
   } catch {

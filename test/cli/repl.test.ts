@@ -251,7 +251,8 @@ describe('rousseau-host start on a terminal (REPL)', function () {
       expect(server.requests[1]!.body.messages).to.deep.equal([
         { role: 'user', content: [{ type: 'text', text: 'I am Ada' }] },
         { role: 'assistant', content: [{ type: 'text', text: 'Hello, Ada.' }] },
-        { role: 'user', content: [{ type: 'text', text: 'Who am I?' }] },
+        // The last block carries the prompt-cache mark (docs/agent.md, prompt caching).
+        { role: 'user', content: [{ type: 'text', text: 'Who am I?', cache_control: { type: 'ephemeral' } }] },
       ]);
       const id = file!.replace('.jsonl', '');
       term.type('/sessions');

@@ -267,7 +267,8 @@ describe('rousseau-host start', function () {
       expect(server.requests[0]!.body.messages).to.deep.equal([
         { role: 'user', content: [{ type: 'text', text: 'I am Ada' }] },
         { role: 'assistant', content: [{ type: 'text', text: 'Hello, Ada.' }] },
-        { role: 'user', content: [{ type: 'text', text: 'Who am I?' }] },
+        // The last block carries the prompt-cache mark (docs/agent.md, prompt caching).
+        { role: 'user', content: [{ type: 'text', text: 'Who am I?', cache_control: { type: 'ephemeral' } }] },
       ]);
       // The cut line is gone, the new messages follow the whole ones: the file reads cleanly again.
       const lines = readFileSync(file, 'utf8').trimEnd().split('\n');

@@ -15,14 +15,18 @@ describe('saved sessions', () => {
       session.write({ type: 'session', id: session.id, provider: 'openai', model: 'm' });
       session.write({ type: 'message', message: { role: 'user', content: 'hi' } });
       session.write({ type: 'usage', usage: { inputTokens: 3, outputTokens: 1 } });
+      session.write({ type: 'usage', usage: { inputTokens: 5, outputTokens: 2 }, costUsd: 0.25 });
       session.close();
       const lines = readFileSync(session.file, 'utf8').trimEnd().split('\n');
-      expect(lines.map((l) => Object.keys(JSON.parse(l))[0])).to.deep.equal(['ts', 'ts', 'ts']);
+      expect(lines.map((l) => Object.keys(JSON.parse(l))[0])).to.deep.equal(['ts', 'ts', 'ts', 'ts']);
       const loaded = store.load(session.id);
       expect(loaded).to.deep.equal({
         id: session.id,
         messages: [{ role: 'user', content: 'hi' }],
-        usage: [{ inputTokens: 3, outputTokens: 1 }],
+        usage: [
+          { usage: { inputTokens: 3, outputTokens: 1 } },
+          { usage: { inputTokens: 5, outputTokens: 2 }, costUsd: 0.25 },
+        ],
       });
       expect(store.latest()).to.equal(session.id);
     } finally {
