@@ -34,6 +34,11 @@ export interface HostOptions {
   logLevel?: string;
   /** The audit file, or `false`; overrides `log.audit` in the config. */
   audit?: string | false;
+  /**
+   * For tests: the clock (epoch ms) worker and process plugins' crash budgets read, so a test can
+   * move a quarantine past its cooldown without waiting it out. Default: `Date.now`.
+   */
+  clock?: () => number;
 }
 
 export interface Host {
@@ -91,7 +96,17 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const closing = new AbortController();
   // Each call waiting on a person listens for the close: as many as there are calls in flight.
   setMaxListeners(0, closing.signal);
-  await loadPlugins({ config, dir: loaded.dir, workspace, registry, log, logLevel, audit, mcpRunner: createMcpRunner });
+  await loadPlugins({
+    config,
+    dir: loaded.dir,
+    workspace,
+    registry,
+    log,
+    logLevel,
+    audit,
+    mcpRunner: createMcpRunner,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
 
   const env: DispatchEnv = {
     registry,

@@ -24,6 +24,8 @@ export interface PluginSpec {
   memoryMb: number;
   /** Isolated runners: after `failures` crashes or timeouts within `windowMs`, calls fail fast for `cooldownMs`. */
   quarantine: QuarantinePolicy;
+  /** The clock the crash budget of a worker or process plugin reads (`HostOptions.clock`). */
+  clock?: () => number;
   logLevel: string;
   /** Set when the plugin is an MCP server rather than a module (`file` is then the source). */
   mcp?: McpServerSpec;
