@@ -6,13 +6,12 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import winston from 'winston';
+import type winston from 'winston';
 import type { HostConfig } from '../../core/config-schema.ts';
 import { createHost, type Host } from '../../core/host.ts';
 import type { CallResult } from '../../core/types.ts';
-import { capturingStderr, FIXTURES, ROOT, runCli, tempDir, until } from '../helpers.ts';
+import { capturingLogger, capturingStderr, FIXTURES, ROOT, runCli, tempDir, until } from '../helpers.ts';
 import { running } from '../plugins/shell/procs.ts';
 
 const FAULTS = join(FIXTURES, 'faults');
@@ -20,24 +19,6 @@ const fault = (file: string) => join(FAULTS, file);
 /** Loads can be slow when the machine is busy; only the load-timeout tests use a short one. */
 const LOAD_MS = 60_000;
 const BYSTANDER = { module: fault('echo-worker.ts'), loadTimeoutMs: LOAD_MS };
-
-interface Line {
-  level: string;
-  message: string;
-}
-
-/** A winston logger that keeps what it is given, so tests can read what the worker relayed. */
-function capturingLogger(level: string): { logger: winston.Logger; lines: Line[] } {
-  const lines: Line[] = [];
-  const stream = new Writable({
-    objectMode: true,
-    write(info: { level: string; message: unknown }, _encoding, next) {
-      lines.push({ level: info.level, message: String(info.message) });
-      next();
-    },
-  });
-  return { lines, logger: winston.createLogger({ level, transports: [new winston.transports.Stream({ stream })] }) };
-}
 
 function makeHost(
   plugins: NonNullable<HostConfig['plugins']>,
@@ -73,20 +54,12 @@ for (const isolation of ['worker', 'process'] as const) {
     this.timeout(90_000);
 
     it('fails the plugin that throws, never settles or loops while loading, on time, and serves the others', async () => {
-      let last = performance.now();
-      let maxGap = 0;
-      const beat = setInterval(() => {
-        const now = performance.now();
-        maxGap = Math.max(maxGap, now - last);
-        last = now;
-      }, 20);
-      const started = performance.now();
       const host = await makeHost([
         { module: fault('import-throws.ts'), loadTimeoutMs: LOAD_MS, isolation },
         { module: fault('import-hang.ts'), loadTimeoutMs: LOAD_MS, isolation },
         { module: fault('import-loop.ts'), loadTimeoutMs: 3_000, isolation },
         BYSTANDER,
-      ]).finally(() => clearInterval(beat));
+      ]);
       try {
         const byFile = new Map(host.plugins().map((p) => [p.source.split('/').pop(), p]));
 
@@ -96,7 +69,7 @@ for (const isolation of ['worker', 'process'] as const) {
         expect(throws.error?.code).to.equal('RH_ERR_PLUGIN_IMPORT');
         expect(throws.error?.message).to.include('import-throws.ts').and.include('broken at import time');
 
-        // A top-level await that waits on nothing ends its worker or process at once: no need to wait out 60 s.
+        // A top-level await that waits on nothing ends its worker or process at once: a crash, not the 60 s load timeout.
         const hang = byFile.get('import-hang.ts')!;
         expect(hang.status).to.equal('failed');
         expect(hang.error?.code).to.equal('RH_ERR_PLUGIN_CRASHED');
@@ -105,10 +78,9 @@ for (const isolation of ['worker', 'process'] as const) {
         const loop = byFile.get('import-loop.ts')!;
         expect(loop.status).to.equal('failed');
         expect(loop.error?.code).to.equal('RH_ERR_PLUGIN_LOAD_TIMEOUT');
+        // The loop never ends: its load timeout could fire only because it spun in its worker or process,
+        // not on the host thread.
         expect(loop.error?.message).to.include('3000 ms');
-        expect(performance.now() - started).to.be.below(LOAD_MS);
-        // The loop ran in its worker or process: the host's own timers kept ticking while it spun.
-        expect(maxGap).to.be.below(3_000);
 
         await bystanderServes(host);
       } finally {
@@ -183,15 +155,14 @@ for (const isolation of ['worker', 'process'] as const) {
     it('case 10: a synchronous loop is killed at its timeout while other plugins answer meanwhile', async () => {
       await count();
       const order: string[] = [];
-      const spinning = host.call('spin', {}).then((r) => (order.push('spin'), r));
+      const spinning = host.call('spin', {}).finally(() => order.push('spin'));
       await new Promise((resolve) => setTimeout(resolve, 200));
       await bystanderServes(host);
       order.push('bystander');
       const spin = await spinning;
-      expectFailure(spin, 'timeout', /timed out after 1500 ms/);
-      expect(spin.durationMs).to.be.below(1_500 + 5_000);
+      expectFailure(spin, 'timeout', /timed out after 1500 ms/); // the loop never ends: only the timeout answers
       expect(order).to.deep.equal(['bystander', 'spin']);
-      expect(await count()).to.equal(1);
+      expect(await count()).to.equal(1); // a fresh instance: the spinning one was killed
     });
 
     it('case 11: a catastrophic regex is killed like a loop', async () => {
