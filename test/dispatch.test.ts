@@ -20,6 +20,7 @@ describe('call pipeline (inline)', () => {
           {
             module: plugin('kit.ts'),
             isolation: 'inline',
+            loadTimeoutMs: 60_000, // a load slowed by a busy machine is not what this file tests
             options: { greeting: 'hi' },
             maxOutputBytes: 4096,
             maxConcurrency: 1,
