@@ -34,6 +34,11 @@ export interface HostOptions {
   logLevel?: string;
   /** The audit file, or `false`; overrides `log.audit` in the config. */
   audit?: string | false;
+  /**
+   * For tests: the clock (epoch ms) worker and process plugins' crash budgets read, so a test can
+   * move a quarantine past its cooldown without waiting it out. Default: `Date.now`.
+   */
+  clock?: () => number;
 }
 
 export interface Host {
@@ -108,6 +113,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     logLevel,
     audit,
     mcpRunner: createMcpRunner,
+    ...(options.clock ? { clock: options.clock } : {}),
   };
   const reloader = createReloader(loadContext, await loadPlugins(loadContext));
 

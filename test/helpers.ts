@@ -4,7 +4,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import winston from 'winston';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
@@ -119,4 +121,22 @@ export async function capturingStderr<T>(work: () => Promise<T>): Promise<{ valu
   } finally {
     process.stderr.write = write;
   }
+}
+
+export interface LogLine {
+  level: string;
+  message: string;
+}
+
+/** A winston logger that keeps what it is given, off the test output, for the test to read. */
+export function capturingLogger(level: string): { logger: winston.Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const stream = new Writable({
+    objectMode: true,
+    write(info: { level: string; message: unknown }, _encoding, next) {
+      lines.push({ level: info.level, message: String(info.message) });
+      next();
+    },
+  });
+  return { lines, logger: winston.createLogger({ level, transports: [new winston.transports.Stream({ stream })] }) };
 }

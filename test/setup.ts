@@ -1,5 +1,7 @@
-// Root hooks: the CLI tests run the real `rousseau-host` bin, which runs from dist/; build it from
-// the current source once per run, so no test ever exercises a stale bundle.
+// The CLI tests run the real `rousseau-host` bin, which runs from dist/; build it from the current
+// source once per run, so no test ever exercises a stale bundle. A global setup fixture, not a root
+// hook: with --parallel, mocha runs it once in the main process before any worker starts (root
+// hooks would run in every worker, building concurrently into the same dist/).
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -21,17 +21,20 @@ const HEALTHY: PluginHealth = Object.freeze({ quarantined: false });
 
 export class CrashBudget {
   private readonly policy: QuarantinePolicy;
+  private readonly clock: () => number;
   private recent: number[] = [];
   private streak = 0;
   private lastFailureAt = 0;
   private quarantine: Required<PluginHealth> | undefined;
 
-  constructor(policy: QuarantinePolicy) {
+  /** `clock` (epoch ms) is what every method reads when not given `now`. */
+  constructor(policy: QuarantinePolicy, clock: () => number = Date.now) {
     this.policy = policy;
+    this.clock = clock;
   }
 
   /** Counts a failure; returns the quarantine when this failure started one. */
-  record(reason: string, now = Date.now()): Required<PluginHealth> | undefined {
+  record(reason: string, now = this.clock()): Required<PluginHealth> | undefined {
     this.streak++;
     this.lastFailureAt = now;
     this.recent = this.recent.filter((t) => now - t < this.policy.windowMs);
@@ -51,14 +54,14 @@ export class CrashBudget {
   }
 
   /** How long to wait before starting the next worker or process. */
-  restartDelay(now = Date.now()): number {
+  restartDelay(now = this.clock()): number {
     if (this.streak === 0) return 0;
     const backoff = Math.min(BACKOFF_BASE_MS * 2 ** (this.streak - 1), BACKOFF_MAX_MS);
     return Math.max(0, this.lastFailureAt + backoff - now);
   }
 
   /** The quarantine lifts by itself once the cooldown has passed, with a clean slate. */
-  health(now = Date.now()): PluginHealth {
+  health(now = this.clock()): PluginHealth {
     if (this.quarantine && now >= this.quarantine.until) {
       this.quarantine = undefined;
       this.recent = [];

@@ -180,7 +180,7 @@ class IsolatedRunner implements PluginRunner {
     this.startIsolate = startIsolate;
     this.log = log;
     this.audit = audit;
-    this.budget = new CrashBudget(spec.quarantine);
+    this.budget = new CrashBudget(spec.quarantine, spec.clock);
     this.name = spec.source;
   }
 

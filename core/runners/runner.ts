@@ -24,6 +24,8 @@ export interface PluginSpec {
   memoryMb: number;
   /** Isolated runners: after `failures` crashes or timeouts within `windowMs`, calls fail fast for `cooldownMs`. */
   quarantine: QuarantinePolicy;
+  /** The clock the crash budget of a worker or process plugin reads (`HostOptions.clock`). */
+  clock?: () => number;
   logLevel: string;
   /** A reload: import the module and its local imports anew, not from the module cache (inline; an isolate is new anyway). */
   fresh?: boolean;

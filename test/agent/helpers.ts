@@ -11,7 +11,8 @@ export async function kitHost(): Promise<{ host: Host; cleanup(): Promise<void> 
     cwd: tmp.dir,
     config: {
       builtins: false,
-      plugins: [{ module: join(FIXTURES, 'plugins', 'kit.ts'), isolation: 'inline' }],
+      // A load that is slow because the machine is busy (files run in parallel) is not what these test.
+      plugins: [{ module: join(FIXTURES, 'plugins', 'kit.ts'), isolation: 'inline', loadTimeoutMs: 60_000 }],
       policy: {
         default: 'allow',
         deny: [{ tool: 'fail', match: 'forbidden', reason: 'forbidden by the test policy' }],

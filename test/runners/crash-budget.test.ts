@@ -33,6 +33,17 @@ describe('CrashBudget', () => {
     expect(budget.record('y', 5_003)).to.equal(undefined);
   });
 
+  it('reads the clock it was given when no time is passed', () => {
+    let now = 1_000;
+    const budget = new CrashBudget(policy, () => now);
+    for (let i = 0; i < 3; i++) budget.record('x');
+    expect(budget.health()).to.include({ quarantined: true, until: 6_000 });
+    expect(budget.restartDelay()).to.equal(400);
+    now = 6_000;
+    expect(budget.health()).to.deep.equal({ quarantined: false });
+    expect(budget.restartDelay()).to.equal(0);
+  });
+
   it('backs restarts off exponentially while failures come in a row, and resets after a success', () => {
     const budget = new CrashBudget({ ...policy, failures: 100 });
     expect(budget.restartDelay(0)).to.equal(0);

@@ -18,6 +18,17 @@ describe('plugins/fs/glob-pattern', () => {
     expect(matches('**', ['a', 'a/b', 'line\nbreak/c'])).to.deep.equal(['a', 'a/b', 'line\nbreak/c']);
   });
 
+  it('lets **/ match zero directories too, at the start, in the middle and at the end', () => {
+    expect(matches('**/*.ts', ['a.ts', 'x/a.ts', 'x/y/a.ts', 'a.tsx'])).to.deep.equal(['a.ts', 'x/a.ts', 'x/y/a.ts']);
+    expect(matches('a/**/b', ['a/b', 'a/x/b', 'a/x/y/b', 'ab', 'a/xb'])).to.deep.equal(['a/b', 'a/x/b', 'a/x/y/b']);
+    expect(matches('src/**', ['src/a', 'src/a/b', 'srcx/a'])).to.deep.equal(['src/a', 'src/a/b']);
+  });
+
+  it('gives dot files no special treatment, and reads a trailing \\ as itself', () => {
+    expect(matches('*', ['.hidden', 'a', 'a/b'])).to.deep.equal(['.hidden', 'a']);
+    expect(matches('a\\', ['a\\', 'a'])).to.deep.equal(['a\\']);
+  });
+
   it('reads nested braces, and commas and braces outside them as literals', () => {
     expect(matches('{a,{b,c}}', ['a', 'b', 'c', '{b,c}', 'd'])).to.deep.equal(['a', 'b', 'c']);
     expect(matches('*.{js,{c,m}ts}', ['x.js', 'x.cts', 'x.mts', 'x.ts'])).to.deep.equal(['x.js', 'x.cts', 'x.mts']);

@@ -72,11 +72,10 @@ describe('plugins/fs read (case 58)', () => {
 
   it('refuses a FIFO at once instead of hanging on it', async () => {
     execFileSync('mkfifo', [join(ws.root, 'pipe')]);
-    const started = Date.now();
+    // It returns at all: a blocking open of a FIFO nobody writes to never would.
     const error = await failure(readTool.execute({ path: 'pipe' }, toolContext(ws.root)));
     expect(error.code).to.equal('not_a_file');
     expect(error.message).to.include('pipe is a fifo');
-    expect(Date.now() - started).to.be.below(5000); // it returned at all: a blocking open never would
   });
 
   it('refuses a directory, and says what to use instead', async () => {

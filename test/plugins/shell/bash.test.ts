@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Plugin, Tool } from '../../../core/contract.ts';
 import { createHost } from '../../../core/host.ts';
 import { tempDir, until } from '../../helpers.ts';
@@ -99,8 +101,14 @@ for (const [n, sandbox] of (['bwrap', 'unshare', 'none'] as const).entries())
     });
 
     it('escalates to SIGKILL when the command ignores SIGTERM (case 60)', async () => {
-      const result = await run(`trap '' TERM; ${sleeper(5)}`, { timeout_ms: 200 });
-      expect(result.data).to.include({ killedFor: 'timeout', signal: 'SIGKILL' });
+      // Stopped once the trap is set, by the kill a timeout makes too: a timeout could fire before a
+      // shell slowed by a busy machine got to the trap, and SIGTERM would end it.
+      const controller = new AbortController();
+      const pending = run(`trap '' TERM; touch trapped; ${sleeper(5)}`, {}, options, controller.signal);
+      await until(() => existsSync(join(workspace, 'trapped')), { message: 'the trap to be set' });
+      controller.abort();
+      const result = await pending;
+      expect(result.data).to.include({ killedFor: 'abort', signal: 'SIGKILL' });
       await noneLeft();
     });
 

@@ -1,0 +1,3 @@
+import { loadingAndExecutionFaults } from './isolated-faults.ts';
+
+loadingAndExecutionFaults('worker');
