@@ -65,7 +65,8 @@ describe('rousseau-host stop signals', function () {
         timeoutMs: 15_000,
         message: () => `the sleep to start; stderr: ${stderr}`,
       });
-      expect(running()).to.equal(true);
+      // The shell forks the sleep before it touches the file, but the fork may not have exec'd `sleep` yet.
+      await until(running, { timeoutMs: 15_000, message: () => `${sleep} to run; stderr: ${stderr}` });
       child.kill(signal);
       const [code, killedBy] = await exited;
       return { code, killedBy, stderr };

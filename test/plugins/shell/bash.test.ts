@@ -70,7 +70,11 @@ for (const [n, sandbox] of (['bwrap', 'unshare', 'none'] as const).entries())
         `started\n[exit code 0]\n[background processes still run in process group ${result.data.backgroundGroup}; their output is not collected; they end when the host closes]`,
       );
       expect(result.isError).to.equal(false);
-      expect(processesRunning(sleeper(0))).to.have.length(1);
+      // `&` forks before `echo`, but the fork may not have exec'd the sleep yet: wait for it to show.
+      await until(() => processesRunning(sleeper(0)).length === 1, {
+        timeoutMs: 10_000,
+        message: 'the background sleep',
+      });
       lifetime.abort();
       await noneLeft();
     });
@@ -174,7 +178,11 @@ for (const [n, sandbox] of (['bwrap', 'unshare', 'none'] as const).entries())
       const result = await host.call('bash', { command: `${sleeper(8)} & echo started` });
       expect(result.isError).to.equal(false);
       expect(result.content).to.match(/^started\n\[exit code 0\]/);
-      expect(processesRunning(sleeper(8))).to.have.length(1);
+      // `&` forks before `echo`, but the fork may not have exec'd the sleep yet: wait for it to show.
+      await until(() => processesRunning(sleeper(8)).length === 1, {
+        timeoutMs: 10_000,
+        message: 'the background sleep',
+      });
       await host.close();
       await noneLeft();
     });
