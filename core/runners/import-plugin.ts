@@ -176,7 +176,8 @@ function throwSite(error: unknown): string | undefined {
   }
   if (typeof stack !== 'string') return undefined;
   for (const line of stack.split('\n').slice(1)) {
-    const frame = /\(?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
+    // Anchored before the path: `node:internal/modules/...` frames are Node's, not a path.
+    const frame = /[\s(]((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
     if (!frame) continue;
     const path = frame[1]!.startsWith('file:') ? fileURLToPath(frame[1]!) : frame[1]!;
     if (path.includes(`${sep}node_modules${sep}`) || isHostCode(path)) continue;
