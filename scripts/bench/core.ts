@@ -98,8 +98,12 @@ async function callOverhead(): Promise<Row[]> {
   ];
 }
 
-/** Generates `count` TypeScript plugins with 3 tools each. */
+/**
+ * Generates `count` TypeScript plugins with 3 tools each, in an ES module package as docs/plugins.md
+ * advises: without `"type": "module"` Node strips each file's types twice, once to tell its format.
+ */
 function generatePlugins(dir: string, count: number): void {
+  writeFileSync(join(dir, 'package.json'), '{ "name": "bench-plugins", "private": true, "type": "module" }');
   for (let i = 0; i < count; i++) {
     const tools = [0, 1, 2]
       .map(
