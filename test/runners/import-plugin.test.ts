@@ -42,11 +42,12 @@ function node22(): string {
 
 /** Node 20: jiti takes every plugin, and serves the same tools as Node's loader does. */
 function expectJiti(outcome: Outcome): void {
-  expect(outcome.statuses.map((s) => [s.status, s.loader])).to.deep.equal(Array(4).fill(['loaded', 'jiti']));
+  expect(outcome.statuses.map((s) => [s.status, s.loader])).to.deep.equal(Array(5).fill(['loaded', 'jiti']));
   expect(outcome.calls).to.deep.equal({
     plain_say: 'before true',
     enum_say: 'Red',
     typeless_say: 'typeless',
+    cjs_say: 'cjs',
     worker_say: 'before',
     reloaded: 'after true',
   });
@@ -68,6 +69,9 @@ function expectNative(outcome: Outcome): void {
   expect(outcome.calls.enum_say).to.equal('Red');
   // A package.json without "type" would make Node warn as it reparses the file: jiti's.
   expect(statuses['./typeless/typeless.ts']).to.include({ status: 'loaded', loader: 'jiti' });
+  // CommonJS in a `.ts` file of an ES module package runs until `module` is found missing: jiti's.
+  expect(statuses['./cjs.ts']).to.include({ status: 'loaded', loader: 'jiti' });
+  expect(outcome.calls.cjs_say).to.equal('cjs');
   // A worker registers the resolve hook in its own thread.
   expect(statuses['./worker.ts']).to.include({ status: 'loaded', loader: 'native' });
   expect(outcome.calls.worker_say).to.equal('before');
