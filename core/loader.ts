@@ -22,7 +22,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES } from './output.ts';
 import type { PluginHandle, Registry, ToolDefinition } from './registry.ts';
 import { FROM_SOURCE, hostFile } from './paths.ts';
 import { plainData } from './safe-json.ts';
-import { importPlugin } from './runners/import-plugin.ts';
+import { type ImportedPlugin, importPlugin } from './runners/import-plugin.ts';
 import { createInlineRunner } from './runners/inline.ts';
 import type { McpServerSpec, PluginRunner, PluginSpec } from './runners/runner.ts';
 import { createIsolatedRunner } from './runners/isolated.ts';
@@ -95,7 +95,7 @@ export async function loadPlugins(ctx: LoadContext): Promise<PluginEntry[]> {
       delete handle.runner; // closed: host.close() must not dispose it twice
     } else {
       ctx.log.debug(
-        `loaded plugin ${handle.name} (${tools.length} tools, ${handle.loadMs?.toFixed(1)} ms, ${handle.isolation})`,
+        `loaded plugin ${handle.name} (${tools.length} tools, ${handle.loadMs?.toFixed(1)} ms, ${handle.isolation}${handle.loader ? `, ${handle.loader} import` : ''})`,
       );
     }
   }
@@ -180,6 +180,7 @@ export async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = f
     const loaded = plainData(await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source));
     if (typeof loaded.plugin.name === 'string') handle.name = loaded.plugin.name;
     if (typeof loaded.plugin.version === 'string') handle.version = loaded.plugin.version;
+    if (loaded.loader) handle.loader = loaded.loader;
 
     const violations = checkPlugin(file, loaded.plugin, loaded.tools, { lenient: mcp !== undefined });
     handle.warnings = [...(loaded.warnings ?? []), ...violations.filter((v) => v.severity === 'warning')];
@@ -234,11 +235,14 @@ async function createRunner(ctx: LoadContext, spec: PluginSpec, log: Logger, bui
   }
 }
 
-/** Bundled built-ins import natively (no transpiling); from source they go through jiti like any plugin. */
-async function importBuiltin(spec: PluginSpec): Promise<unknown> {
+/** Bundled built-ins import natively (no transpiling); from source they load like any plugin. */
+async function importBuiltin(spec: PluginSpec): Promise<ImportedPlugin> {
   try {
     if (FROM_SOURCE) return await importPlugin(spec.file);
-    return ((await import(pathToFileURL(spec.file).href)) as { default: unknown }).default;
+    return {
+      exported: ((await import(pathToFileURL(spec.file).href)) as { default: unknown }).default,
+      loader: 'native',
+    };
   } catch (error) {
     throw hostError('RH_ERR_PLUGIN_IMPORT', [spec.source, messageOf(error)], error);
   }

@@ -9,7 +9,7 @@ import type { Limiter } from './limiter.ts';
 import { compileLinear } from './schema-patterns.ts';
 import { hasDefaults } from './schema-defaults.ts';
 import type { PluginRunner } from './runners/runner.ts';
-import type { Isolation, PluginStatus, ToolInfo, Violation } from './types.ts';
+import type { Isolation, PluginLoader, PluginStatus, ToolInfo, Violation } from './types.ts';
 
 /** A plugin as the dispatcher sees it. */
 export interface PluginHandle {
@@ -18,6 +18,7 @@ export interface PluginHandle {
   file?: string;
   version?: string;
   isolation: Isolation;
+  loader?: PluginLoader;
   runner?: PluginRunner;
   limiter: Limiter;
   timeoutMs: number;
@@ -149,6 +150,7 @@ export class Registry {
         ...(h.version ? { version: h.version } : {}),
         status: h.error ? 'failed' : health?.quarantined ? 'quarantined' : 'loaded',
         isolation: h.isolation,
+        ...(h.loader ? { loader: h.loader } : {}),
         ...(h.loadMs === undefined ? {} : { loadMs: Math.round(h.loadMs * 10) / 10 }),
         tools: this.tools()
           .filter((t) => t.plugin === h.name && !h.error)

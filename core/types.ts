@@ -8,6 +8,9 @@ import type { LogLevel } from './log.ts';
 
 export type Isolation = 'inline' | 'worker' | 'process';
 
+/** What imported a plugin's module: Node's own loader (`native`) or jiti (docs/plugins.md, "How a plugin is loaded"). */
+export type PluginLoader = 'native' | 'jiti';
+
 /** Options of one `host.call()`. */
 export interface CallOptions {
   /** Cancels the call; the result is then `cancelled`. */
@@ -90,6 +93,8 @@ export interface PluginStatus {
   reloadError?: { code: HostErrorCode; message: string; violations?: Violation[] };
   warnings?: Violation[];
   isolation: Isolation;
+  /** What imported the module; none for an MCP server. */
+  loader?: PluginLoader;
   loadMs?: number;
   tools: Pick<ToolInfo, 'name' | 'description' | 'inputSchema' | 'annotations'>[];
 }

@@ -1,41 +1,159 @@
 /**
- * Imports a plugin module with jiti (TypeScript, ESM or CJS, no build step), in whichever thread
- * runs the plugin.
+ * Imports a plugin module in whichever thread runs the plugin: through Node's own loader where Node
+ * strips TypeScript types itself (22.18 and later), else with jiti (TypeScript, ESM or CJS, no build
+ * step). docs/plugins.md ("How a plugin is loaded") says which file takes which path.
  *
- * `rousseau-host` and `typebox` resolve to the host's own copies, so a plugin never brings a second
- * copy of either: `rousseau-host` maps to the plugin-facing helpers only (contract.ts, no run-time
- * imports), which keeps a plugin's import cheap.
+ * `rousseau-host` and `typebox` resolve to the host's own copies either way (jiti's aliases, or a
+ * resolve hook registered once per thread), so a plugin never brings a second copy of either:
+ * `rousseau-host` maps to the plugin-facing helpers only (contract.ts, no run-time imports), which
+ * keeps a plugin's import cheap.
  */
+import { readFileSync } from 'node:fs';
+import * as nodeModule from 'node:module';
 import { createRequire } from 'node:module';
-import { join, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createJiti, type Jiti } from 'jiti';
 import { messageOf } from '../errors.ts';
 import { hostAliases, PACKAGE_ROOT } from '../paths.ts';
+import type { PluginLoader } from '../types.ts';
 
 let jiti: Jiti | undefined;
 
+export interface ImportedPlugin {
+  /** The module's default export; `undefined` when it has none (the contract check then says so). */
+  exported: unknown;
+  loader: PluginLoader;
+}
+
 /**
- * Imports `file` and returns its default export; `undefined` when it has none (the contract check
- * then says so). A throw while importing names the plugin's file and line it came from. `fresh` (a
+ * Imports `file`. A throw while importing names the plugin's file and line it came from. `fresh` (a
  * reload) evaluates `file` and its local imports again instead of reusing the cached modules.
  */
-export async function importPlugin(file: string, fresh = false): Promise<unknown> {
+export async function importPlugin(file: string, fresh = false): Promise<ImportedPlugin> {
+  if (takesNativeImport(file)) {
+    try {
+      return { exported: pluginOf(await import(nativeUrl(file, fresh))), loader: 'native' };
+    } catch (error) {
+      // Syntax type stripping refuses (enums, namespaces, parameter properties), a type imported
+      // without `import type`, `./x.js` naming x.ts: jiti takes what Node's loader did not.
+      if (!refusedByNode(error)) throw withThrowSite(error);
+    }
+  }
   if (fresh) forgetModules(file);
   // jiti's transpile cache (fsCache) is on by default; JITI_FS_CACHE=false or a directory overrides it.
   jiti ??= createJiti(import.meta.url, { alias: hostAliases(), interopDefault: true });
-  let mod: Record<string, unknown> | undefined;
   try {
-    mod = (await jiti.import(file)) as Record<string, unknown> | undefined;
+    return { exported: pluginOf(await jiti.import(file)), loader: 'jiti' };
   } catch (error) {
-    const site = throwSite(error);
-    if (!site) throw error;
-    throw new Error(`${messageOf(error)} (thrown at ${site})`, { cause: error });
+    throw withThrowSite(error);
   }
+}
+
+function pluginOf(mod: unknown): unknown {
   if (!mod || typeof mod !== 'object') return mod;
   if ('default' in mod) return mod.default;
   // jiti hands a CommonJS module's `module.exports` back bare when it is imported a second time.
   return PLUGIN_KEYS.some((key) => key in mod) ? mod : undefined;
+}
+
+function withThrowSite(error: unknown): unknown {
+  const site = throwSite(error);
+  return site ? new Error(`${messageOf(error)} (thrown at ${site})`, { cause: error }) : error;
+}
+
+/** What Node ≥ 22.18 adds to `node:module` and `process.features`, beyond the Node 20 typings. */
+interface ResolveContext {
+  parentURL?: string | undefined;
+}
+interface Resolved {
+  url: string;
+  format?: string | null | undefined;
+  shortCircuit?: boolean;
+}
+type NextResolve = (specifier: string, context?: ResolveContext) => Resolved;
+const node = nodeModule as typeof nodeModule & {
+  registerHooks?: (hooks: {
+    resolve: (specifier: string, context: ResolveContext, next: NextResolve) => Resolved;
+  }) => unknown;
+  findPackageJSON?: (specifier: string) => string | undefined;
+};
+
+/** Node strips types itself (on by default from 22.18) and takes synchronous in-thread hooks. */
+const NATIVE = Boolean((process.features as { typescript?: unknown }).typescript) && node.registerHooks !== undefined;
+
+/** ESM by their extension, or by the nearest package.json's `"type": "module"`. */
+const NATIVE_EXTENSIONS = new Set(['.ts', '.mts', '.js', '.mjs']);
+
+/**
+ * Whether Node's loader should try `file`: an ES module of a package that says so (or of no package
+ * at all). A `.ts` file in a package.json without `"type"` would load too, with a warning about
+ * reparsing printed to the user; Node refuses to strip types under node_modules; `.tsx`, `.cts` and
+ * CommonJS are jiti's.
+ */
+function takesNativeImport(file: string): boolean {
+  if (!NATIVE) return false;
+  const ext = extname(file);
+  if (!NATIVE_EXTENSIONS.has(ext)) return false;
+  if (ext.endsWith('ts') && file.includes(`${sep}node_modules${sep}`)) return false;
+  if (ext.startsWith('.m')) return true;
+  const manifest = node.findPackageJSON?.(pathToFileURL(file).href);
+  return manifest === undefined || packageType(manifest) === 'module';
+}
+
+function packageType(manifest: string): unknown {
+  try {
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: unknown }).type;
+  } catch {
+    return undefined; // unreadable: Node would not load the file as ESM either
+  }
+}
+
+/**
+ * Whether the import failed in Node's loader (parsing, stripping, resolving, linking) rather than in
+ * the plugin's code: such an error has no frame in the plugin. A CommonJS `.ts` file in an ESM
+ * package does run, up to its first `require` or `module.exports`.
+ */
+function refusedByNode(error: unknown): boolean {
+  return throwSite(error) === undefined || /is not defined in ES module scope/.test(messageOf(error));
+}
+
+/** The query parameter that gives a reloaded plugin's modules URLs of their own, so Node evaluates them again. */
+const RELOAD_PARAM = 'rousseau-reload';
+let reloads = 0;
+
+function nativeUrl(file: string, fresh: boolean): string {
+  registerResolveHook();
+  const url = pathToFileURL(file);
+  if (fresh) url.searchParams.set(RELOAD_PARAM, String(++reloads));
+  return url.href;
+}
+
+let hooked = false;
+
+/**
+ * Once per thread (hooks registered with `registerHooks` are the thread's own): the host's aliases
+ * for a plugin's imports, and a reload's query passed on from a module to its local imports, so an
+ * edited helper is read again while typebox and other packages stay shared.
+ */
+function registerResolveHook(): void {
+  if (hooked) return;
+  hooked = true;
+  const aliases = new Map(Object.entries(hostAliases()).map(([name, path]) => [name, pathToFileURL(path).href]));
+  node.registerHooks!({
+    resolve(specifier, context, next) {
+      const parent = context.parentURL;
+      if (!parent?.startsWith('file:') || isHostCode(fileURLToPath(parent))) return next(specifier, context);
+      const alias = aliases.get(specifier);
+      if (alias) return { url: alias, shortCircuit: true };
+      const resolved = next(specifier, context);
+      const reload = new URL(parent).searchParams.get(RELOAD_PARAM);
+      if (!reload || !resolved.url.startsWith('file:') || resolved.url.includes('/node_modules/')) return resolved;
+      const url = new URL(resolved.url);
+      url.searchParams.set(RELOAD_PARAM, reload);
+      return { ...resolved, url: url.href };
+    },
+  });
 }
 
 /** Keys of a plugin object: a module without a default export that has them is a CommonJS plugin. */
@@ -43,6 +161,10 @@ const PLUGIN_KEYS = ['name', 'tools', 'setup'];
 
 /** The host's own code, whose frames are not the plugin's. */
 const HOST_CODE = [join(PACKAGE_ROOT, 'core') + sep, join(PACKAGE_ROOT, 'dist') + sep];
+
+function isHostCode(path: string): boolean {
+  return HOST_CODE.some((dir) => path.startsWith(dir));
+}
 
 /** The first `file:line:column` of the stack that is the plugin's: not Node's, a dependency's or the host's. */
 function throwSite(error: unknown): string | undefined {
@@ -54,10 +176,11 @@ function throwSite(error: unknown): string | undefined {
   }
   if (typeof stack !== 'string') return undefined;
   for (const line of stack.split('\n').slice(1)) {
-    const frame = /\(?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
+    // Anchored before the path: `node:internal/modules/...` frames are Node's, not a path.
+    const frame = /[\s(]((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
     if (!frame) continue;
     const path = frame[1]!.startsWith('file:') ? fileURLToPath(frame[1]!) : frame[1]!;
-    if (path.includes(`${sep}node_modules${sep}`) || HOST_CODE.some((dir) => path.startsWith(dir))) continue;
+    if (path.includes(`${sep}node_modules${sep}`) || isHostCode(path)) continue;
     return `${path}:${frame[2]}:${frame[3]}`;
   }
   return undefined;

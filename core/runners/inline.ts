@@ -8,12 +8,12 @@ import type { Authorization } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
 import type { Logger, LogLevel } from '../log.ts';
 import type { Progress } from '../types.ts';
-import { importPlugin } from './import-plugin.ts';
+import { type ImportedPlugin, importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
 import type { LoadedPlugin, PluginRunner, PluginSpec, RunOutcome, RunRequest } from './runner.ts';
 import { CallContext, type CallPort, emitLog } from './tool-context.ts';
 
-export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: unknown): PluginRunner {
+export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: ImportedPlugin): PluginRunner {
   let instance: PluginInstance | undefined;
   const lifetime = new AbortController();
 
@@ -21,22 +21,22 @@ export function createInlineRunner(spec: PluginSpec, log: Logger, preloaded?: un
     isolation: 'inline',
 
     async load(): Promise<LoadedPlugin> {
-      let exported = preloaded;
-      if (exported === undefined) {
+      let imported = preloaded;
+      if (imported === undefined) {
         try {
-          exported = await importPlugin(spec.file, spec.fresh);
+          imported = await importPlugin(spec.file, spec.fresh);
         } catch (error) {
           throw hostError('RH_ERR_PLUGIN_IMPORT', [spec.source, messageOf(error)], error);
         }
       }
-      instance = await instantiatePlugin(exported, {
+      instance = await instantiatePlugin(imported.exported, {
         source: spec.source,
         options: spec.options,
         workspace: spec.workspace,
         log,
         signal: lifetime.signal,
       });
-      return { plugin: instance.plugin, tools: instance.tools };
+      return { plugin: instance.plugin, tools: instance.tools, loader: imported.loader };
     },
 
     async run(request: RunRequest): Promise<RunOutcome> {

@@ -7,7 +7,7 @@
  */
 import type { Authorization } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../plugin-report.ts';
-import type { Isolation, LogEntry, Progress, Violation } from '../types.ts';
+import type { Isolation, LogEntry, PluginLoader, Progress, Violation } from '../types.ts';
 import type { QuarantinePolicy } from './crash-budget.ts';
 
 /** A plugin entry after the loader resolved it: everything a runner needs to start it. */
@@ -51,6 +51,8 @@ export interface LoadedPlugin {
   tools: ToolReport[] | null;
   /** Problems the runner found that the contract check cannot see (MCP tool names that collided). */
   warnings?: Violation[];
+  /** What imported the module (not told by an MCP server). */
+  loader?: PluginLoader;
 }
 
 export interface RunRequest {

@@ -12,7 +12,7 @@ import { HostError, hostError, messageOf } from '../errors.ts';
 import { isLogLevel, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { Progress } from '../types.ts';
 import { trackChildProcesses } from './child-processes.ts';
-import { importPlugin } from './import-plugin.ts';
+import { type ImportedPlugin, importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
 import { CallContext, type CallPort, portLogger } from './tool-context.ts';
 import { delegateWatching } from './watchdog.ts';
@@ -153,20 +153,20 @@ function initMessage(): Promise<WorkerData> {
 
 async function load(): Promise<void> {
   try {
-    let exported: unknown;
+    let imported: ImportedPlugin;
     try {
-      exported = await importPlugin(data.file);
+      imported = await importPlugin(data.file);
     } catch (error) {
       throw hostError('RH_ERR_PLUGIN_IMPORT', [data.source, messageOf(error)]);
     }
-    instance = await instantiatePlugin(exported, {
+    instance = await instantiatePlugin(imported.exported, {
       source: data.source,
       options: data.options,
       workspace: data.workspace,
       log: pluginLog,
       signal: lifetime.signal,
     });
-    post({ type: 'loaded', report: { plugin: instance.plugin, tools: instance.tools } });
+    post({ type: 'loaded', report: { plugin: instance.plugin, tools: instance.tools, loader: imported.loader } });
   } catch (error) {
     post({
       type: 'load_error',

@@ -4,7 +4,8 @@
  *   default), vs a bare `await execute()` and a bare compiled validation (interleaved batches,
  *   median and p99 of per-call means per batch);
  * - load time of 1, 10 and 100 generated TypeScript plugins (3 tools each), cold and warm jiti cache,
- *   in a fresh process each, vs `node -e 0`;
+ *   in a fresh process each, vs `node -e 0`; on a Node that strips types (this one or `RH_NODE22`),
+ *   100 plugins through Node's own loader vs Node importing the same files;
  * - CLI start-up: `--version` and `tools` (built-ins only) vs `node -e 0`.
  */
 import { execFileSync } from 'node:child_process';
@@ -97,8 +98,12 @@ async function callOverhead(): Promise<Row[]> {
   ];
 }
 
-/** Generates `count` TypeScript plugins with 3 tools each. */
+/**
+ * Generates `count` TypeScript plugins with 3 tools each, in an ES module package as docs/plugins.md
+ * advises: without `"type": "module"` Node strips each file's types twice, once to tell its format.
+ */
 function generatePlugins(dir: string, count: number): void {
+  writeFileSync(join(dir, 'package.json'), '{ "name": "bench-plugins", "private": true, "type": "module" }');
   for (let i = 0; i < count; i++) {
     const tools = [0, 1, 2]
       .map(
@@ -169,8 +174,40 @@ function pluginLoad(): Row[] {
       ...(n === 100 ? { target: '≤ 500 ms' } : {}),
     });
   }
+  rows.push(...nativeLoad(dir));
   rmSync(dir, { recursive: true, force: true });
   return rows;
+}
+
+/**
+ * A Node that strips types (≥ 22.18): this one, or `RH_NODE22` (e.g. the npm package `node@22`'s
+ * bin). Where there is one, the host's load of 100 plugins through Node's own loader is shown beside
+ * Node importing the same files itself.
+ */
+function nativeLoad(dir: string): Row[] {
+  const node = (process.features as { typescript?: unknown }).typescript ? process.execPath : process.env.RH_NODE22;
+  if (!node) return [];
+  const host = join(ROOT, 'scripts', 'bench', 'load-child.mjs');
+  const floor = join(ROOT, 'scripts', 'bench', 'native-child.mjs');
+  const times = (script: string) =>
+    median(
+      [0, 1, 2].map(() => {
+        const t0 = performance.now();
+        const out = JSON.parse(execFileSync(node, [script, dir, '100']).toString()) as { loaded: number };
+        if (out.loaded !== 100) throw new Error(`${script}: only ${out.loaded} of 100 plugins loaded`);
+        return performance.now() - t0;
+      }),
+    );
+  const version = execFileSync(node, ['--version']).toString().trim();
+  return [
+    {
+      name: `load 100 TS plugins, Node ${version} native import`,
+      value: times(host),
+      unit: 'ms',
+      floor: { name: "Node's own import of the files", value: times(floor) },
+      target: '≤ 1.3×',
+    },
+  ];
 }
 
 function cliStartup(): Row[] {

@@ -1,0 +1,97 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { FIXTURES, ROOT } from '../helpers.ts';
+
+const SCRIPT = join(FIXTURES, 'native-import', 'load-plugins.mjs');
+
+interface Outcome {
+  typeStripping: boolean;
+  statuses: { source: string; isolation: string; status: string; loader?: string; error?: string }[];
+  calls: Record<string, string>;
+  reloadedLoader?: string;
+}
+
+/** Runs the script with `node`; its stderr must stay empty (no warning about how a plugin was parsed). */
+function run(node: string): Outcome {
+  const { stdout, stderr, status } = spawnSync(node, [SCRIPT], { encoding: 'utf8' });
+  expect(stderr).to.equal('');
+  expect(status).to.equal(0);
+  return JSON.parse(stdout) as Outcome;
+}
+
+/**
+ * A Node that strips types by default (≥ 22.18): `RH_NODE22` if set, else the npm package `node@22`
+ * installed once under node_modules/.cache (from npm's cache when it has it).
+ */
+function node22(): string {
+  if (process.env.RH_NODE22) return process.env.RH_NODE22;
+  const prefix = join(ROOT, 'node_modules', '.cache', 'rousseau-node22');
+  const bin = join(prefix, 'node_modules', 'node', 'bin', 'node');
+  if (!existsSync(bin)) {
+    mkdirSync(prefix, { recursive: true });
+    writeFileSync(join(prefix, 'package.json'), '{ "name": "rousseau-node22", "private": true }');
+    execFileSync('npm', ['install', '--prefer-offline', '--no-save', '--no-audit', '--no-fund', 'node@22'], {
+      cwd: prefix,
+      stdio: 'ignore',
+    });
+  }
+  return bin;
+}
+
+/** Node 20: jiti takes every plugin, and serves the same tools as Node's loader does. */
+function expectJiti(outcome: Outcome): void {
+  expect(outcome.statuses.map((s) => [s.status, s.loader])).to.deep.equal(Array(5).fill(['loaded', 'jiti']));
+  expect(outcome.calls).to.deep.equal({
+    plain_say: 'before true',
+    enum_say: 'Red',
+    typeless_say: 'typeless',
+    cjs_say: 'cjs',
+    worker_say: 'before',
+    reloaded: 'after true',
+  });
+  expect(outcome.reloadedLoader).to.equal('jiti');
+}
+
+function expectNative(outcome: Outcome): void {
+  const statuses = Object.fromEntries(outcome.statuses.map((s) => [s.source, s]));
+  // Types stripped by Node, `typebox` and `rousseau-host` resolved to the host's copies (`true`).
+  expect(statuses['./plain.ts']).to.include({ status: 'loaded', loader: 'native' });
+  expect(outcome.calls.plain_say).to.equal('before true');
+  // An enum is TypeScript that stripping refuses: jiti loads it, and no error is reported.
+  expect(statuses['./enum.ts']).to.deep.equal({
+    source: './enum.ts',
+    isolation: 'inline',
+    status: 'loaded',
+    loader: 'jiti',
+  });
+  expect(outcome.calls.enum_say).to.equal('Red');
+  // A package.json without "type" would make Node warn as it reparses the file: jiti's.
+  expect(statuses['./typeless/typeless.ts']).to.include({ status: 'loaded', loader: 'jiti' });
+  // CommonJS in a `.ts` file of an ES module package runs until `module` is found missing: jiti's.
+  expect(statuses['./cjs.ts']).to.include({ status: 'loaded', loader: 'jiti' });
+  expect(outcome.calls.cjs_say).to.equal('cjs');
+  // A worker registers the resolve hook in its own thread.
+  expect(statuses['./worker.ts']).to.include({ status: 'loaded', loader: 'native' });
+  expect(outcome.calls.worker_say).to.equal('before');
+  // A reload evaluates the entry and its edited local import again, still natively.
+  expect(outcome.reloadedLoader).to.equal('native');
+  expect(outcome.calls.reloaded).to.equal('after true');
+}
+
+describe('importPlugin: which loader takes a plugin', () => {
+  it('uses the loader the running Node allows: jiti on Node 20', () => {
+    const outcome = run(process.execPath);
+    expect(outcome.typeStripping).to.equal(Boolean((process.features as { typescript?: unknown }).typescript));
+    if (outcome.typeStripping) expectNative(outcome);
+    else expectJiti(outcome);
+  });
+
+  it("loads through Node's own loader on Node 22, jiti where Node refuses, the same tools either way", function () {
+    this.timeout(120_000); // the first run may install node@22 from npm's cache
+    const outcome = run(node22());
+    expect(outcome.typeStripping).to.equal(true);
+    expectNative(outcome);
+  });
+});
