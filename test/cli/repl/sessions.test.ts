@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { SessionStore } from '../../../core/cli/repl/sessions.ts';
 import { tempDir } from '../../helpers.ts';
@@ -66,6 +67,47 @@ describe('saved sessions', () => {
       const session = new SessionStore(tmp.dir).open();
       expect(() => session.write({ type: 'message', message: { role: 'user', content: 'hi' } })).to.throw(/symlink/);
       expect(existsSync(join(tmp.dir, 'elsewhere', 'sessions'))).to.equal(false);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('makes session files readable by their owner only', () => {
+    const tmp = tempDir();
+    try {
+      const session = new SessionStore(tmp.dir).open();
+      session.write({ type: 'message', message: { role: 'user', content: 'the key is in .env' } });
+      session.close();
+      expect(statSync(session.file).mode & 0o777).to.equal(0o600);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('neither lists nor loads a session file planted as a symlink or a FIFO, and does not hang on one', () => {
+    const tmp = tempDir();
+    try {
+      const store = new SessionStore(tmp.dir);
+      tmp.write('outside.jsonl', line({ type: 'message', message: { role: 'user', content: 'not a session' } }));
+      tmp.write('.rousseau/sessions/real.jsonl', line({ type: 'message', message: { role: 'user', content: 'hi' } }));
+      symlinkSync(join(tmp.dir, 'outside.jsonl'), join(store.dir, 'linked.jsonl'));
+      execFileSync('mkfifo', [join(store.dir, 'fifo.jsonl')]);
+      expect(store.list().map((s) => s.id)).to.deep.equal(['real']);
+      expect(() => store.load('linked')).to.throw(/is a symlink/);
+      expect(() => store.load('fifo')).to.throw(/not a regular file/);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('loads nothing through a symlinked .rousseau in the workspace', () => {
+    const tmp = tempDir();
+    try {
+      tmp.write('elsewhere/sessions/s.jsonl', line({ type: 'message', message: { role: 'user', content: 'hi' } }));
+      symlinkSync(join(tmp.dir, 'elsewhere'), join(tmp.dir, '.rousseau'));
+      const store = new SessionStore(tmp.dir);
+      expect(store.list()).to.deep.equal([]);
+      expect(() => store.load('s')).to.throw(/symlink/);
     } finally {
       tmp.cleanup();
     }
