@@ -92,5 +92,15 @@ for (const isolation of ['inline', 'worker', 'process'] as const) {
       expect(told).to.equal(4);
       expect(lines.slice(before).some((l) => l.message === 'q error' && l.meta.tool === 'chatty')).to.equal(true);
     });
+
+    if (isolation !== 'inline')
+      it("cuts an isolate's log line to 16 Ki characters, for the caller and the host's log alike", async () => {
+        const got: LogEntry[] = [];
+        const result = await host.call('flood', {}, { onLog: (entry) => got.push(entry) });
+        expect(result, result.content).to.include({ isError: false, content: 'done' });
+        const cut = `${'x'.repeat(16 * 1024)}… [${1_000_000 - 16 * 1024} characters cut]`;
+        expect(got).to.deep.equal([{ level: 'error', message: cut }]);
+        expect(lines.at(-1)?.message).to.equal(cut);
+      });
   });
 }
