@@ -203,18 +203,60 @@ function readRecord(line: string): SessionRecord | undefined {
     return undefined;
   }
   if (!value || typeof value !== 'object') return undefined;
-  const record = value as { type?: unknown; message?: { role?: unknown }; usage?: unknown };
+  const record = value as { type?: unknown; message?: unknown; usage?: unknown; costUsd?: unknown };
   switch (record.type) {
     case 'session':
     case 'model':
       return record as SessionRecord;
     case 'message':
-      return ['user', 'assistant', 'tool'].includes(record.message?.role as string)
+      return isMessage(record.message) ? (record as SessionRecord) : undefined;
+    case 'usage':
+      return isUsage(record.usage) && (record.costUsd === undefined || typeof record.costUsd === 'number')
         ? (record as SessionRecord)
         : undefined;
-    case 'usage':
-      return record.usage && typeof record.usage === 'object' ? (record as SessionRecord) : undefined;
     default:
       return undefined;
   }
+}
+
+/**
+ * A message of the shape the agent and the providers rely on, field by field: a session file is
+ * the workspace's, and a wrong type (a number for a text) would otherwise throw far from here, in
+ * the session list or in a provider's request.
+ */
+function isMessage(value: unknown): value is Message {
+  const m = value as Record<string, unknown> | null;
+  switch (m?.role) {
+    case 'user':
+      return typeof m.content === 'string';
+    case 'assistant':
+      return (
+        typeof m.text === 'string' &&
+        Array.isArray(m.toolCalls) &&
+        m.toolCalls.every((c: Record<string, unknown> | null) => strings(c, 'id', 'name', 'arguments'))
+      );
+    case 'tool':
+      return (
+        Array.isArray(m.results) &&
+        m.results.every(
+          (r: Record<string, unknown> | null) =>
+            strings(r, 'callId', 'name', 'content') && typeof r?.isError === 'boolean',
+        )
+      );
+    default:
+      return false;
+  }
+}
+
+function strings(object: Record<string, unknown> | null, ...keys: string[]): boolean {
+  return keys.every((key) => typeof object?.[key] === 'string');
+}
+
+function isUsage(value: unknown): value is Usage {
+  const u = value as Record<string, unknown> | null;
+  return (
+    typeof u?.inputTokens === 'number' &&
+    typeof u.outputTokens === 'number' &&
+    ['cacheReadTokens', 'cacheWriteTokens'].every((key) => u[key] === undefined || typeof u[key] === 'number')
+  );
 }

@@ -112,4 +112,27 @@ describe('saved sessions', () => {
       tmp.cleanup();
     }
   });
+
+  it('takes a record of the wrong shape for a damaged line: a wrong type never reaches the list or a provider', () => {
+    const tmp = tempDir();
+    try {
+      const store = new SessionStore(tmp.dir);
+      const ok = line({ type: 'message', message: { role: 'user', content: 'fine' } });
+      for (const [id, bad] of [
+        ['user', { type: 'message', message: { role: 'user', content: 5 } }],
+        ['assistant', { type: 'message', message: { role: 'assistant', text: 'x', toolCalls: [{ id: 'c' }] } }],
+        ['tool', { type: 'message', message: { role: 'tool', results: [{ callId: 'c', content: 'r' }] } }],
+        ['usage', { type: 'usage', usage: { inputTokens: '3', outputTokens: 1 } }],
+      ] as const) {
+        tmp.write(`.rousseau/sessions/${id}.jsonl`, ok + line(bad));
+        const loaded = store.load(id);
+        expect(loaded.messages, id).to.deep.equal([{ role: 'user', content: 'fine' }]);
+        expect(loaded.usage, id).to.deep.equal([]);
+        expect(loaded.warning, id).to.equal(`session ${id}: line 2 is damaged; loaded the 1 line(s) before it`);
+      }
+      expect(store.list().map((s) => s.title)).to.deep.equal(['fine', 'fine', 'fine', 'fine']);
+    } finally {
+      tmp.cleanup();
+    }
+  });
 });
