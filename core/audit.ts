@@ -261,7 +261,8 @@ export function createAuditSink(
 ): AuditSink {
   let fd: number;
   try {
-    fd = openHostFile(file, workspace);
+    // Owner only when it makes the file: its lines hold tools' input (commands, file contents).
+    fd = openHostFile(file, workspace, 'append', 0o600);
   } catch (error) {
     throw hostError(
       'RH_ERR_CONFIG_INVALID',

@@ -52,8 +52,8 @@ class GuardedRun implements RunRequest {
   readonly input: unknown;
   readonly callId: string;
   readonly sessionId?: string;
-  readonly onProgress?: CallOptions['onProgress'];
-  readonly onLog?: CallOptions['onLog'];
+  private readonly progressTo?: CallOptions['onProgress'];
+  private readonly logTo?: CallOptions['onLog'];
   private readonly call: GuardedCall;
   private readonly registered: RegisteredTool;
   private readonly external?: AbortSignal;
@@ -91,9 +91,21 @@ class GuardedRun implements RunRequest {
     if (options.sessionId) this.sessionId = options.sessionId;
     if (options.signal) this.external = options.signal;
     // Named one by one: a caller's object must not reach this run's own fields (`onStopped`).
-    if (options.onProgress) this.onProgress = options.onProgress;
-    if (options.onLog) this.onLog = options.onLog;
+    if (options.onProgress) this.progressTo = options.onProgress;
+    if (options.onLog) this.logTo = options.onLog;
     this.resolve = resolve;
+  }
+
+  /**
+   * The caller hears the call's progress and log lines until it is answered: a tool still running
+   * after that (an inline one that ignores its signal) must not reach a caller that has moved on.
+   */
+  get onProgress(): CallOptions['onProgress'] {
+    return this.settled ? undefined : this.progressTo;
+  }
+
+  get onLog(): CallOptions['onLog'] {
+    return this.settled ? undefined : this.logTo;
   }
 
   get stopped(): boolean {

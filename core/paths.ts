@@ -80,37 +80,27 @@ export function hostAliases(): Record<string, string> {
  * with O_NOFOLLOW (and O_NONBLOCK: a FIFO there must not hang the host), and the descriptor must be
  * a regular file with one name, still at `file`; anything else throws an error naming the path. A
  * file outside the workspace is where the user's config put it, and is opened as named (a device
- * or a pipe to a collector included).
+ * or a pipe to a collector included). `mode` is the permissions of a file it creates (before umask).
  */
-export function openHostFile(file: string, workspace: string, how: 'append' | 'replace' = 'append'): number {
+export function openHostFile(
+  file: string,
+  workspace: string,
+  how: 'append' | 'replace' = 'append',
+  mode = 0o666,
+): number {
   const below = relative(workspace, file);
-  if (below === '' || below === '..' || below.startsWith(`..${sep}`) || isAbsolute(below)) {
+  if (outside(below)) {
     mkdirSync(dirname(file), { recursive: true });
-    return openSync(file, how === 'append' ? 'a' : 'w');
+    return openSync(file, how === 'append' ? 'a' : 'w', mode);
   }
-  let dir = resolve(workspace);
-  mkdirSync(dir, { recursive: true });
-  for (const part of dirname(below)
-    .split(sep)
-    .filter((p) => p !== '.')) {
-    dir = join(dir, part);
-    try {
-      mkdirSync(dir);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const stat = lstatSync(dir);
-    if (stat.isSymbolicLink())
-      throw new Error(`${dir} is a symlink; the host does not follow links to its own files in the workspace`);
-    if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
-  }
+  checkDirectories(workspace, below, true);
   let fd: number;
   try {
     const append = how === 'append' ? constants.O_APPEND : 0;
     fd = openSync(
       file,
       constants.O_WRONLY | append | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      0o666,
+      mode,
     );
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -139,5 +129,57 @@ export function openHostFile(file: string, workspace: string, how: 'append' | 'r
   } catch (error) {
     closeSync(fd);
     throw error;
+  }
+}
+
+/**
+ * The text of a file the host wrote in the workspace (a saved session), read under the same rules
+ * as `openHostFile` writes it: no symlinked directory on the way, no symlink, FIFO or device as the
+ * file. A planted link would hand the host (and the model it talks to) a file of the user's choosing
+ * that is not the host's, and a FIFO would block the read forever. A missing file throws ENOENT.
+ */
+export function readHostFile(file: string, workspace: string): string {
+  const below = relative(workspace, file);
+  if (!outside(below)) checkDirectories(workspace, below, false);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new Error(`${file} is a symlink; the host does not follow links to its own files in the workspace`);
+    throw error;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${file} is not a regular file`);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `below` (relative to the workspace) is not in it. */
+function outside(below: string): boolean {
+  return below === '' || below === '..' || below.startsWith(`..${sep}`) || isAbsolute(below);
+}
+
+/** Each directory from `workspace` down to `below`'s is a real directory, made first when `make`. */
+function checkDirectories(workspace: string, below: string, make: boolean): void {
+  let dir = resolve(workspace);
+  if (make) mkdirSync(dir, { recursive: true });
+  for (const part of dirname(below)
+    .split(sep)
+    .filter((p) => p !== '.')) {
+    dir = join(dir, part);
+    if (make) {
+      try {
+        mkdirSync(dir);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    }
+    const stat = lstatSync(dir);
+    if (stat.isSymbolicLink())
+      throw new Error(`${dir} is a symlink; the host does not follow links to its own files in the workspace`);
+    if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
   }
 }

@@ -10,6 +10,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -217,7 +218,7 @@ describe('audit trail', () => {
     expect(auditedInput('{"a":"é"}', 7)).to.include({ input: '{"a":"', inputTruncated: true });
   });
 
-  it('defaults to .rousseau/audit.jsonl in the workspace; log.audit: false writes nothing', async () => {
+  it('defaults to .rousseau/audit.jsonl in the workspace, owner-only; log.audit: false writes nothing', async () => {
     const plugins = [{ module: KIT, isolation: 'inline' as const }];
     const a = await createHost({
       cwd: dir.dir,
@@ -230,6 +231,8 @@ describe('audit trail', () => {
       'decision',
       'call',
     ]);
+    // Another user of the machine reads neither the inputs nor the session tags in it.
+    expect(statSync(join(dir.dir, '.rousseau', 'audit.jsonl')).mode & 0o777).to.equal(0o600);
 
     const off = tempDir();
     try {

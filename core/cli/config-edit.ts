@@ -231,8 +231,12 @@ function hasTrailingComma(text: string, code: boolean[], from: number, close: nu
   return false;
 }
 
+/** `text` as a single-quoted JS string. A line break cannot stand in one: it is written as its escape. */
 function quote(text: string): string {
-  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const escaped = text
+    .replace(/[\\']/g, '\\$&')
+    .replace(/[\n\r\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return `'${escaped}'`;
 }
 
 /** A regex source matching `module` as a single- or double-quoted string. */

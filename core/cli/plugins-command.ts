@@ -25,6 +25,7 @@ export const add: Command = {
     const [spec, ...rest] = positionals;
     if (!spec || rest.length)
       throw new UsageError('add takes exactly one SPEC (a package name, tarball, folder or git URL)');
+    notAnOption('SPEC', spec);
     const isolation = values.isolation;
     if (isolation !== undefined && (typeof isolation !== 'string' || !ISOLATIONS.includes(isolation)))
       throw new UsageError(`--isolation must be one of ${ISOLATIONS.join(', ')}; got "${String(isolation)}"`);
@@ -105,6 +106,7 @@ export const remove: Command = {
   async run({ values, positionals }) {
     const [name, ...rest] = positionals;
     if (!name || rest.length) throw new UsageError('remove takes exactly one NAME (the module the config lists)');
+    notAnOption('NAME', name);
     const dryRun = values['dry-run'] === true;
     const project = await projectOf(values);
     if (!project.file || !project.modules.includes(name)) {
@@ -156,6 +158,15 @@ async function projectOf(values: Values): Promise<Project> {
   const loaded = await loadConfig({ cwd, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) });
   const modules = (loaded.config.plugins ?? []).map(entryModule).filter((m): m is string => m !== undefined);
   return { cwd, dir: loaded.dir, ...(loaded.file ? { file: loaded.file } : {}), modules };
+}
+
+/**
+ * SPEC and NAME reach npm's command line, after `--` too: one that starts with `-` would be read by
+ * npm as an option (`--registry=…`, `--script-shell=…`), not as the package it stands for.
+ */
+function notAnOption(what: string, value: string): void {
+  if (value.startsWith('-'))
+    throw new UsageError(`${what} "${value}" starts with "-": npm would take it for an option, not a package`);
 }
 
 function parseOptions(text: string): unknown {

@@ -1,20 +1,30 @@
 /**
  * What a Streamable HTTP session sent, kept so that a client whose SSE stream broke can reconnect
  * with `Last-Event-ID` and get what it missed (MCP resumability). In memory, one store per
- * session, and bounded: past `max` events the oldest are forgotten, and a client resuming from a
- * forgotten event is told so (the SDK answers 400) rather than handed a stream with a hole in it.
+ * session, and bounded in events and in size: past `max` events, or `maxChars` characters of JSON
+ * (a tool's result or a plugin's log line can be large, and every session has its store), the
+ * oldest are forgotten, and a client resuming from a forgotten event is told so (the SDK answers
+ * 400) rather than handed a stream with a hole in it. The newest event is always kept.
  */
 import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 export class BoundedEventStore implements EventStore {
   /** Oldest first; a Map keeps insertion order, so eviction is its first key. */
-  private readonly events = new Map<EventId, { streamId: StreamId; message: JSONRPCMessage }>();
+  private readonly events = new Map<EventId, { streamId: StreamId; message: JSONRPCMessage; chars: number }>();
   private next = 0;
+  private chars = 0;
   private readonly max: number;
+  private readonly maxChars: number;
 
-  constructor(max: number) {
+  constructor(max: number, maxChars = Number.POSITIVE_INFINITY) {
     this.max = max;
+    this.maxChars = maxChars;
+  }
+
+  /** The characters of JSON the kept events hold. */
+  get storedChars(): number {
+    return this.chars;
   }
 
   get size(): number {
@@ -23,8 +33,14 @@ export class BoundedEventStore implements EventStore {
 
   async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
     const id = String(++this.next);
-    this.events.set(id, { streamId, message });
-    if (this.events.size > this.max) this.events.delete(this.events.keys().next().value!);
+    const chars = JSON.stringify(message).length;
+    this.events.set(id, { streamId, message, chars });
+    this.chars += chars;
+    while (this.events.size > 1 && (this.events.size > this.max || this.chars > this.maxChars)) {
+      const [oldest, event] = this.events.entries().next().value!;
+      this.events.delete(oldest);
+      this.chars -= event.chars;
+    }
     return id;
   }
 

@@ -176,6 +176,9 @@ export interface McpHttpOptions {
 /** Events kept per session for clients that reconnect with `Last-Event-ID`. */
 const MCP_HTTP_EVENTS_PER_SESSION = 1000;
 
+/** And the characters of JSON those events may hold: 1,000 capped tool results would be 64 MiB a session. */
+const MCP_HTTP_EVENT_CHARS_PER_SESSION = 4 * 1024 * 1024;
+
 /** The `retry` an SSE stream suggests: how soon a client whose stream broke reconnects. */
 const MCP_HTTP_RETRY_MS = 1000;
 
@@ -269,7 +272,7 @@ export async function serveMcpHttp(
       server,
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
-        eventStore: new BoundedEventStore(MCP_HTTP_EVENTS_PER_SESSION),
+        eventStore: new BoundedEventStore(MCP_HTTP_EVENTS_PER_SESSION, MCP_HTTP_EVENT_CHARS_PER_SESSION),
         retryInterval: MCP_HTTP_RETRY_MS,
         onsessioninitialized: (sid) => {
           if (sessions.size >= maxSessions) {

@@ -4,6 +4,7 @@
  * through `host.call` (validation, policy, isolation, timeout, cap, audit). Transports are in
  * serve.ts; this file knows nothing about them.
  */
+import { createHash } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -101,6 +102,7 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
     return {};
   });
 
+  let tag: string | undefined;
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools(loaded ?? (await ready)) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -119,7 +121,7 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
           .catch(() => {}); // the client left: the call's signal tells the tool
       },
     };
-    if (extra.sessionId) options.sessionId = extra.sessionId;
+    if (extra.sessionId) options.sessionId = tag ??= sessionTag(extra.sessionId);
     const token = _meta?.progressToken;
     let sent: Promise<void> | undefined;
     if (token !== undefined) {
@@ -153,6 +155,16 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
   });
 
   return server;
+}
+
+/**
+ * What a session's calls are tagged with (`ctx.sessionId`, the audit trail, approvals for the
+ * session): a digest of its id, never the id. Over HTTP the id is the session's only credential;
+ * a plugin, or anyone who can read the audit file, holding it could open the session's stream,
+ * replay its events (other calls' results) or end it.
+ */
+function sessionTag(sessionId: string): string {
+  return `mcp-${createHash('sha256').update(sessionId).digest('hex').slice(0, 32)}`;
 }
 
 /** The host's tools in its order (sorted by name), without those of quarantined plugins. */

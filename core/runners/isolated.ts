@@ -57,6 +57,9 @@ interface Pending {
 /** The most meta a log line from an isolate carries, as JSON; more is dropped. */
 const MAX_LOG_META_BYTES = 16 * 1024;
 
+/** The most characters of a log line's text from an isolate; the rest is cut, saying how much. */
+const MAX_LOG_TEXT_CHARS = 16 * 1024;
+
 /** How one attempt at a call ended: an outcome, or a call to run again on the next isolate. */
 type Attempt = RunOutcome | { rerun: 'unstarted' | 'started' };
 
@@ -321,10 +324,15 @@ class IsolatedRunner implements PluginRunner {
       }
       case 'log': {
         // The isolate runs the plugin's code, which can post any message past the relay: only a
-        // known level, a string, and meta whose JSON is small (a DAG kept small by structured clone
-        // would be written out on the host thread) reach the log.
+        // known level, a string of bounded length (each line goes to stderr and to every MCP
+        // session's replay buffer), and meta whose JSON is small (a DAG kept small by structured
+        // clone would be written out on the host thread) reach the log.
         const level = isLogLevel(message.level) ? message.level : 'info';
-        const text = String(message.message);
+        const raw = String(message.message);
+        const text =
+          raw.length > MAX_LOG_TEXT_CHARS
+            ? `${raw.slice(0, MAX_LOG_TEXT_CHARS)}… [${raw.length - MAX_LOG_TEXT_CHARS} characters cut]`
+            : raw;
         const meta =
           message.meta !== null && typeof message.meta === 'object' && !jsonLongerThan(message.meta, MAX_LOG_META_BYTES)
             ? message.meta

@@ -166,4 +166,15 @@ describe('rousseau-host add / remove', function () {
     expect(refused.stdout.trim()).to.equal("plugins: ['rousseau-plugin-greet']");
     expect(readFileSync(join(other, 'rousseau.config.ts'), 'utf8')).to.equal(computed);
   });
+
+  it('refuses a SPEC or NAME that npm would read as an option, before npm runs', async () => {
+    for (const args of [
+      ['add', '--', '--version'],
+      ['remove', '--', '--global'],
+    ]) {
+      const refused = await cli(args, project);
+      expect(refused.code, refused.stderr).to.equal(2);
+      expect(refused.stderr).to.include(`"${args[2]}" starts with "-": npm would take it for an option`);
+    }
+  });
 });

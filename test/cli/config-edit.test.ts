@@ -26,6 +26,14 @@ describe('config edit', () => {
     }
   });
 
+  it("writes a string's quotes, backslashes and line breaks as escapes: the value stays one string", () => {
+    const value = "it's\\ two\nlines\r\u2028";
+    const after = text(addEntry(TS, 'export default { plugins: [] };\n', { module: 'p', options: { note: value } }));
+    const literal = /note: ('.*') \}/.exec(after)?.[1];
+    expect(after.split('\n')).to.have.length(2); // one line, and the final newline
+    expect(new Function(`return ${literal}`)()).to.equal(value);
+  });
+
   it('is not fooled by comments and strings that look like a plugins array', () => {
     const before =
       "// plugins: ['commented']\nconst note = 'plugins: [x]';\nexport default { /* plugins: [] */ plugins: ['a]b'], note };\n";

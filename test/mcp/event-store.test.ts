@@ -33,4 +33,29 @@ describe('BoundedEventStore', () => {
     expect(await replay(store, 'nonsense')).to.deep.equal({ stream: '', sent: [] });
     expect((await replay(store, ids[2]!)).sent).to.deep.equal([note(4), note(5)]);
   });
+
+  it('forgets the oldest past its size in characters too, and always keeps the newest event', async () => {
+    const big = (n: number): JSONRPCMessage => ({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { n, data: 'x'.repeat(1000) },
+    });
+    const size = JSON.stringify(big(1)).length;
+    const store = new BoundedEventStore(1000, size * 3);
+    const ids = [];
+    for (let n = 1; n <= 9; n++) ids.push(await store.storeEvent('a', big(n))); // one digit: equal sizes
+    expect(store.size).to.equal(3);
+    expect(store.storedChars).to.equal(size * 3);
+    expect((await replay(store, ids[6]!)).sent).to.deep.equal([big(8), big(9)]);
+    expect(await replay(store, ids[5]!)).to.deep.equal({ stream: '', sent: [] });
+
+    const huge: JSONRPCMessage = {
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { data: 'y'.repeat(size * 10) },
+    };
+    await store.storeEvent('a', huge);
+    expect(store.size).to.equal(1);
+    expect(store.storedChars).to.equal(JSON.stringify(huge).length);
+  });
 });

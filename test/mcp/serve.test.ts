@@ -234,7 +234,12 @@ describe('rousseau-host start --mcp: while the plugins load', function () {
     expect(client.getServerVersion()?.name).to.equal('rousseau-host');
     const listed = client.listTools();
     tmp.write('open', '');
-    expect((await listed).tools.map((t) => t.name)).to.deep.equal(['log_levels', 'opened', 'write_later']);
+    expect((await listed).tools.map((t) => t.name)).to.deep.equal([
+      'log_levels',
+      'opened',
+      'session_of',
+      'write_later',
+    ]);
     expect(text(await client.callTool({ name: 'opened', arguments: {} }))).to.equal('open');
   });
 

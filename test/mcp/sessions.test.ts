@@ -1,7 +1,7 @@
 // Streamable HTTP with sessions (the default of serveMcpHttp), seen from the SDK's client and, where
 // the client hides it (event ids, priming, Last-Event-ID), from raw HTTP on loopback.
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -98,10 +98,36 @@ describe('serveMcpHttp with sessions (the default)', function () {
     try {
       expect((client.transport as StreamableHTTPClientTransport).sessionId).to.be.a('string');
       expect(client.getServerCapabilities()).to.deep.include({ tools: { listChanged: true }, logging: {} });
-      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['log_levels', 'write_later']);
+      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal([
+        'log_levels',
+        'session_of',
+        'write_later',
+      ]);
       expect(server.sessions()).to.be.at.least(1);
     } finally {
       await client.close();
+    }
+  });
+
+  it("tags a session's calls with an id of their own: plugins and the audit file never see the session's id", async () => {
+    const [a, b] = [await connect(server.url), await connect(server.url)];
+    try {
+      const id = (client: Client) => (client.transport as StreamableHTTPClientTransport).sessionId!;
+      const seen = async (client: Client) => text(await client.callTool({ name: 'session_of', arguments: {} }));
+      const tag = await seen(a);
+      expect(tag).to.match(/^mcp-[0-9a-f]{32}$/);
+      expect(await seen(a)).to.equal(tag); // one session, one tag: its calls can be told together
+      expect(await seen(b)).to.not.equal(tag);
+      // The id would let whoever holds it into the session: its streams, its replayed results, DELETE.
+      const written = readFileSync(audit, 'utf8');
+      for (const client of [a, b]) {
+        expect(tag).to.not.include(id(client));
+        expect(written).to.not.include(id(client));
+      }
+      expect(written).to.include(tag);
+    } finally {
+      await a.close();
+      await b.close();
     }
   });
 

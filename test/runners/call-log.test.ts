@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createHost, type Host } from '../../core/host.ts';
 import type { Logger } from '../../core/log.ts';
 import type { LogEntry } from '../../core/types.ts';
-import { FIXTURES } from '../helpers.ts';
+import { FIXTURES, until } from '../helpers.ts';
 
 interface Line {
   level: string;
@@ -92,5 +92,27 @@ for (const isolation of ['inline', 'worker', 'process'] as const) {
       expect(told).to.equal(4);
       expect(lines.slice(before).some((l) => l.message === 'q error' && l.meta.tool === 'chatty')).to.equal(true);
     });
+
+    it('tells the caller nothing more once the call is answered, though the tool goes on', async () => {
+      const got: string[] = [];
+      const result = await host.call(
+        'after_answer',
+        {},
+        { onLog: (entry) => got.push(entry.message), onProgress: (p) => got.push(`progress ${p.done}`) },
+      );
+      expect(result, result.content).to.include({ isError: false, content: 'answered' });
+      await until(() => lines.some((l) => l.message === 'after the answer'), { message: 'the late line' });
+      expect(got).to.deep.equal(['before the answer', 'progress 1']);
+    });
+
+    if (isolation !== 'inline')
+      it("cuts an isolate's log line to 16 Ki characters, for the caller and the host's log alike", async () => {
+        const got: LogEntry[] = [];
+        const result = await host.call('flood', {}, { onLog: (entry) => got.push(entry) });
+        expect(result, result.content).to.include({ isError: false, content: 'done' });
+        const cut = `${'x'.repeat(16 * 1024)}… [${1_000_000 - 16 * 1024} characters cut]`;
+        expect(got).to.deep.equal([{ level: 'error', message: cut }]);
+        expect(lines.at(-1)?.message).to.equal(cut);
+      });
   });
 }

@@ -4,18 +4,20 @@
  * with its time: the session's start (provider and model names, never settings or keys), each
  * message of the conversation, and the token usage of each run.
  *
- * Files are opened through `openHostFile` (paths.ts): a workspace is not the host's, and a
- * `.rousseau` planted as a symlink must not redirect the writes. A file cut short (the host was
+ * Files are opened through `openHostFile` and read through `readHostFile` (paths.ts): a workspace
+ * is not the host's, and a `.rousseau` or a session file planted as a symlink (or a FIFO) must not
+ * redirect the writes, nor hand the model another file as a conversation. They are the user's alone
+ * (mode 0600). A file cut short (the host was
  * killed mid-write) or damaged loads up to its last whole, valid line, with a warning saying
  * where it stopped, and is rewritten with just those lines when the session carries on (appending
  * after a cut line would damage the next record too). A call whose results were not saved is
  * dropped, so the conversation stays valid for the model.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { closeSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message, Usage } from '../../agent/messages.ts';
-import { openHostFile } from '../../paths.ts';
+import { openHostFile, readHostFile } from '../../paths.ts';
 
 export type SessionRecord =
   | { type: 'session'; id: string; provider: string; model: string }
@@ -68,17 +70,25 @@ export class SessionStore {
       return []; // no session saved yet
     }
     return names
-      .map((name) => {
+      .flatMap((name) => {
         const id = name.slice(0, -'.jsonl'.length);
         const file = join(this.dir, name);
-        const { messages } = parse(readFileSync(file, 'utf8'));
+        let text: string;
+        try {
+          text = readHostFile(file, this.workspace);
+        } catch {
+          return []; // not a session the host wrote (a symlink, a FIFO): `load` says why when asked for it
+        }
+        const { messages } = parse(text);
         const first = messages.find((m) => m.role === 'user');
-        return {
-          id,
-          updated: statSync(file).mtime,
-          messages: messages.length,
-          title: first?.role === 'user' ? first.content : '',
-        };
+        return [
+          {
+            id,
+            updated: statSync(file).mtime,
+            messages: messages.length,
+            title: first?.role === 'user' ? first.content : '',
+          },
+        ];
       })
       .sort((a, b) => b.updated.getTime() - a.updated.getTime());
   }
@@ -92,7 +102,7 @@ export class SessionStore {
     const file = this.file(id);
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readHostFile(file, this.workspace);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT')
         throw new Error(`no saved session "${id}" in ${this.dir} (start --resume lists them)`);
@@ -131,7 +141,8 @@ export class Session {
   /** Appends one record; throws when the file cannot be opened (a symlink in the workspace, say). */
   write(record: SessionRecord): void {
     if (this.fd === undefined) {
-      this.fd = openHostFile(this.file, this.workspace, this.repair === undefined ? 'append' : 'replace');
+      // Owner only: a conversation holds what the tools read (files, command output, maybe secrets).
+      this.fd = openHostFile(this.file, this.workspace, this.repair === undefined ? 'append' : 'replace', 0o600);
       if (this.repair) writeSync(this.fd, this.repair);
       this.repair = undefined;
     }
@@ -192,18 +203,60 @@ function readRecord(line: string): SessionRecord | undefined {
     return undefined;
   }
   if (!value || typeof value !== 'object') return undefined;
-  const record = value as { type?: unknown; message?: { role?: unknown }; usage?: unknown };
+  const record = value as { type?: unknown; message?: unknown; usage?: unknown; costUsd?: unknown };
   switch (record.type) {
     case 'session':
     case 'model':
       return record as SessionRecord;
     case 'message':
-      return ['user', 'assistant', 'tool'].includes(record.message?.role as string)
+      return isMessage(record.message) ? (record as SessionRecord) : undefined;
+    case 'usage':
+      return isUsage(record.usage) && (record.costUsd === undefined || typeof record.costUsd === 'number')
         ? (record as SessionRecord)
         : undefined;
-    case 'usage':
-      return record.usage && typeof record.usage === 'object' ? (record as SessionRecord) : undefined;
     default:
       return undefined;
   }
+}
+
+/**
+ * A message of the shape the agent and the providers rely on, field by field: a session file is
+ * the workspace's, and a wrong type (a number for a text) would otherwise throw far from here, in
+ * the session list or in a provider's request.
+ */
+function isMessage(value: unknown): value is Message {
+  const m = value as Record<string, unknown> | null;
+  switch (m?.role) {
+    case 'user':
+      return typeof m.content === 'string';
+    case 'assistant':
+      return (
+        typeof m.text === 'string' &&
+        Array.isArray(m.toolCalls) &&
+        m.toolCalls.every((c: Record<string, unknown> | null) => strings(c, 'id', 'name', 'arguments'))
+      );
+    case 'tool':
+      return (
+        Array.isArray(m.results) &&
+        m.results.every(
+          (r: Record<string, unknown> | null) =>
+            strings(r, 'callId', 'name', 'content') && typeof r?.isError === 'boolean',
+        )
+      );
+    default:
+      return false;
+  }
+}
+
+function strings(object: Record<string, unknown> | null, ...keys: string[]): boolean {
+  return keys.every((key) => typeof object?.[key] === 'string');
+}
+
+function isUsage(value: unknown): value is Usage {
+  const u = value as Record<string, unknown> | null;
+  return (
+    typeof u?.inputTokens === 'number' &&
+    typeof u.outputTokens === 'number' &&
+    ['cacheReadTokens', 'cacheWriteTokens'].every((key) => u[key] === undefined || typeof u[key] === 'number')
+  );
 }

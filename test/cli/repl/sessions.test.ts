@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { SessionStore } from '../../../core/cli/repl/sessions.ts';
 import { tempDir } from '../../helpers.ts';
@@ -66,6 +67,70 @@ describe('saved sessions', () => {
       const session = new SessionStore(tmp.dir).open();
       expect(() => session.write({ type: 'message', message: { role: 'user', content: 'hi' } })).to.throw(/symlink/);
       expect(existsSync(join(tmp.dir, 'elsewhere', 'sessions'))).to.equal(false);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('makes session files readable by their owner only', () => {
+    const tmp = tempDir();
+    try {
+      const session = new SessionStore(tmp.dir).open();
+      session.write({ type: 'message', message: { role: 'user', content: 'the key is in .env' } });
+      session.close();
+      expect(statSync(session.file).mode & 0o777).to.equal(0o600);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('neither lists nor loads a session file planted as a symlink or a FIFO, and does not hang on one', () => {
+    const tmp = tempDir();
+    try {
+      const store = new SessionStore(tmp.dir);
+      tmp.write('outside.jsonl', line({ type: 'message', message: { role: 'user', content: 'not a session' } }));
+      tmp.write('.rousseau/sessions/real.jsonl', line({ type: 'message', message: { role: 'user', content: 'hi' } }));
+      symlinkSync(join(tmp.dir, 'outside.jsonl'), join(store.dir, 'linked.jsonl'));
+      execFileSync('mkfifo', [join(store.dir, 'fifo.jsonl')]);
+      expect(store.list().map((s) => s.id)).to.deep.equal(['real']);
+      expect(() => store.load('linked')).to.throw(/is a symlink/);
+      expect(() => store.load('fifo')).to.throw(/not a regular file/);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('loads nothing through a symlinked .rousseau in the workspace', () => {
+    const tmp = tempDir();
+    try {
+      tmp.write('elsewhere/sessions/s.jsonl', line({ type: 'message', message: { role: 'user', content: 'hi' } }));
+      symlinkSync(join(tmp.dir, 'elsewhere'), join(tmp.dir, '.rousseau'));
+      const store = new SessionStore(tmp.dir);
+      expect(store.list()).to.deep.equal([]);
+      expect(() => store.load('s')).to.throw(/symlink/);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('takes a record of the wrong shape for a damaged line: a wrong type never reaches the list or a provider', () => {
+    const tmp = tempDir();
+    try {
+      const store = new SessionStore(tmp.dir);
+      const ok = line({ type: 'message', message: { role: 'user', content: 'fine' } });
+      for (const [id, bad] of [
+        ['user', { type: 'message', message: { role: 'user', content: 5 } }],
+        ['assistant', { type: 'message', message: { role: 'assistant', text: 'x', toolCalls: [{ id: 'c' }] } }],
+        ['tool', { type: 'message', message: { role: 'tool', results: [{ callId: 'c', content: 'r' }] } }],
+        ['usage', { type: 'usage', usage: { inputTokens: '3', outputTokens: 1 } }],
+      ] as const) {
+        tmp.write(`.rousseau/sessions/${id}.jsonl`, ok + line(bad));
+        const loaded = store.load(id);
+        expect(loaded.messages, id).to.deep.equal([{ role: 'user', content: 'fine' }]);
+        expect(loaded.usage, id).to.deep.equal([]);
+        expect(loaded.warning, id).to.equal(`session ${id}: line 2 is damaged; loaded the 1 line(s) before it`);
+      }
+      expect(store.list().map((s) => s.title)).to.deep.equal(['fine', 'fine', 'fine', 'fine']);
     } finally {
       tmp.cleanup();
     }
