@@ -17,7 +17,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { messageOf } from '../errors.ts';
 import type { Host } from '../host.ts';
 import { BoundedEventStore } from './event-store.ts';
-import { createMcpServer, sendToolListChanged, watchPluginStatuses } from './server.ts';
+import { createMcpServer, sendToolListChanged, sessionTag, watchPluginStatuses } from './server.ts';
 import { guardStdout } from './stdout-guard.ts';
 
 /** The path of the Streamable HTTP endpoint. */
@@ -311,7 +311,8 @@ export async function serveMcpHttp(
     const session = sessions.get(id);
     if (!session) return;
     sessions.delete(id);
-    host.log.debug(`MCP HTTP session ${id} closed: ${why}`);
+    // The id is the session's credential: logs name it by its tag, as the audit does.
+    host.log.debug(`MCP HTTP session ${sessionTag(id)} closed: ${why}`);
     // Closing the server aborts the calls still running for it.
     void session.transport.close();
     void session.server.close();

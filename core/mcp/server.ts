@@ -163,7 +163,7 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
  * a plugin, or anyone who can read the audit file, holding it could open the session's stream,
  * replay its events (other calls' results) or end it.
  */
-function sessionTag(sessionId: string): string {
+export function sessionTag(sessionId: string): string {
   return `mcp-${createHash('sha256').update(sessionId).digest('hex').slice(0, 32)}`;
 }
 
