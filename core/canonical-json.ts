@@ -29,7 +29,7 @@ export function canonicalJson(value: unknown): string {
       const obj = value as Record<string, unknown>;
       const keys = Object.keys(obj);
       if (keys.some(mayChange)) {
-        const entries = normalizedEntries(obj, '').sort(byKey);
+        const entries = normalizedEntries(obj, []).sort(byKey);
         return `{${entries.map(([k, v]) => `${quote(k)}:${canonicalJson(v)}`).join(',')}}`;
       }
       keys.sort(); // the default order compares UTF-16 code units
@@ -52,7 +52,12 @@ export function canonicalJson(value: unknown): string {
  * Copy on write: what needs no change is returned as is (the argument is never modified); a copied
  * object inherits nothing, like the parser's (safe-json.ts).
  */
-export function normalizeValue<T>(value: T, path = ''): T {
+export function normalizeValue<T>(value: T): T {
+  return normalizeAt(value, []);
+}
+
+/** `at`: the keys and indexes down to `value`, joined into a pointer only for a collision's message. */
+function normalizeAt<T>(value: T, at: (string | number)[]): T {
   if (typeof value === 'string') return (mayChange(value) ? value.normalize('NFC') : value) as T;
   if (typeof value === 'number') return (value === 0 ? 0 : value) as T;
   if (value === null || typeof value !== 'object') return value;
@@ -60,7 +65,9 @@ export function normalizeValue<T>(value: T, path = ''): T {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      const normal = normalizeValue(item, `${path}/${i}`);
+      at.push(i);
+      const normal = normalizeAt(item, at);
+      at.pop();
       if (!Object.is(normal, item)) {
         out ??= value.slice();
         out[i] = normal;
@@ -72,13 +79,19 @@ export function normalizeValue<T>(value: T, path = ''): T {
   const keys = Object.keys(obj);
   if (keys.some(mayChange)) {
     const out = emptyRecord();
-    for (const [k, v] of normalizedEntries(obj, path)) out[k] = normalizeValue(v, `${path}/${k}`);
+    for (const [k, v] of normalizedEntries(obj, at)) {
+      at.push(k);
+      out[k] = normalizeAt(v, at);
+      at.pop();
+    }
     return out as T;
   }
   let out: Record<string, unknown> | undefined;
   for (const key of keys) {
     const item = obj[key];
-    const normal = normalizeValue(item, `${path}/${key}`);
+    at.push(key);
+    const normal = normalizeAt(item, at);
+    at.pop();
     if (!Object.is(normal, item)) {
       out ??= Object.assign(emptyRecord(), obj);
       out[key] = normal;
@@ -102,7 +115,7 @@ function quote(text: string): string {
 }
 
 /** The own entries with NFC keys (`undefined` values dropped, as JSON would); throws on a collision. */
-function normalizedEntries(obj: Record<string, unknown>, path: string): [string, unknown][] {
+function normalizedEntries(obj: Record<string, unknown>, at: (string | number)[]): [string, unknown][] {
   const entries: [string, unknown][] = [];
   const seen = new Set<string>();
   for (const key of Object.keys(obj)) {
@@ -111,7 +124,7 @@ function normalizedEntries(obj: Record<string, unknown>, path: string): [string,
     const nfc = key.normalize('NFC');
     if (seen.has(nfc))
       throw new JsonInputError(
-        `two keys at ${path || '/'} are both "${nfc}" once Unicode-normalised (NFC); give each key once`,
+        `two keys at ${at.length ? `/${at.join('/')}` : '/'} are both "${nfc}" once Unicode-normalised (NFC); give each key once`,
       );
     seen.add(nfc);
     entries.push([nfc, value]);

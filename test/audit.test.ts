@@ -371,7 +371,7 @@ describe('audit trail', () => {
         sessionId: text,
         plugin: text,
         tool: text,
-        decision: 'ask',
+        decision: 'ask' as const,
         rule: text,
         reason: text,
         answer: 'approved',
@@ -399,8 +399,14 @@ describe('audit trail', () => {
         ]),
       );
       const call = { callId: text, sessionId: text, plugin: text, tool: text };
-      const decided = { decision: 'deny', rule: text };
-      const ended = { outcome: 'error' as const, code: 'denied', durationMs: 0.25, approvalMs: 2, content: text };
+      const decided = { decision: 'deny' as const, rule: text };
+      const ended = {
+        outcome: 'error' as const,
+        code: 'denied' as const,
+        durationMs: 0.25,
+        approvalMs: 2,
+        content: text,
+      };
       expect(callEntry({ ...call, input, ...decided, ...ended, truncated: true })(time), `call #${i}`).to.equal(
         JSON.stringify({
           time,

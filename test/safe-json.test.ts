@@ -71,6 +71,27 @@ describe('strict JSON', () => {
     }
   });
 
+  it('fills its objects without a setter on Object.prototype seeing the writes: each key is an own property', () => {
+    const seen: unknown[] = [];
+    Object.defineProperty(Object.prototype, 'command', {
+      configurable: true,
+      set(value: unknown) {
+        seen.push(value);
+      },
+    });
+    try {
+      for (const value of [parseStrictJson('{"a":{"command":"ls"}}'), copyJsonValue({ a: { command: 'ls' } })]) {
+        const inner = (value as { a: object }).a;
+        expect(Object.getPrototypeOf(value)).to.equal(null);
+        expect(Object.getPrototypeOf(inner)).to.equal(null);
+        expect(Object.getOwnPropertyDescriptor(inner, 'command')?.value).to.equal('ls');
+      }
+      expect(seen).to.deep.equal([]);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).command;
+    }
+  });
+
   describe('copyJsonValue (already-parsed input)', () => {
     it('returns a deep copy of plain JSON values and null-prototype objects, sharing nothing with the caller', () => {
       const given = { a: [1, 'x', null, { b: false }] };

@@ -2,7 +2,7 @@
  * Host core figures, each beside its floor from the same run:
  * - per-call overhead of `host.call()` on an inline echo tool, with the audit trail off and on (the
  *   default), vs a bare `await execute()` and a bare compiled validation (interleaved batches,
- *   median and p99 of per-call means per batch);
+ *   median and p99 of per-call means per batch; the audited overhead in CPU time too);
  * - load time of 1, 10 and 100 generated TypeScript plugins (3 tools each), cold and warm jiti cache,
  *   in a fresh process each, vs `node -e 0`; on a Node that strips types (this one or `RH_NODE22`),
  *   100 plugins through Node's own loader vs Node importing the same files;
@@ -24,21 +24,30 @@ export async function run(): Promise<Row[]> {
   return [...(await callOverhead()), ...pluginLoad(), ...cliStartup()];
 }
 
-/** Runs each variant in interleaved batches of ~2 ms; returns per-call ns samples per variant. */
+/**
+ * Runs each variant in interleaved batches of ~2 ms; returns per-call samples per variant: wall ns,
+ * and CPU ns (user + system of this process), which time the other processes on a shared machine
+ * take does not count in.
+ */
 async function interleave(
   variants: Record<string, () => unknown>,
   rounds: number,
   batch: number,
-): Promise<Record<string, number[]>> {
-  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+): Promise<{ wall: Record<string, number[]>; cpu: Record<string, number[]> }> {
+  const empty = () => Object.fromEntries(Object.keys(variants).map((k) => [k, [] as number[]]));
+  const wall = empty();
+  const cpu = empty();
   for (let r = 0; r < rounds; r++) {
     for (const [name, fn] of Object.entries(variants)) {
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < batch; i++) await fn();
-      samples[name]!.push(Number(process.hrtime.bigint() - t0) / batch);
+      wall[name]!.push(Number(process.hrtime.bigint() - t0) / batch);
+      const c = process.cpuUsage(c0);
+      cpu[name]!.push(((c.user + c.system) * 1000) / batch);
     }
   }
-  return samples;
+  return { wall, cpu };
 }
 
 async function callOverhead(): Promise<Row[]> {
@@ -67,7 +76,8 @@ async function callOverhead(): Promise<Row[]> {
     audited: () => audited.call('echo', json),
   };
   await interleave(variants, 20, 2000); // warm-up
-  const s = await interleave(variants, 200, 500);
+  const { wall: s, cpu } = await interleave(variants, 200, 500);
+  const bareCpu = stats(cpu.bare!).median;
   const bare = stats(s.bare!);
   const validate = stats(s.validate!);
   const call = stats(s.host!);
@@ -92,6 +102,16 @@ async function callOverhead(): Promise<Row[]> {
     {
       name: 'host overhead, audit on (call − execute)',
       value: us(withAudit.median - bare.median),
+      unit: 'µs',
+    },
+    {
+      name: 'CPU time: host overhead, audit off (call − execute)',
+      value: us(stats(cpu.host!).median - bareCpu),
+      unit: 'µs',
+    },
+    {
+      name: 'CPU time: host overhead, audit on (call − execute)',
+      value: us(stats(cpu.audited!).median - bareCpu),
       unit: 'µs',
       target: '≤ 5 µs',
     },
