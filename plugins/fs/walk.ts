@@ -14,7 +14,7 @@ import { childPath, inDirectory } from './confine.ts';
 import { shownName } from './text.ts';
 
 export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules', '.rousseau']);
-export const MAX_WALK_ENTRIES = 100_000;
+const MAX_WALK_ENTRIES = 100_000;
 
 export interface WalkEntry {
   /** Absolute path, in bytes, for the file system. */
