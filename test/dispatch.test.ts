@@ -246,7 +246,7 @@ describe('call pipeline (inline)', () => {
   });
 });
 
-describe("a plugin cannot change the host's objects (issue 11, prototype pollution)", () => {
+describe("a plugin cannot change the host's objects", () => {
   const proto = Object.prototype as Record<string, unknown>;
   const ISOLATIONS = ['inline', 'worker', 'process'] as const;
 
