@@ -310,7 +310,7 @@ for (const isolation of ['worker', 'process'] as const) {
       ['rejection', 'unhandled rejection: late rejection'],
       ['throw', 'uncaught exception: late throw'],
     ] as const) {
-      it(`case 16: a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
+      it(`a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
         await count();
         const result = await host.call('stray', { kind });
         expect(result).to.include({ isError: false, content: 'returned' });
