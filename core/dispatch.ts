@@ -225,7 +225,7 @@ function ownCallOptions(given: CallOptions): CallOptions {
 }
 
 /** The message of an unknown tool, naming the ones that exist. */
-export function unknownTool(registry: Registry, name: string): Failed {
+function unknownTool(registry: Registry, name: string): Failed {
   const known = registry.names();
   return {
     ok: false,
@@ -235,7 +235,7 @@ export function unknownTool(registry: Registry, name: string): Failed {
 }
 
 /** Parses (strings) or checks (values) the input, applies schema defaults, normalises, validates. */
-export function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown }> {
+function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown }> {
   let input: unknown;
   try {
     if (typeof raw === 'string') {

@@ -47,7 +47,7 @@ export function linearRegExp(source: string, flags = '', shown = source): RegExp
 }
 
 /** Text length × written pattern size a schema pattern may test: ~0.1 s of the linear engine at its worst, measured. */
-export const PATTERN_BUDGET = 2_000_000;
+const PATTERN_BUDGET = 2_000_000;
 
 const longestText = new WeakMap<RegExp, number>();
 

@@ -28,7 +28,7 @@ import type { McpServerSpec, PluginRunner, PluginSpec } from './runners/runner.t
 import { createIsolatedRunner } from './runners/isolated.ts';
 import type { Isolation, Violation } from './types.ts';
 
-export const DEFAULTS = {
+const DEFAULTS = {
   timeoutMs: 30_000,
   loadTimeoutMs: 10_000,
   maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
@@ -142,7 +142,7 @@ function entriesOf(config: HostConfig): PluginEntry[] {
  * Loads one entry: resolve, start its runner, check the contract. Never throws: a failure is the
  * handle's `error`, its runner closed. `fresh` (a reload) imports the module and its local imports anew.
  */
-export async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): Promise<LoadedEntry> {
+async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): Promise<LoadedEntry> {
   const s = entry.settings;
   const mcp = 'mcp' in s ? s.mcp : undefined;
   // An MCP server runs in its own process (or behind a URL) whatever `isolation` says.

@@ -32,7 +32,7 @@ export interface LoggerOptions {
 // (`tools` with every plugin healthy) never pays its ~80 ms import.
 const require = createRequire(import.meta.url);
 let winstonModule: typeof Winston | undefined;
-export const loadWinston = (): typeof Winston => (winstonModule ??= require('winston') as typeof Winston);
+const loadWinston = (): typeof Winston => (winstonModule ??= require('winston') as typeof Winston);
 
 const SEVERITY: Record<string, number> = { error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 };
 

@@ -74,7 +74,7 @@ export function copyJsonValue(value: unknown): unknown {
  * and killed the host). Each value reached counts, however often it is reached. 2^20 is far beyond
  * any tool input (the MCP stdio limit of 10 MiB holds at most ~5M values written as `0,`).
  */
-export const MAX_COPIED_VALUES = 1 << 20;
+const MAX_COPIED_VALUES = 1 << 20;
 
 /** Throws a bare reason; `copyJsonValue` adds the path, which `path` holds at the moment of the throw. */
 function copy(value: unknown, path: (string | number)[], budget: { left: number }): unknown {

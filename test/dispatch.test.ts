@@ -249,7 +249,7 @@ describe('call pipeline (inline)', () => {
   });
 });
 
-describe("a plugin cannot change the host's objects (issue 11, prototype pollution)", () => {
+describe("a plugin cannot change the host's objects", () => {
   const proto = Object.prototype as Record<string, unknown>;
   const ISOLATIONS = ['inline', 'worker', 'process'] as const;
 
@@ -379,7 +379,7 @@ describe("a plugin cannot change the host's objects (issue 11, prototype polluti
   });
 });
 
-describe('inline: odd values a tool returns or throws (issue 11)', () => {
+describe('inline: odd values a tool returns or throws', () => {
   it('each ends as tool_error with an audit line; host.call never rejects', async () => {
     const dir = tempDir();
     try {

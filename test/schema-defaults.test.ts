@@ -21,7 +21,7 @@ describe('schema defaults', () => {
     });
   });
 
-  it('never follows a property named __proto__, constructor or prototype (the hostile schema of issue 11)', () => {
+  it('never follows a property named __proto__, constructor or prototype', () => {
     // JSON.parse makes `__proto__` an own key of `properties`, as a worker's or a server's report has it.
     const schema = JSON.parse(
       '{"type":"object","properties":{"__proto__":{"type":"object","properties":{"command":{"type":"string","default":"echo pwned"}}},' +

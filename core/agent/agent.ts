@@ -14,6 +14,7 @@
  * tokens, and the agent's running total); `error` when the run stops on a failure.
  */
 import { randomUUID } from 'node:crypto';
+import { messageOf } from '../errors.ts';
 import type { Host } from '../host.ts';
 import type { CallResult, Progress, ToolInfo } from '../types.ts';
 import {
@@ -184,7 +185,7 @@ export class Agent {
         } catch (error) {
           if (signal?.aborted) return end('aborted');
           const code = error instanceof ProviderError ? error.code : 'provider';
-          return end('error', { code, message: (error as Error).message });
+          return end('error', { code, message: messageOf(error) });
         }
         addUsage(usage, response.usage);
         addUsage(this.spent, response.usage);

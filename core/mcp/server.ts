@@ -48,7 +48,7 @@ const MCP_LEVEL: Record<'error' | 'warn' | 'info' | 'debug', LoggingLevel> = {
 };
 
 /** What a session receives until its client sends `logging/setLevel` (docs/mcp.md, "Logging"). */
-export const DEFAULT_MCP_LOG_LEVEL: LoggingLevel = 'info';
+const DEFAULT_MCP_LOG_LEVEL: LoggingLevel = 'info';
 
 export interface McpServerOptions {
   /** Promise `notifications/tools/list_changed`: there is a session to send it on (not stateless HTTP). */

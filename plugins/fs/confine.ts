@@ -27,7 +27,7 @@ export interface Resolved {
 }
 
 /** Whether `path` is `root` or lies below it (never a prefix test: `ROOT-evil` is not inside `ROOT`). */
-export function isInside(root: string, path: string): boolean {
+function isInside(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }

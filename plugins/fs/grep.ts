@@ -11,7 +11,7 @@ import { openRegularAt, readCapped, type OpenFile } from './open-file.ts';
 import { ESCAPED_DESCRIPTION, ESCAPED_MARK, ESCAPED_NOTE, plural } from './text.ts';
 import { walk, type WalkState } from './walk.ts';
 
-export const MAX_PATTERN_CHARS = 1000;
+const MAX_PATTERN_CHARS = 1000;
 const MAX_ROW_CHARS = 500;
 const BATCH_BYTES = 4 * 1024 * 1024;
 

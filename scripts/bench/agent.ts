@@ -1,5 +1,5 @@
 /**
- * Agent loop figures (issue 6): the host's overhead per agent turn of 10 tool calls, with no model
+ * Agent loop figures: the host's overhead per agent turn of 10 tool calls, with no model
  * latency (the replay provider answers at once). Floor, from the same run: the same 10 calls issued
  * straight to `host.call()` at once. The difference is what the loop adds per turn: events, the
  * tool projection, history, the provider round trip, and the closing answer turn.

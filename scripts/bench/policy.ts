@@ -1,5 +1,5 @@
 /**
- * Policy figures (issue 4), each beside its floor from the same run: what a 50-rule policy adds to
+ * Policy figures, each beside its floor from the same run: what a 50-rule policy adds to
  * `host.call()` on an inline echo tool (audit off), against the same host with no rules.
  * - "50 rules": a realistic policy over 20 tools; 3 rules (deny `match`, ask `where`, allow
  *   `where`) concern the called tool, which is what a call pays for: rules are indexed per tool.

@@ -1,5 +1,5 @@
 /**
- * Worker isolation figures (issue 3), each beside its floor from the same run, all from the bundle
+ * Worker isolation figures, each beside its floor from the same run, all from the bundle
  * (dist/), as the CLI runs it:
  * - round trip of a worker-isolated echo call through `host.call()` vs a raw `postMessage` round trip
  *   to a bare worker, one of each in turn (per-call samples), with the audit trail off and on (the

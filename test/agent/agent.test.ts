@@ -140,6 +140,17 @@ describe('Agent', () => {
     expect(result.error?.code).to.equal('replay_exhausted');
     expect(rec.of('error')).to.have.length(1);
   });
+
+  it("keeps the reason of a provider that throws something other than an Error (an embedder's own provider)", async () => {
+    const provider = {
+      name: 'custom',
+      model: 'm',
+      complete: () => Promise.reject('quota spent for today'),
+    };
+    const result = await new Agent({ host, provider }).run('go');
+    expect(result.stopReason).to.equal('error');
+    expect(result.error).to.deep.equal({ code: 'provider', message: 'quota spent for today' });
+  });
 });
 
 describe('projectTools', () => {

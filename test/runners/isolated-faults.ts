@@ -137,21 +137,21 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
       return Number(result.content);
     };
 
-    it('case 8: a rejecting execute is a tool_error with its message, and the same instance stays in use', async () => {
+    it('a rejecting execute is a tool_error with its message, and the same instance stays in use', async () => {
       const before = await count();
       expectFailure(await host.call('reject', { message: 'no such city' }), 'tool_error', /failed: no such city$/);
       expect(await count()).to.equal(before + 1);
       await bystanderServes(host);
     });
 
-    it('case 9: a call that never settles times out, and the next call gets a fresh instance', async () => {
+    it('a call that never settles times out, and the next call gets a fresh instance', async () => {
       await count();
       expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1500 ms/);
       expect(await count()).to.equal(1);
       await bystanderServes(host);
     });
 
-    it('case 10: a synchronous loop is killed at its timeout while other plugins answer meanwhile', async () => {
+    it('a synchronous loop is killed at its timeout while other plugins answer meanwhile', async () => {
       await count();
       const order: string[] = [];
       const spinning = host.call('spin', {}).finally(() => order.push('spin'));
@@ -164,14 +164,14 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
       expect(await count()).to.equal(1); // a fresh instance: the spinning one was killed
     });
 
-    it('case 11: a catastrophic regex is killed like a loop', async () => {
+    it('a catastrophic regex is killed like a loop', async () => {
       await count();
       expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1500 ms/);
       expect(await count()).to.equal(1);
       await bystanderServes(host);
     });
 
-    it('case 12: a heap bomb ends its isolate with a crash naming the memory limit; the host stays bounded', async () => {
+    it('a heap bomb ends its isolate with a crash naming the memory limit; the host stays bounded', async () => {
       const rss = process.memoryUsage().rss;
       const { value: bombed, stderr } = await capturingStderr(() => host.call('heap_bomb', {}));
       expectFailure(bombed, 'crashed', /ran out of memory: its heap reached the limit of 64 MiB \(memoryMb/);
@@ -182,13 +182,13 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
       await bystanderServes(host);
     });
 
-    it('case 14: process.exit(n) ends only the isolate; the call is crashed with the exit code', async () => {
+    it('process.exit(n) ends only the isolate; the call is crashed with the exit code', async () => {
       expectFailure(await host.call('exit', { code: 7 }), 'crashed', /exited with code 7/);
       expect(await count()).to.equal(1);
       await bystanderServes(host);
     });
 
-    it('case 21: a result that is not plain data is a clear tool_error, never a silently changed value', async () => {
+    it('a result that is not plain data is a clear tool_error, never a silently changed value', async () => {
       const expected: Record<string, RegExp> = {
         function: /cannot be sent to the host: at \/data\/fn is a function/,
         bigint: /at \/data\/n is a BigInt \(10n\)/,
@@ -203,7 +203,7 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
       await bystanderServes(host);
     });
 
-    it('case 22: a 50 MB result is capped (head and tail kept), and a log flood is rate-limited', async () => {
+    it('a 50 MB result is capped (head and tail kept), and a log flood is rate-limited', async () => {
       const big = await host.call('big', { bytes: 50 * 1024 * 1024 });
       expect(big.isError).to.equal(false);
       expect(big.truncated).to.equal(true);
@@ -256,7 +256,7 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
 
 /** The calls in flight when an isolate dies (cases 16, 23). */
 export function callsInFlight(isolation: 'worker' | 'process'): void {
-  describe(`${isolation} runner: the calls in flight when an isolate dies (cases 16, 23; issue 11, item 10)`, function () {
+  describe(`${isolation} runner: the calls in flight when an isolate dies`, function () {
     this.timeout(90_000);
     // Each test starts clean: which tools have faulted before decides where a call runs.
     let host: Host;
@@ -282,7 +282,7 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
       ['rejection', 'unhandled rejection: late rejection'],
       ['throw', 'uncaught exception: late throw'],
     ] as const) {
-      it(`case 16: a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
+      it(`a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
         await count();
         const result = await host.call('stray', { kind });
         expect(result).to.include({ isError: false, content: 'returned' });
@@ -295,7 +295,7 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
       });
     }
 
-    it('case 23: when one call times out, the started calls in flight with it get crashed, deterministically, naming it, and are not retried', async () => {
+    it('when one call times out, the started calls in flight with it get crashed, deterministically, naming it, and are not retried', async () => {
       await count();
       const a = host.call('sleep', { ms: 8_000 });
       const b = host.call('sleep', { ms: 8_000 });

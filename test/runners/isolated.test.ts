@@ -84,7 +84,7 @@ describe('process runner: an OS boundary', function () {
   });
 });
 
-describe('worker runner: crash loop and quarantine (case 20)', function () {
+describe('worker runner: crash loop and quarantine', function () {
   this.timeout(90_000);
 
   it('quarantines a plugin after N crashes in the window, fails fast, shows it, audits it, and lifts after the cooldown', async () => {
@@ -156,7 +156,7 @@ describe('worker runner: maxConcurrency', function () {
   });
 });
 
-describe('worker runner: host shutdown (case 24)', function () {
+describe('worker runner: host shutdown', function () {
   this.timeout(90_000);
 
   it('host.close() cancels the calls in flight and ends every worker and every process they started', async () => {

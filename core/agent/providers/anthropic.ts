@@ -32,7 +32,7 @@ export interface AnthropicOptions extends ProviderOptions {
   baseUrl?: string;
 }
 
-export const ANTHROPIC_DEFAULT_MODEL = 'claude-sonnet-4-5';
+const ANTHROPIC_DEFAULT_MODEL = 'claude-sonnet-4-5';
 const API_VERSION = '2023-06-01';
 
 const EPHEMERAL = { type: 'ephemeral' } as const;

@@ -33,7 +33,7 @@ export interface OpenAIOptions extends ProviderOptions {
   maxTokensField?: MaxTokensField;
 }
 
-export const OPENAI_DEFAULT_MODEL = 'gpt-4.1';
+const OPENAI_DEFAULT_MODEL = 'gpt-4.1';
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
 export type MaxTokensField = 'max_completion_tokens' | 'max_tokens';

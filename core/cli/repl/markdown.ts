@@ -39,7 +39,7 @@ const TOKEN =
   /(\/\/.*$|--\s.*$)|(#.*$)|("(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|`(?:[^`\\]|\\.)*`?)|\b(\d+(?:\.\d+)?)\b|([A-Za-z_][A-Za-z0-9_]*)/g;
 
 /** One line of code in `lang`, coloured. */
-export function highlight(line: string, lang: string, paint: Paint): string {
+function highlight(line: string, lang: string, paint: Paint): string {
   const hash = HASH_COMMENTS.has(lang.toLowerCase());
   return line.replace(TOKEN, (all, slashComment, hashComment, string, number, word) => {
     if (slashComment) return hash ? all : paint(all, 'dim');

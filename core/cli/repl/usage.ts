@@ -13,7 +13,7 @@ const LABELS: Record<string, string> = {
 };
 
 /** `$0.0123`: cents and below stay readable. */
-export function formatCost(costUsd: number): string {
+function formatCost(costUsd: number): string {
   return `$${costUsd >= 1 ? costUsd.toFixed(2) : costUsd.toFixed(4)}`;
 }
 

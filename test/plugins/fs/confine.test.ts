@@ -66,7 +66,7 @@ describe('plugins/fs confinement (cases 51–56)', () => {
     expect(await codeOf(write('b\0'))).to.equal('invalid_path');
   });
 
-  it('refuses a symlink out of the root as the last component, for read, write and edit (case 52)', async () => {
+  it('refuses a symlink out of the root as the last component, for read, write and edit', async () => {
     expect(await codeOf(read('link-out'))).to.equal('symlink_escape');
     expect(await codeOf(write('link-out'))).to.equal('symlink_escape');
     expect(
@@ -77,13 +77,13 @@ describe('plugins/fs confinement (cases 51–56)', () => {
     expect(lstatSync(join(ws.root, 'link-out')).isSymbolicLink()).to.equal(true);
   });
 
-  it('refuses a symlinked directory out of the root in the middle of a path (case 53)', async () => {
+  it('refuses a symlinked directory out of the root in the middle of a path', async () => {
     expect(await codeOf(read('dir-out/secret.txt'))).to.equal('symlink_escape');
     expect(await codeOf(write('dir-out/new.txt'))).to.equal('symlink_escape');
     expect(await codeOf(write('dir-out/deeper/new.txt'))).to.equal('symlink_escape');
   });
 
-  it('refuses a dangling symlink as a write target and never creates its target (case 54)', async () => {
+  it('refuses a dangling symlink as a write target and never creates its target', async () => {
     expect(await codeOf(write('dangling'))).to.equal('dangling_symlink');
     expect(await codeOf(write('dangling-dir/x.txt'))).to.equal('dangling_symlink');
     expect(await codeOf(read('dangling'))).to.equal('not_found');
@@ -97,14 +97,14 @@ describe('plugins/fs confinement (cases 51–56)', () => {
     expect(lstatSync(join(ws.root, 'link-in')).isSymbolicLink()).to.equal(true);
   });
 
-  it('writing through a hard link to an outside file replaces the workspace name only (case 55)', async () => {
+  it('writing through a hard link to an outside file replaces the workspace name only', async () => {
     linkSync(join(ws.outside, 'secret.txt'), join(ws.root, 'hard'));
     await write('hard', 'replaced\n');
     expect(readFileSync(join(ws.root, 'hard'), 'utf8')).to.equal('replaced\n');
     // afterEach: the outside file still holds its content.
   });
 
-  it('checks where a descriptor really points after opening (case 56: a directory swapped for a symlink)', async () => {
+  it('checks where a descriptor really points after opening (a directory swapped for a symlink)', async () => {
     // As if dir-out had been a real directory when the walk checked it and was swapped afterwards.
     const root = (await resolveInWorkspace(ws.root, '.', 'read')).root;
     const error = await openConfined(join(root, 'dir-out', 'secret.txt'), root, 'read').then(

@@ -6,7 +6,7 @@ import { loadPluginModule } from '../load.ts';
 import { textOf, toolContext } from '../tool-context.ts';
 import { makeWorkspace, type Layout } from './fixture.ts';
 
-describe('plugins/fs read (case 58)', () => {
+describe('plugins/fs read', () => {
   let readTool: typeof import('../../../plugins/fs/read.ts').readTool;
   before(async () => {
     ({ readTool } = await loadPluginModule<typeof import('../../../plugins/fs/read.ts')>('plugins/fs/read.ts'));

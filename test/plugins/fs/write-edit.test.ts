@@ -5,7 +5,7 @@ import { loadPluginModule } from '../load.ts';
 import { textOf, toolContext } from '../tool-context.ts';
 import { makeWorkspace, type Layout } from './fixture.ts';
 
-describe('plugins/fs write and edit (case 57)', () => {
+describe('plugins/fs write and edit', () => {
   let editTool: typeof import('../../../plugins/fs/edit.ts').editTool;
   let writeTool: typeof import('../../../plugins/fs/write.ts').writeTool;
   before(async () => {

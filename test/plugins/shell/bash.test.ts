@@ -84,7 +84,7 @@ for (const [n, sandbox] of (['bwrap', 'unshare', 'none'] as const).entries())
       expect(result.content).to.match(/^early\n\[exit code 0\]/);
     });
 
-    it('kills an endless writer (yes) at the output cap, keeping head and tail (case 61)', async () => {
+    it('kills an endless writer (yes) at the output cap, keeping head and tail', async () => {
       const result = await run(`yes ${mark}`);
       expect(result.isError).to.equal(true);
       expect(result.data.killedFor).to.equal('output');
@@ -97,14 +97,14 @@ for (const [n, sandbox] of (['bwrap', 'unshare', 'none'] as const).entries())
       expect(Buffer.byteLength(result.content)).to.be.below(33_000);
     });
 
-    it('kills the whole process group on timeout, background jobs included (case 59)', async () => {
+    it('kills the whole process group on timeout, background jobs included', async () => {
       const result = await run(`${sleeper(2)} & ${sleeper(3)} & ${sleeper(4)}`, { timeout_ms: 300 });
       expect(result.data.killedFor).to.equal('timeout');
       expect(result.content).to.equal('(no output)\n[killed: timed out after 300 ms]');
       await noneLeft();
     });
 
-    it('escalates to SIGKILL when the command ignores SIGTERM (case 60)', async () => {
+    it('escalates to SIGKILL when the command ignores SIGTERM', async () => {
       // Stopped once the trap is set, by the kill a timeout makes too: a timeout could fire before a
       // shell slowed by a busy machine got to the trap, and SIGTERM would end it.
       const controller = new AbortController();
@@ -124,7 +124,7 @@ for (const [n, sandbox] of (['bwrap', 'unshare', 'none'] as const).entries())
       await noneLeft();
     });
 
-    it('passes only allow-listed environment variables (case 62)', async () => {
+    it('passes only allow-listed environment variables', async () => {
       process.env.ROUSSEAU_TEST_SECRET = 's3cret';
       try {
         expect((await run('echo "[$ROUSSEAU_TEST_SECRET]"; test -n "$PATH" && echo has-path')).content).to.equal(
@@ -137,7 +137,7 @@ for (const [n, sandbox] of (['bwrap', 'unshare', 'none'] as const).entries())
       }
     });
 
-    it('closes stdin, so a command that reads it ends at once (case 63)', async () => {
+    it('closes stdin, so a command that reads it ends at once', async () => {
       expect((await run('cat; read line; echo "got:[$line]"')).content).to.equal('got:[]\n[exit code 0]');
     });
 
