@@ -39,7 +39,9 @@ const NO_PROVIDER_HELP = [
   '  export OPENAI_BASE_URL=http://localhost:11434/v1       #   its base URL (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter)',
   "or add provider: { name: 'anthropic' | 'openai', model: '…' } to rousseau.config.ts,",
   'or pass --provider anthropic|openai [--model M], or --replay FILE to play a scripted conversation.',
-  'To see it work offline first: npm start (plays the bundled demo).',
+  'To try it offline, with no key: --replay FILE plays a script of model turns that really calls your tools',
+  '(the format: "Replay scripts" in docs/agent.md, also in node_modules/rousseau-host/docs/agent.md);',
+  'in a clone of rousseau-host, npm start plays the bundled demo.',
 ].join('\n');
 
 const DEFAULT_SYSTEM =
@@ -271,7 +273,8 @@ async function once(
   if (json)
     printJson({ provider: agent.provider.name, model: agent.provider.model, ...result, messages: agent.messages });
   else if (result.stopReason === 'aborted') printError('rousseau-host: interrupted; the run was cancelled, no answer.');
-  else if (result.text) print(result.text);
+  // On a terminal the display has already streamed the answer to stdout: once is enough.
+  else if (result.text && !display.streamsText) print(result.text);
   display.summary(result);
   return exitCode(result);
 }

@@ -149,6 +149,24 @@ describe('rousseau-host start on a terminal (REPL)', function () {
     }
   });
 
+  it("plays a replay script's own prompt as one run on a terminal, showing the answer once", async () => {
+    const { tmp } = workspace([]);
+    const script = tmp.write(
+      'prompted.json',
+      JSON.stringify({ prompt: 'Say it', turns: [{ text: 'The one answer.' }] }),
+    );
+    try {
+      term = openTerminal(['start', '--replay', script], { cwd: tmp.dir, env: { ...NO_KEYS, NO_COLOR: '1' } });
+      expect(await term.exited()).to.equal(0);
+      const screen = term.screen();
+      expect(screen).to.contain('you: Say it');
+      expect(screen.match(/The one answer\./g), screen).to.have.length(1);
+      expect(screen).to.contain('[end_turn: 1 turn(s), 0 tool call(s)');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   it('lists the tools with /tools (Tab completes it), reports tokens with /usage and at exit, exits on /exit', async () => {
     const { tmp, script } = workspace([
       { text: 'One.', usage: { inputTokens: 1200, outputTokens: 34, cacheReadTokens: 1000 } },

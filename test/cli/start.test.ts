@@ -41,7 +41,9 @@ describe('rousseau-host start', function () {
         'OPENAI_BASE_URL=http://localhost:11434/v1',
         "provider: { name: 'anthropic'",
         '--provider',
-        'npm start',
+        '--replay FILE plays a script',
+        'node_modules/rousseau-host/docs/agent.md',
+        'in a clone of rousseau-host, npm start',
       ]) {
         expect(r.stderr).to.contain(hint);
       }
