@@ -85,7 +85,9 @@ export const start: Command = {
     });
     const approve = values.yes ? () => true : terminalApprover(display);
     const host = await hostFromFlags(values, approve ? { approve } : {});
-    const stopWatching = values.watch ? startWatching(host) : undefined;
+    // Reload lines go to stderr, and above the prompt once the REPL has one open.
+    let notice = (line: string) => printError(line);
+    const stopWatching = values.watch ? startWatching(host, (line) => notice(line)) : undefined;
     try {
       const store = new SessionStore(host.workspace);
       if (values.resume && resumeId === undefined) {
@@ -162,6 +164,9 @@ export const start: Command = {
             if (!statuses.length) return [`no plugin named "${plugin}"`];
             return describeReload(statuses, before, host.tools());
           },
+          notices: (write) => {
+            notice = write;
+          },
           store,
           display,
           stop,
@@ -195,11 +200,11 @@ export const start: Command = {
 };
 
 /** `--watch`: reloads each plugin loaded from a file when its files change, and says what changed on stderr. */
-function startWatching(host: Host): () => void {
+function startWatching(host: Host, notice: (line: string) => void = printError): () => void {
   let known = host.tools();
   const watching = watchPlugins(host, {
     onReload: (statuses) => {
-      for (const line of describeReload(statuses, known, host.tools())) printError(line);
+      for (const line of describeReload(statuses, known, host.tools())) notice(line);
       known = host.tools();
     },
   });

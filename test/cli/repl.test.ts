@@ -11,7 +11,6 @@ import { openTerminal, type Terminal } from './terminal.ts';
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
 /** Colour as a terminal would have it: the test runner's own NO_COLOR / FORCE_COLOR do not leak in. */
 const COLOUR = { NO_COLOR: '', FORCE_COLOR: '' };
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the colour codes a terminal receives
 const SGR = /\u001b\[[0-9;]*m/;
 
 function workspace(turns: unknown[], policy: object = { default: 'allow' }) {
