@@ -89,7 +89,7 @@ export const add: Command = {
           listed
             ? `${name} is already in ${file}`
             : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
-          ...(dryRun ? [] : ['Next: rousseau-host tools']),
+          ...(dryRun ? [] : ['Next: npx rousseau-host tools']),
         ].join('\n'),
       );
     }

@@ -77,6 +77,7 @@ describe('rousseau-host add / remove', function () {
     );
     expect(added.code, added.stderr).to.equal(0);
     expect(added.stdout).to.include('Installed rousseau-plugin-greet@1.2.0');
+    expect(added.stdout).to.include('Next: npx rousseau-host tools');
     const edited = readFileSync(config, 'utf8');
     expect(edited).to.equal(
       TS_CONFIG.replace(

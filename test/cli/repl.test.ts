@@ -201,6 +201,8 @@ describe('rousseau-host start on a terminal (REPL)', function () {
       term.press('Enter');
       expect(await term.exited()).to.equal(0);
       expect(term.screen()).to.match(/Session \S+: 2500 in \/ 40 out tokens, 1000 cache read\./);
+      // A line to copy as is: in a project the CLI is not on PATH, npx finds it.
+      expect(term.screen()).to.match(/carry on with: npx rousseau-host start --resume \S+/);
       expect(term.raw()).to.match(/\n$/); // the shell's prompt starts on a line of its own
     } finally {
       tmp.cleanup();

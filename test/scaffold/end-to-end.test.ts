@@ -60,7 +60,7 @@ describe('the author path outside the repo, from the packed tarballs', () => {
 
     await step('npm', ['install', '--no-audit', '--no-fund'], plugin);
     const tested = await step('npm', ['test'], plugin);
-    expect(tested.stdout).to.include('ok  my-tool 0.1.0: 1 tools (count_words)'); // the pretest contract check
+    expect(tested.stdout).to.include('ok  my-tool 0.1.0: 1 tool (count_words)'); // the pretest contract check
     expect(tested.stdout)
       .to.match(/\b\d+ passing\b/)
       .and.not.match(/failing|pending/);

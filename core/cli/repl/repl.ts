@@ -235,6 +235,6 @@ class ReplState implements ReplControl {
     const total = formatUsage(this.usage.total(), this.usage.totalCost());
     if (total) this.say(`Session ${this.session.id}: ${total}.`);
     if (this.agent.messages.length && this.unsaved !== this.session)
-      this.say(`Saved; carry on with: rousseau-host start --resume ${this.session.id}`);
+      this.say(`Saved; carry on with: npx rousseau-host start --resume ${this.session.id}`);
   }
 }
