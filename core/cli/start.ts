@@ -38,7 +38,7 @@ const NO_PROVIDER_HELP = [
   '  export OPENAI_API_KEY=sk-…                             # OpenAI, or any compatible server with',
   '  export OPENAI_BASE_URL=http://localhost:11434/v1       #   its base URL (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter)',
   "or add provider: { name: 'anthropic' | 'openai', model: '…' } to rousseau.config.ts,",
-  'or pass --provider anthropic|openai [--model M], or --replay FILE to play a scripted conversation.',
+  'or pass --provider anthropic|openai [--model M].',
   'To try it offline, with no key: --replay FILE plays a script of model turns that really calls your tools',
   '(the format: "Replay scripts" in docs/agent.md, also in node_modules/rousseau-host/docs/agent.md);',
   'in a clone of rousseau-host, npm start plays the bundled demo.',
