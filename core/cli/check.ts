@@ -50,7 +50,7 @@ export const check: Command = {
       const label = values.strict ? 'error' : 'warning';
       print(
         [
-          `${ok ? 'ok' : 'FAIL'}  ${plugin.name}${plugin.version ? ` ${plugin.version}` : ''}: ${plugin.tools.length} tools (${plugin.tools.map((t) => t.name).join(', ')})`,
+          `${ok ? 'ok' : 'FAIL'}  ${plugin.name}${plugin.version ? ` ${plugin.version}` : ''}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? '' : 's'} (${plugin.tools.map((t) => t.name).join(', ')})`,
           ...warnings.map((w) => `  ${label} ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`),
         ].join('\n'),
       );

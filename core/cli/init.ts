@@ -7,7 +7,8 @@ import { openHostFile } from '../paths.ts';
 
 export const CONFIG_TEMPLATE = `import { defineConfig } from 'rousseau-host';
 
-// rousseau-host config. Reference: https://github.com/rousseau-host/rousseau-host#config
+// rousseau-host config. Reference: "Config reference" in node_modules/rousseau-host/README.md,
+// or https://github.com/rousseau-host/rousseau-host#config-reference
 export default defineConfig({
   // Plugins: a path (relative to this file) or a package name; an object for settings.
   plugins: [
@@ -28,7 +29,8 @@ export default defineConfig({
     deny: [],
   },
 
-  // The model: anthropic (ANTHROPIC_API_KEY), openai (OPENAI_API_KEY, OPENAI_BASE_URL) or replay (a JSON file).
+  // The model: anthropic (ANTHROPIC_API_KEY), openai or openai-responses (OPENAI_API_KEY, OPENAI_BASE_URL),
+  // or replay (a script of model turns in a JSON file, provider.file: "Replay scripts" in docs/agent.md).
   // provider: { name: 'anthropic', model: 'claude-sonnet-4-5' },
 
   agent: { maxTurns: 32 },

@@ -90,7 +90,7 @@ export const add: Command = {
           listed
             ? `${name} is already in ${file}`
             : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
-          ...(dryRun ? [] : ['Next: rousseau-host tools']),
+          ...(dryRun ? [] : ['Next: npx rousseau-host tools']),
         ].join('\n'),
       );
     }
@@ -104,15 +104,19 @@ export const remove: Command = {
   usage: 'remove NAME [--dry-run] [--json]',
   options: { 'dry-run': { type: 'boolean' } },
   async run({ values, positionals }) {
-    const [name, ...rest] = positionals;
-    if (!name || rest.length) throw new UsageError('remove takes exactly one NAME (the module the config lists)');
-    notAnOption('NAME', name);
+    const [given, ...rest] = positionals;
+    if (!given || rest.length)
+      throw new UsageError('remove takes exactly one NAME (the module the config lists; x for rousseau-plugin-x)');
+    notAnOption('NAME', given);
     const dryRun = values['dry-run'] === true;
     const project = await projectOf(values);
-    if (!project.file || !project.modules.includes(name)) {
+    // `tools` shows a plugin as `x` when the config lists `rousseau-plugin-x`: the same short name
+    // the config itself accepts for it.
+    const name = [given, `rousseau-plugin-${given}`].find((m) => project.modules.includes(m));
+    if (!project.file || name === undefined) {
       const where = project.file ? `the plugins of ${project.file}` : `a config (none was found from ${project.cwd})`;
       throw new UsageError(
-        `"${name}" is not in ${where}${project.modules.length ? `; it lists ${project.modules.map((m) => `"${m}"`).join(', ')}` : ''}`,
+        `"${given}" is not in ${where}${project.modules.length ? `; it lists ${project.modules.map((m) => `"${m}"`).join(', ')}` : ''}`,
       );
     }
     const file = project.file;

@@ -38,8 +38,10 @@ const NO_PROVIDER_HELP = [
   '  export OPENAI_API_KEY=sk-…                             # OpenAI, or any compatible server with',
   '  export OPENAI_BASE_URL=http://localhost:11434/v1       #   its base URL (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter)',
   "or add provider: { name: 'anthropic' | 'openai', model: '…' } to rousseau.config.ts,",
-  'or pass --provider anthropic|openai [--model M], or --replay FILE to play a scripted conversation.',
-  'To see it work offline first: npm start (plays the bundled demo).',
+  'or pass --provider anthropic|openai [--model M].',
+  'To try it offline, with no key: --replay FILE plays a script of model turns that really calls your tools',
+  '(the format: "Replay scripts" in docs/agent.md, also in node_modules/rousseau-host/docs/agent.md);',
+  'in a clone of rousseau-host, npm start plays the bundled demo.',
 ].join('\n');
 
 const DEFAULT_SYSTEM =
@@ -83,7 +85,9 @@ export const start: Command = {
     });
     const approve = values.yes ? () => true : terminalApprover(display);
     const host = await hostFromFlags(values, approve ? { approve } : {});
-    const stopWatching = values.watch ? startWatching(host) : undefined;
+    // Reload lines go to stderr, and above the prompt once the REPL has one open.
+    let notice = (line: string) => printError(line);
+    const stopWatching = values.watch ? startWatching(host, (line) => notice(line)) : undefined;
     try {
       const store = new SessionStore(host.workspace);
       if (values.resume && resumeId === undefined) {
@@ -160,6 +164,9 @@ export const start: Command = {
             if (!statuses.length) return [`no plugin named "${plugin}"`];
             return describeReload(statuses, before, host.tools());
           },
+          notices: (write) => {
+            notice = write;
+          },
           store,
           display,
           stop,
@@ -193,11 +200,11 @@ export const start: Command = {
 };
 
 /** `--watch`: reloads each plugin loaded from a file when its files change, and says what changed on stderr. */
-function startWatching(host: Host): () => void {
+function startWatching(host: Host, notice: (line: string) => void = printError): () => void {
   let known = host.tools();
   const watching = watchPlugins(host, {
     onReload: (statuses) => {
-      for (const line of describeReload(statuses, known, host.tools())) printError(line);
+      for (const line of describeReload(statuses, known, host.tools())) notice(line);
       known = host.tools();
     },
   });
@@ -271,7 +278,8 @@ async function once(
   if (json)
     printJson({ provider: agent.provider.name, model: agent.provider.model, ...result, messages: agent.messages });
   else if (result.stopReason === 'aborted') printError('rousseau-host: interrupted; the run was cancelled, no answer.');
-  else if (result.text) print(result.text);
+  // On a terminal the display has already streamed the answer to stdout: once is enough.
+  else if (result.text && !display.streamsText) print(result.text);
   display.summary(result);
   return exitCode(result);
 }

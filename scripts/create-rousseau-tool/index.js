@@ -238,6 +238,8 @@ function nextSteps(target, pkgName, host) {
     '  npm install',
     '  npm test          (runs `rousseau-host check .`, then the tests)',
     '',
+    // `npx rousseau-host` in a project without the host asks the registry, which may not have it.
+    `Your agent's project needs the host installed first: npm install ${shellQuote(host.spec.startsWith('file:') ? host.spec.slice(5) : `rousseau-host@${host.spec}`)}`,
     where,
     `  plugins: [${jsString(specifier)}],`,
     `or let the host install it and edit the config: npx rousseau-host add ${shellQuote(modulePath(process.cwd(), target))}`,

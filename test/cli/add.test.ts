@@ -77,6 +77,7 @@ describe('rousseau-host add / remove', function () {
     );
     expect(added.code, added.stderr).to.equal(0);
     expect(added.stdout).to.include('Installed rousseau-plugin-greet@1.2.0');
+    expect(added.stdout).to.include('Next: npx rousseau-host tools');
     const edited = readFileSync(config, 'utf8');
     expect(edited).to.equal(
       TS_CONFIG.replace(
@@ -100,8 +101,10 @@ describe('rousseau-host add / remove', function () {
     expect(dryRemove.code, dryRemove.stderr).to.equal(0);
     expect(readFileSync(config, 'utf8')).to.equal(edited);
 
-    const removed = await cli(['remove', 'rousseau-plugin-greet'], project);
+    // The short name, as `tools` shows the plugin and as the config accepts it.
+    const removed = await cli(['remove', 'greet'], project);
     expect(removed.code, removed.stderr).to.equal(0);
+    expect(removed.stdout).to.include('Removed "rousseau-plugin-greet"');
     expect(readFileSync(config, 'utf8')).to.equal(TS_CONFIG);
     expect(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies ?? {}).to.deep.equal({});
     expect(existsSync(join(project, 'node_modules', 'rousseau-plugin-greet'))).to.equal(false);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, runCli, tempDir } from '../helpers.ts';
+import { FIXTURES, ROOT, runCli, tempDir } from '../helpers.ts';
 
 const fixture = (name: string) => join(FIXTURES, 'plugins', name);
 
@@ -136,7 +136,7 @@ describe('rousseau-host CLI', function () {
   it('check PATH: exit 0 and the tools for a good plugin; exit 1 and every violation for a broken one', async () => {
     const ok = await runCli(['check', fixture('echo.ts')]);
     expect(ok.code).to.equal(0);
-    expect(ok.stdout).to.match(/^ok {2}echo 1\.0\.0: 1 tools \(echo\)/);
+    expect(ok.stdout).to.match(/^ok {2}echo 1\.0\.0: 1 tool \(echo\)/);
     const bad = await runCli(['check', fixture('broken-contract.ts'), '--json']);
     expect(bad.code).to.equal(1);
     const report = JSON.parse(bad.stdout) as {
@@ -210,7 +210,13 @@ describe('rousseau-host CLI', function () {
     expect(r.code).to.equal(0);
     const file = join(t.dir, 'rousseau.config.ts');
     expect(existsSync(file)).to.equal(true);
-    expect(readFileSync(file, 'utf8')).to.contain('defineConfig').and.contain('// ');
+    const written = readFileSync(file, 'utf8');
+    expect(written).to.contain('defineConfig').and.contain('// ');
+    // The reference it points at is a heading of the README (the packaged copy and GitHub's anchor).
+    const anchor = /#([a-z-]+)\n/.exec(written)?.[1];
+    const headings = readFileSync(join(ROOT, 'README.md'), 'utf8').match(/^#+ .+$/gm) ?? [];
+    expect(headings.map((h) => h.replace(/^#+ /, '').toLowerCase().replace(/ /g, '-'))).to.include(anchor);
+    expect(written).to.contain('"Config reference" in node_modules/rousseau-host/README.md');
     const tools = await runCli(['tools', '--json'], { cwd: t.dir });
     expect(tools.code, tools.stderr).to.equal(0);
     expect(JSON.parse(tools.stdout)).to.have.property('plugins');

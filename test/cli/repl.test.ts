@@ -11,7 +11,6 @@ import { openTerminal, type Terminal } from './terminal.ts';
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
 /** Colour as a terminal would have it: the test runner's own NO_COLOR / FORCE_COLOR do not leak in. */
 const COLOUR = { NO_COLOR: '', FORCE_COLOR: '' };
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the colour codes a terminal receives
 const SGR = /\u001b\[[0-9;]*m/;
 
 function workspace(turns: unknown[], policy: object = { default: 'allow' }) {
@@ -149,6 +148,24 @@ describe('rousseau-host start on a terminal (REPL)', function () {
     }
   });
 
+  it("plays a replay script's own prompt as one run on a terminal, showing the answer once", async () => {
+    const { tmp } = workspace([]);
+    const script = tmp.write(
+      'prompted.json',
+      JSON.stringify({ prompt: 'Say it', turns: [{ text: 'The one answer.' }] }),
+    );
+    try {
+      term = openTerminal(['start', '--replay', script], { cwd: tmp.dir, env: { ...NO_KEYS, NO_COLOR: '1' } });
+      expect(await term.exited()).to.equal(0);
+      const screen = term.screen();
+      expect(screen).to.contain('you: Say it');
+      expect(screen.match(/The one answer\./g), screen).to.have.length(1);
+      expect(screen).to.contain('[end_turn: 1 turn(s), 0 tool call(s)');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   it('lists the tools with /tools (Tab completes it), reports tokens with /usage and at exit, exits on /exit', async () => {
     const { tmp, script } = workspace([
       { text: 'One.', usage: { inputTokens: 1200, outputTokens: 34, cacheReadTokens: 1000 } },
@@ -184,6 +201,8 @@ describe('rousseau-host start on a terminal (REPL)', function () {
       term.press('Enter');
       expect(await term.exited()).to.equal(0);
       expect(term.screen()).to.match(/Session \S+: 2500 in \/ 40 out tokens, 1000 cache read\./);
+      // A line to copy as is: in a project the CLI is not on PATH, npx finds it.
+      expect(term.screen()).to.match(/carry on with: npx rousseau-host start --resume \S+/);
       expect(term.raw()).to.match(/\n$/); // the shell's prompt starts on a line of its own
     } finally {
       tmp.cleanup();

@@ -41,7 +41,9 @@ describe('rousseau-host start', function () {
         'OPENAI_BASE_URL=http://localhost:11434/v1',
         "provider: { name: 'anthropic'",
         '--provider',
-        'npm start',
+        '--replay FILE plays a script',
+        'node_modules/rousseau-host/docs/agent.md',
+        'in a clone of rousseau-host, npm start',
       ]) {
         expect(r.stderr).to.contain(hint);
       }
@@ -166,7 +168,6 @@ describe('rousseau-host start', function () {
       const r = await runCli(['start', '--replay', script, '-p', 'go'], { cwd: tmp.dir, env: NO_KEYS });
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stderr).to.not.match(
-        // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters that must never reach the terminal
         /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/,
       );
       expect(r.stderr).to.contain('narration ok\\u001b[2J\\u001b[1A\\u202eevil\\u2066\\u000d\\u0085');

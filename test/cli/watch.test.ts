@@ -157,6 +157,8 @@ describe('rousseau-host start --watch on a terminal (REPL)', function () {
       terminal.type('go');
       terminal.press('Enter');
       await terminal.waitFor(/✓ phrase .*two/);
+      // A reload on a save comes while the prompt is open: its line goes above the prompt, which is drawn again.
+      expect(terminal.screen()).to.match(/^reloaded live: \+phrase -word\n\nyou> go\n/m);
       await terminal.waitFor(/Done\./);
       terminal.press('C-d');
       expect(await terminal.exited()).to.equal(0);

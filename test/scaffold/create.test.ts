@@ -55,6 +55,8 @@ describe('create-rousseau-tool', () => {
     // Offline the registry cannot say it has the host: the plugin's tests install this repo instead.
     expect(pkg.devDependencies['rousseau-host']).to.equal(`file:${resolve(ROOT)}`);
     expect(r.stdout).to.include(`rousseau-host for its tests: the repo this scaffolder runs from, ${resolve(ROOT)}`);
+    // The same host for the agent's project, before any npx rousseau-host there.
+    expect(r.stdout).to.include(`Your agent's project needs the host installed first: npm install ${resolve(ROOT)}`);
     expect(pkg.scripts.pretest).to.equal('rousseau-host check .');
 
     const readme = readFileSync(join(dir, 'README.md'), 'utf8');

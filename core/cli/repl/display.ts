@@ -71,6 +71,11 @@ export class Display {
       this.markdown = new MarkdownStream(painter(options.markdown.colour), (text) => this.emit('out', text));
   }
 
+  /** Whether the answer reaches stdout through the display, as it arrives. */
+  get streamsText(): boolean {
+    return this.options.streamText;
+  }
+
   show(event: AgentEvent): void {
     switch (event.type) {
       case 'text_delta':

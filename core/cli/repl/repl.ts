@@ -4,7 +4,8 @@
  * Ctrl-D and `/exit` leave too. SIGTERM and SIGHUP end it wherever it is. Every conversation is
  * saved as it goes (sessions.ts), and the session's usage is shown when it ends.
  */
-import { createInterface } from 'node:readline/promises';
+import { clearScreenDown, cursorTo } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline/promises';
 import type { Agent } from '../../agent/agent.ts';
 import type { Message } from '../../agent/messages.ts';
 import type { ToolInfo } from '../../types.ts';
@@ -29,6 +30,8 @@ export interface ReplOptions {
   colour: boolean;
   /** A saved session to carry on (`--continue`, `--resume`). */
   resume?: LoadedSession;
+  /** Receives the writer for lines that come at any time (a reload by `--watch`): above the prompt while it is open. */
+  notices?(write: (line: string) => void): void;
 }
 
 const EXIT_WINDOW_MS = 2000;
@@ -44,6 +47,18 @@ export async function repl(options: ReplOptions): Promise<number> {
   const history: string[] = [];
   const prompt = `\n${paint('you>', 'bold', 'green')} `;
   let interruptedAt = 0;
+  let open: Interface | undefined;
+  options.notices?.((line) => {
+    if (!open) return display.note(line);
+    // Take the prompt's line (and what is typed on it) off the screen, write the line there, and
+    // draw the prompt again below. readline redraws it from one row above the cursor (the prompt
+    // starts with a newline): the extra newline keeps the note out of that row.
+    cursorTo(process.stderr, 0);
+    clearScreenDown(process.stderr);
+    display.note(line);
+    process.stderr.write('\n');
+    open.prompt(true);
+  });
   try {
     while (!stop.signal.aborted) {
       const rl = createInterface({
@@ -53,11 +68,13 @@ export async function repl(options: ReplOptions): Promise<number> {
         historySize: 500,
         completer: completer(state),
       });
+      open = rl;
       const line = await new Promise<string | 'interrupt' | undefined>((done) => {
         rl.on('SIGINT', () => done('interrupt'));
         rl.on('close', () => done(undefined));
         rl.question(prompt, { signal: stop.signal }).then(done, () => done(undefined));
       });
+      open = undefined;
       rl.close();
       if (line === 'interrupt') {
         // Written once readline has let go of the line: printed under its prompt, it would be redrawn away.
@@ -218,6 +235,6 @@ class ReplState implements ReplControl {
     const total = formatUsage(this.usage.total(), this.usage.totalCost());
     if (total) this.say(`Session ${this.session.id}: ${total}.`);
     if (this.agent.messages.length && this.unsaved !== this.session)
-      this.say(`Saved; carry on with: rousseau-host start --resume ${this.session.id}`);
+      this.say(`Saved; carry on with: npx rousseau-host start --resume ${this.session.id}`);
   }
 }
