@@ -341,7 +341,7 @@ export default { name: 'open', version: '1.0.0', tools: [{ name: 'grab', descrip
     const strict = await runCli(['check', './open.ts', '--strict'], { cwd: tmp.dir });
     expect(strict.code).to.equal(1);
     expect(strict.stdout).to.match(
-      /^FAIL {2}open 1\.0\.0: 1 tools \(grab\)\n {2}error tool "grab" at \/tools\/0\/inputSchema: /,
+      /^FAIL {2}open 1\.0\.0: 1 tool \(grab\)\n {2}error tool "grab" at \/tools\/0\/inputSchema: /,
     );
     expect(strict.stdout.match(/^ {2}error /gm)).to.have.length(2);
   });
