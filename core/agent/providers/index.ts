@@ -56,7 +56,9 @@ export function createProvider(settings: ProviderSettings, options: CreateProvid
 }
 
 /** The provider an API key in the environment implies: Anthropic first, then OpenAI (or a base URL alone, for a local server). */
-export function providerFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): ProviderSettings | undefined {
+export function providerFromEnv(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ProviderSettings | undefined {
   if (env.ANTHROPIC_API_KEY) return { name: 'anthropic' };
   if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) return { name: 'openai' };
   return undefined;
