@@ -204,6 +204,8 @@ export async function serveMcpHttp(
   const idleMs = opts.sessionIdleMs ?? 30 * 60_000;
   const maxSessions = opts.maxSessions ?? 100;
   const sessions = new Map<string, Session>();
+  /** Initialize requests not yet answered: each holds a place among `maxSessions`. */
+  let initializing = 0;
 
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -265,8 +267,17 @@ export async function serveMcpHttp(
       return session.transport.handleRequest(req, res);
     }
     // No session yet: this must be an initialize, which the new transport checks (400 otherwise).
-    if (sessions.size >= maxSessions && !oldestIdle())
+    // Initializes in flight hold a place: checked one by one, clients that initialize at the same
+    // moment would each see room for themselves.
+    if (sessions.size + initializing - idleSessions() >= maxSessions)
       return reply(res, 503, `Too many sessions: all ${maxSessions} are busy; try again later`);
+    initializing++;
+    let holdsPlace = true;
+    const releasePlace = () => {
+      if (!holdsPlace) return;
+      holdsPlace = false;
+      initializing--;
+    };
     const server = createMcpServer(host, { listChanged: true });
     const session: Session = {
       server,
@@ -275,6 +286,7 @@ export async function serveMcpHttp(
         eventStore: new BoundedEventStore(MCP_HTTP_EVENTS_PER_SESSION, MCP_HTTP_EVENT_CHARS_PER_SESSION),
         retryInterval: MCP_HTTP_RETRY_MS,
         onsessioninitialized: (sid) => {
+          releasePlace();
           if (sessions.size >= maxSessions) {
             const idle = oldestIdle();
             if (idle) endSession(idle, 'the most sessions were open and it was idle longest');
@@ -287,6 +299,7 @@ export async function serveMcpHttp(
       lastSeen: Date.now(),
     };
     res.on('close', () => {
+      releasePlace();
       session.open--;
       session.lastSeen = Date.now();
       // Not initialized: nothing will ever reach this server again.
@@ -297,6 +310,12 @@ export async function serveMcpHttp(
     });
     await server.connect(session.transport);
     await session.transport.handleRequest(req, res);
+  }
+
+  function idleSessions(): number {
+    let idle = 0;
+    for (const session of sessions.values()) if (session.open === 0) idle++;
+    return idle;
   }
 
   /** The session idle longest (no request open), if any. */

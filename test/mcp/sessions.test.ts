@@ -2,6 +2,7 @@
 // the client hides it (event ids, priming, Last-Event-ID), from raw HTTP on loopback.
 import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -329,6 +330,55 @@ describe('serveMcpHttp: session limits', function () {
       });
       expect(refused.status).to.equal(503);
       expect(((await refused.json()) as { error: { message: string } }).error.message).to.contain('all 2 are busy');
+    } finally {
+      streams.abort();
+      await server.close();
+    }
+  });
+
+  it('holds maxSessions when clients initialize at the same moment: the places left go, the rest get 503 at once', async () => {
+    const server = await serveMcpHttp(host, { port: 0, maxSessions: 3 });
+    const streams = new AbortController();
+    try {
+      // One session already holds a stream open (busy): two places are left for eight clients at once.
+      const busy = await openSession(server.url);
+      const stream = await fetch(server.url, {
+        headers: { accept: 'text/event-stream', 'mcp-session-id': busy, 'mcp-protocol-version': '2025-11-25' },
+        signal: streams.signal,
+      });
+      expect(stream.status).to.equal(200);
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      });
+      // Eight initializes whose bodies stop one byte short: each has been counted against the limit
+      // before any of them can finish initializing.
+      const statuses: number[] = [];
+      const requests = Array.from({ length: 8 }, () => {
+        const req = request(server.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: ACCEPT, 'content-length': Buffer.byteLength(body) },
+        });
+        const answered = new Promise<void>((done, fail) => {
+          req.on('response', (res) => {
+            statuses.push(res.statusCode ?? 0);
+            res.resume();
+            res.on('end', done);
+          });
+          req.on('error', fail);
+        });
+        req.write(body.slice(0, -1));
+        return { req, answered };
+      });
+      await until(() => statuses.length === 6, { timeoutMs: 10_000, message: () => `six refusals, got ${statuses}` });
+      expect(statuses).to.deep.equal([503, 503, 503, 503, 503, 503]);
+      for (const { req } of requests) req.end(body.slice(-1));
+      await Promise.all(requests.map((r) => r.answered));
+      expect(statuses.filter((status) => status === 200)).to.have.length(2);
+      expect(server.sessions()).to.equal(3);
+      expect((await ping(server.url, busy)).status).to.equal(200);
     } finally {
       streams.abort();
       await server.close();
