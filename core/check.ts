@@ -12,6 +12,7 @@ import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
 import { linearSchema } from './schema-patterns.ts';
 import type { Violation } from './types.ts';
+import { messageOf } from './errors.ts';
 
 export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
 export const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
@@ -181,7 +182,7 @@ function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenie
   try {
     Compile(linear as never);
   } catch (error) {
-    add(at, `schema does not compile: ${(error as Error).message}`);
+    add(at, `schema does not compile: ${messageOf(error)}`);
   }
 }
 

@@ -8,6 +8,7 @@
  * See docs/policy.md and docs/plugins.md.
  */
 import v8 from 'node:v8';
+import { messageOf } from './errors.ts';
 
 let available: boolean | undefined;
 function linearEngine(): boolean {
@@ -71,7 +72,7 @@ export function schemaPatternRegExp(pattern: string): RegExp {
   try {
     new RegExp(pattern, 'u');
   } catch (error) {
-    throw new Error(`pattern is not a valid regular expression: ${(error as Error).message}`);
+    throw new Error(`pattern is not a valid regular expression: ${messageOf(error)}`);
   }
   const source = expandRepeats(pattern);
   let re: RegExp;

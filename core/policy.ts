@@ -9,7 +9,7 @@
  */
 import { canonicalJson } from './canonical-json.ts';
 import type { PolicyConfig, PolicyRuleConfig } from './config-schema.ts';
-import { hostError } from './errors.ts';
+import { hostError, messageOf } from './errors.ts';
 import { segments, valueAt } from './json-pointer.ts';
 import { linearRegExp } from './linear-regex.ts';
 import { plainData } from './safe-json.ts';
@@ -176,7 +176,7 @@ function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin:
       return linearRegExp(source, flags, pattern);
     } catch (error) {
       const invalid = error instanceof SyntaxError ? 'invalid regular expression: ' : '';
-      throw hostError('RH_ERR_CONFIG_INVALID', [origin, `  ${at}: ${invalid}${(error as Error).message}`]);
+      throw hostError('RH_ERR_CONFIG_INVALID', [origin, `  ${at}: ${invalid}${messageOf(error)}`]);
     }
   };
   const source: PolicyRule = Object.freeze({ ...rule, id, list });

@@ -14,6 +14,7 @@
 import { Compile, type Validator } from 'typebox/compile';
 import { escapeSegment } from './json-pointer.ts';
 import { schemaPatternRegExp } from './linear-regex.ts';
+import { messageOf } from './errors.ts';
 
 export type PatternProblem = (pointer: string, message: string) => void;
 
@@ -93,7 +94,7 @@ function pattern(value: unknown, at: string, problem: PatternProblem): unknown {
     Object.defineProperty(re, 'toString', { value: () => value });
     return re;
   } catch (error) {
-    problem(at, (error as Error).message);
+    problem(at, messageOf(error));
     return value;
   }
 }
@@ -124,7 +125,7 @@ function refinePatternProperties(
     try {
       patterns.push([schemaPatternRegExp(key), validator(sub), key]);
     } catch (error) {
-      problem(`${at}/patternProperties/${escapeSegment(key)}`, (error as Error).message);
+      problem(`${at}/patternProperties/${escapeSegment(key)}`, messageOf(error));
     }
   }
   const named = isRecord(schema.properties) ? schema.properties : {};

@@ -1,6 +1,7 @@
 /** `rousseau-host check PATH`: load one plugin module and run the contract check; no config needed. */
 import { resolve } from 'node:path';
 import { hostFromFlags, EXIT, print, printJson, UsageError, type Command } from './command.ts';
+import { messageOf } from '../errors.ts';
 
 export const check: Command = {
   name: 'check',
@@ -17,7 +18,7 @@ export const check: Command = {
       try {
         options = JSON.parse(values.options);
       } catch (error) {
-        throw new UsageError(`--options is not JSON: ${(error as Error).message}`);
+        throw new UsageError(`--options is not JSON: ${messageOf(error)}`);
       }
     }
     const cwd = resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());

@@ -9,6 +9,7 @@ import { HOST_INFO } from '../identity.ts';
 import { guardStdout } from '../mcp/stdout-guard.ts';
 import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, type Command } from './command.ts';
 import { signalExitCode, trapStopSignals } from './signals.ts';
+import { messageOf } from '../errors.ts';
 
 /** Each command in its own module, imported only when it runs. A Map: a name like `toString` is no command. */
 const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command> }>(
@@ -112,8 +113,8 @@ export async function main(argv: string[]): Promise<number> {
       command,
     );
   } catch (error) {
-    printError(`rousseau-host ${name}: ${(error as Error).message}\n\n${commandHelp(command)}`);
-    if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: (error as Error).message } }));
+    printError(`rousseau-host ${name}: ${messageOf(error)}\n\n${commandHelp(command)}`);
+    if (wantsJson) print(JSON.stringify({ error: { code: 'RH_ERR_USAGE', message: messageOf(error) } }));
     return EXIT.usage;
   }
   if (parsed.values.help) return printed(commandHelp(command));

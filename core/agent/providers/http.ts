@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.ts';
 import { type ModelPricing, ProviderError } from '../messages.ts';
 import { pricingOf } from '../pricing.ts';
+import { messageOf } from '../../errors.ts';
 
 export interface HttpSettings {
   /** No response headers, or no byte of a stream, for this long: the attempt fails (and is retried). */
@@ -184,7 +185,7 @@ async function post(
       failed = {
         error: new ProviderError(
           timedOut ? 'timeout' : 'connection',
-          `${who} could not be reached at ${new URL(url).origin}: ${(error as Error).message}`,
+          `${who} could not be reached at ${new URL(url).origin}: ${messageOf(error)}`,
           { cause: error },
         ),
         retry: timedOut || RETRY_CODES.has((error as RequestError).code ?? ''),
@@ -210,7 +211,7 @@ function brokenOff(who: string, what: string, error: unknown, signal: AbortSigna
   const timedOut = (error as Error).name === 'TimeoutError';
   return new ProviderError(
     timedOut ? 'timeout' : 'stream_incomplete',
-    `${who}'s ${what} broke off: ${(error as Error).message}`,
+    `${who}'s ${what} broke off: ${messageOf(error)}`,
     { cause: error },
   );
 }

@@ -23,6 +23,7 @@ import {
   type ModelResponse,
   type Provider,
 } from '../messages.ts';
+import { messageOf } from '../../errors.ts';
 
 const ReplayTurn = Type.Object(
   {
@@ -72,7 +73,7 @@ export function loadReplayScript(file: string): ReplayScript {
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new ProviderError('bad_response', `Cannot read the replay script ${file}: ${(error as Error).message}`);
+    throw new ProviderError('bad_response', `Cannot read the replay script ${file}: ${messageOf(error)}`);
   }
   validator ??= Compile(ReplayScriptSchema);
   if (!validator.Check(raw)) {

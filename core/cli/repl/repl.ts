@@ -16,6 +16,7 @@ import type { Display } from './display.ts';
 import type { LoadedSession, Session, SessionRecord, SessionStore } from './sessions.ts';
 import { painter } from './style.ts';
 import { formatUsage, UsageLog } from './usage.ts';
+import { messageOf } from '../../errors.ts';
 
 export interface ReplOptions {
   /** An agent for a session: its id, the conversation so far, and a model when `/model` picked one. */
@@ -132,7 +133,7 @@ class ReplState implements ReplControl {
       this.session.write(record);
     } catch (error) {
       this.unsaved = this.session;
-      this.options.display.note(`warning: not saving this session: ${(error as Error).message}`, 'yellow');
+      this.options.display.note(`warning: not saving this session: ${messageOf(error)}`, 'yellow');
     }
   }
 
@@ -194,7 +195,7 @@ class ReplState implements ReplControl {
     try {
       agent = this.options.makeAgent({ sessionId: this.session.id, messages, model });
     } catch (error) {
-      this.say(`Cannot switch to ${model}: ${(error as Error).message}`);
+      this.say(`Cannot switch to ${model}: ${messageOf(error)}`);
       return;
     }
     this.agent = agent;
@@ -207,7 +208,7 @@ class ReplState implements ReplControl {
     try {
       loaded = this.store.load(id);
     } catch (error) {
-      this.say((error as Error).message);
+      this.say(messageOf(error));
       return;
     }
     this.session.close();
