@@ -17,30 +17,44 @@ function tsc(cwd: string): Promise<{ code: number; output: string }> {
   });
 }
 
+/**
+ * A consumer's project in `dir`: `rousseau-host` (this repo) and `links` from the repo's
+ * node_modules installed by symlink, a plain strict tsconfig over `src/`.
+ */
+function consumerProject(tmp: ReturnType<typeof tempDir>, name: string, links: string[]): void {
+  mkdirSync(join(tmp.dir, 'node_modules', '@types'), { recursive: true });
+  symlinkSync(ROOT, join(tmp.dir, 'node_modules', 'rousseau-host'));
+  for (const link of links) symlinkSync(join(ROOT, 'node_modules', link), join(tmp.dir, 'node_modules', link));
+  tmp.write('package.json', JSON.stringify({ name, type: 'module' }));
+  tmp.write(
+    'tsconfig.json',
+    JSON.stringify({
+      compilerOptions: {
+        target: 'es2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        noEmit: true,
+      },
+      include: ['src'],
+    }),
+  );
+}
+
+/** The `error TSnnnn` lines of a tsc run that must fail. */
+async function tscErrors(cwd: string): Promise<{ errors: string[]; output: string }> {
+  const { code, output } = await tsc(cwd);
+  expect(code, output).to.not.equal(0);
+  return { errors: output.split('\n').filter((line) => /error TS\d+/.test(line)), output };
+}
+
 describe('the package for a TypeScript project', function () {
   this.timeout(60_000);
 
   it("type-checks a plugin and an embedder under the author's own strict options, with exactly their own type errors reported", async () => {
     const tmp = tempDir();
     try {
-      mkdirSync(join(tmp.dir, 'node_modules', '@types'), { recursive: true });
-      symlinkSync(ROOT, join(tmp.dir, 'node_modules', 'rousseau-host'));
-      symlinkSync(join(ROOT, 'node_modules', 'typebox'), join(tmp.dir, 'node_modules', 'typebox'));
-      symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(tmp.dir, 'node_modules', '@types', 'node'));
-      tmp.write('package.json', JSON.stringify({ name: 'rousseau-plugin-typed', type: 'module' }));
-      tmp.write(
-        'tsconfig.json',
-        JSON.stringify({
-          compilerOptions: {
-            target: 'es2022',
-            module: 'nodenext',
-            moduleResolution: 'nodenext',
-            strict: true,
-            noEmit: true,
-          },
-          include: ['src'],
-        }),
-      );
+      consumerProject(tmp, 'rousseau-plugin-typed', ['typebox', '@types/node']);
       tmp.write(
         'src/index.ts',
         `import Type from 'typebox';
@@ -61,9 +75,7 @@ export async function shout(text: string): Promise<CallResult> {
         'src/wrong.ts',
         `import Type from 'typebox';\nimport { defineTool } from 'rousseau-host';\nexport const t = defineTool({ name: 'n', description: 'd', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), async execute({ text }) { return text.toFixed(1); } });\n`,
       );
-      const { code, output } = await tsc(tmp.dir);
-      expect(code).to.not.equal(0);
-      const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
+      const { errors, output } = await tscErrors(tmp.dir);
       expect(errors, output).to.have.length(1);
       expect(errors[0]).to.match(
         /^src\/wrong\.ts\(3,\d+\): error TS\d+: Property 'toFixed' does not exist on type 'string'/,
@@ -76,23 +88,7 @@ export async function shout(text: string): Promise<CallResult> {
   it("types the vendored typebox (rousseau-host/vendor/typebox and its subpaths) for a consumer's tsc", async () => {
     const tmp = tempDir();
     try {
-      mkdirSync(join(tmp.dir, 'node_modules', '@types'), { recursive: true });
-      symlinkSync(ROOT, join(tmp.dir, 'node_modules', 'rousseau-host'));
-      symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(tmp.dir, 'node_modules', '@types', 'node'));
-      tmp.write('package.json', JSON.stringify({ name: 'consumer', type: 'module' }));
-      tmp.write(
-        'tsconfig.json',
-        JSON.stringify({
-          compilerOptions: {
-            target: 'es2022',
-            module: 'nodenext',
-            moduleResolution: 'nodenext',
-            strict: true,
-            noEmit: true,
-          },
-          include: ['src'],
-        }),
-      );
+      consumerProject(tmp, 'consumer', ['@types/node']);
       // Typed, the one error is the wrong field type; untyped, it would be TS7016 (no declaration file) instead.
       tmp.write(
         'src/index.ts',
@@ -103,9 +99,7 @@ export const ok: boolean = Compile(schema).Check({ city: 'Oslo' });
 export const wrong: Static<typeof schema> = { city: 42 };
 `,
       );
-      const { code, output } = await tsc(tmp.dir);
-      expect(code).to.not.equal(0);
-      const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
+      const { errors, output } = await tscErrors(tmp.dir);
       expect(errors, output).to.have.length(1);
       expect(errors[0]).to.match(
         /^src\/index\.ts\(5,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/,

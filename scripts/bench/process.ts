@@ -60,9 +60,10 @@ function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 }
 
-async function roundTrip(dir: string): Promise<Row[]> {
+/** A host from the built package with the echo plugin in a process of its own, audit off. */
+async function echoHost(dir: string) {
   const { createHost } = (await import(DIST_INDEX)) as Api;
-  const host = await createHost({
+  return createHost({
     cwd: dir,
     audit: false,
     logLevel: 'error',
@@ -72,6 +73,10 @@ async function roundTrip(dir: string): Promise<Row[]> {
       plugins: [{ module: './echo.ts', isolation: 'process', loadTimeoutMs: 120_000 }],
     },
   });
+}
+
+async function roundTrip(dir: string): Promise<Row[]> {
+  const host = await echoHost(dir);
   const bare = await bareChild();
   const input = { text: 'hello' };
   const variants: Record<string, () => Promise<unknown>> = {
@@ -99,7 +104,6 @@ async function roundTrip(dir: string): Promise<Row[]> {
 }
 
 async function startup(dir: string): Promise<Row[]> {
-  const { createHost } = (await import(DIST_INDEX)) as Api;
   const plugin: number[] = [];
   const bare: number[] = [];
   let memory = { plugin: 0, bare: 0 };
@@ -107,16 +111,7 @@ async function startup(dir: string): Promise<Row[]> {
     const t0 = performance.now();
     const child = await bareChild();
     bare.push(performance.now() - t0);
-    const host = await createHost({
-      cwd: dir,
-      audit: false,
-      logLevel: 'error',
-      config: {
-        builtins: false,
-        policy: { default: 'allow' },
-        plugins: [{ module: './echo.ts', isolation: 'process', loadTimeoutMs: 120_000 }],
-      },
-    });
+    const host = await echoHost(dir);
     const [status] = host.plugins();
     if (status?.status !== 'loaded') throw new Error(`bench: echo did not load: ${status?.error?.message}`);
     plugin.push(status.loadMs!);
