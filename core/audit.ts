@@ -99,6 +99,8 @@ type Verdict = 'allow' | 'ask' | 'deny';
 export interface DecisionFields {
   callId: string;
   sessionId?: string | undefined;
+  /** The authenticated caller's name (docs/serve.md). */
+  caller?: string | undefined;
   plugin: string;
   tool: string;
   input: AuditInput;
@@ -115,6 +117,7 @@ export function decisionEntry(d: DecisionFields): AuditEntry {
     const input = d.input.get();
     let line = `{"time":"${time}","event":"decision","callId":${json(d.callId)}`;
     if (d.sessionId) line += `,"sessionId":${json(d.sessionId)}`;
+    if (d.caller !== undefined) line += `,"caller":${json(d.caller)}`;
     line += `,"plugin":${json(d.plugin)},"tool":${json(d.tool)},"inputSha256":"${input.inputSha256}","inputBytes":${input.inputBytes},"input":${JSON.stringify(input.input)}`;
     if (input.inputTruncated) line += ',"inputTruncated":true';
     line += `,"decision":"${d.decision}"`;
@@ -131,6 +134,7 @@ export function decisionEntry(d: DecisionFields): AuditEntry {
 export interface CallFields {
   callId: string;
   sessionId?: string | undefined;
+  caller?: string | undefined;
   /** Absent for an unknown tool. */
   plugin?: string | undefined;
   tool: string;
@@ -151,6 +155,7 @@ export function callEntry(c: CallFields): AuditEntry {
   return (time) => {
     let line = `{"time":"${time}","event":"call","callId":${json(c.callId)}`;
     if (c.sessionId) line += `,"sessionId":${json(c.sessionId)}`;
+    if (c.caller !== undefined) line += `,"caller":${json(c.caller)}`;
     if (c.plugin !== undefined) line += `,"plugin":${json(c.plugin)}`;
     line += `,"tool":${json(c.tool)}`;
     if (c.input) line += `,"inputSha256":"${c.input.get().inputSha256}"`;

@@ -62,6 +62,25 @@ export type Authorization =
   /** `message` says why, naming the rule; `rule` is its id (`policy.deny[0]`) when a rule decided. */
   | { allowed: false; message: string; rule?: string };
 
+/**
+ * One block of a result, as MCP carries it (docs/plugins.md, "Results"). Binary `data` is base64;
+ * `resource_link` points at a resource, `resource` embeds one (text or base64 `blob`).
+ */
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'audio'; data: string; mimeType: string }
+  | { type: 'resource_link'; uri: string; name: string; mimeType?: string; description?: string }
+  | { type: 'resource'; resource: EmbeddedResource };
+
+export interface EmbeddedResource {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  /** Base64. */
+  blob?: string;
+}
+
 /** What `execute` may return: text for the model, or text with an error flag and structured data. */
 export type ToolOutput = string | { content: string; isError?: boolean; data?: unknown };
 

@@ -117,6 +117,7 @@ class Call implements GuardedCall {
         callEntry({
           callId: this.id,
           sessionId: this.options.sessionId,
+          caller: this.options.caller?.name,
           plugin: this.tool?.plugin.name,
           tool: this.name,
           input: this.auditInput,
@@ -219,6 +220,7 @@ function ownCallOptions(given: CallOptions): CallOptions {
   if (Object.hasOwn(given, 'signal')) options.signal = given.signal;
   if (Object.hasOwn(given, 'callId')) options.callId = given.callId;
   if (Object.hasOwn(given, 'sessionId')) options.sessionId = given.sessionId;
+  if (Object.hasOwn(given, 'caller')) options.caller = given.caller;
   if (Object.hasOwn(given, 'onProgress')) options.onProgress = given.onProgress;
   if (Object.hasOwn(given, 'onLog')) options.onLog = given.onLog;
   return options;
@@ -345,6 +347,7 @@ function audited(call: Call, { tool, decision, canonical }: Ready, verdict: Verd
     decisionEntry({
       callId: call.id,
       sessionId: call.options.sessionId,
+      caller: call.options.caller?.name,
       plugin: tool.plugin.name,
       tool: tool.info.name,
       input,

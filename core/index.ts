@@ -5,6 +5,8 @@
 export { defineConfig, definePlugin, defineTool, defineToolFor } from './contract.ts';
 export type {
   Authorization,
+  ContentBlock,
+  EmbeddedResource,
   Plugin,
   PluginLogger,
   PluginSetupContext,
@@ -21,7 +23,16 @@ export type { AuditRecord } from './audit.ts';
 export type { ApprovalRequest, ApproveFn } from './dispatch.ts';
 export { HostError, RESULT_CODES } from './errors.ts';
 export type { HostErrorCode, ResultCode } from './errors.ts';
-export type { CallOptions, CallResult, LogEntry, PluginStatus, Progress, ToolInfo, Violation } from './types.ts';
+export type {
+  Caller,
+  CallOptions,
+  CallResult,
+  LogEntry,
+  PluginStatus,
+  Progress,
+  ToolInfo,
+  Violation,
+} from './types.ts';
 export { Agent } from './agent/agent.ts';
 export type {
   AgentError,

@@ -2,7 +2,7 @@
  * The shapes the host hands to its callers: call options and results, plugin statuses, tool
  * listings. A leaf: no run-time imports.
  */
-import type { ToolAnnotations } from './contract.ts';
+import type { ContentBlock, ToolAnnotations } from './contract.ts';
 import type { HostErrorCode, ResultCode } from './errors.ts';
 import type { LogLevel } from './log.ts';
 
@@ -25,6 +25,19 @@ export interface CallOptions {
    * logger still gets them, filtered by its level). What a caller does with one must not throw.
    */
   onLog?: (entry: LogEntry) => void;
+  /**
+   * Who asked for the call, when a transport authenticated them (docs/serve.md). Policy rules may
+   * name callers and scopes; the audit records the caller's name on every line of the call.
+   */
+  caller?: Caller;
+}
+
+/** An authenticated caller: a token's name or a JWT's subject, and the scopes it was granted. */
+export interface Caller {
+  name: string;
+  scopes: readonly string[];
+  /** How the caller proved who they are. */
+  via: 'token' | 'oauth';
 }
 
 /** One `ctx.log.<level>(message, data)` of a tool. */
@@ -52,6 +65,11 @@ export interface CallResult {
   truncated?: boolean;
   /** Structured data the tool returned beside its text. */
   data?: unknown;
+  /**
+   * The result as content blocks, when the tool returned blocks (images, audio, resources):
+   * `content` is then their text, with each other block named in it (docs/plugins.md, "Results").
+   */
+  blocks?: ContentBlock[];
 }
 
 /** A violation of the tool contract, found when a plugin loads. */

@@ -98,6 +98,23 @@ describe('audit trail', () => {
     });
   });
 
+  it("an authenticated caller's name is on both lines of its call; a caller set on the prototype is not", async () => {
+    const h = await host();
+    await h.call('shell_run', '{"command":"ls"}', {
+      callId: 'c-caller',
+      caller: { name: 'ci-bot', scopes: ['tools:read'], via: 'token' },
+    });
+    const inherited = Object.create({ caller: { name: 'forged', scopes: [], via: 'token' } });
+    await h.call('shell_run', '{"command":"ls"}', Object.assign(inherited, { callId: 'c-forged' }));
+    await h.close();
+    const lines = readLines(file);
+    expect(linesOf(lines, 'c-caller').map((l) => [l.event, l.caller])).to.deep.equal([
+      ['decision', 'ci-bot'],
+      ['call', 'ci-bot'],
+    ]);
+    expect(linesOf(lines, 'c-forged').map((l) => l.caller)).to.deep.equal([undefined, undefined]);
+  });
+
   it('denied and headless-ask calls: the rule, the reason and the answer are on the decision line', async () => {
     const h = await host({
       policy: {

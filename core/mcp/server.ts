@@ -15,9 +15,10 @@ import {
   type LoggingLevel,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Host } from '../host.ts';
-import type { CallOptions, CallResult } from '../types.ts';
+import type { Caller, CallOptions, CallResult } from '../types.ts';
 import { HOST_INFO } from '../identity.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
 
@@ -122,6 +123,8 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
       },
     };
     if (extra.sessionId) options.sessionId = tag ??= sessionTag(extra.sessionId);
+    const caller = callerOf(extra.authInfo);
+    if (caller) options.caller = caller;
     const token = _meta?.progressToken;
     let sent: Promise<void> | undefined;
     if (token !== undefined) {
@@ -155,6 +158,20 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
   });
 
   return server;
+}
+
+/**
+ * The caller an HTTP front end authenticated: it puts the `Caller` in `req.auth.extra.caller`, and
+ * the SDK hands that `AuthInfo` to each request's handler. The token itself is never passed on.
+ */
+export function callerOf(auth: AuthInfo | undefined): Caller | undefined {
+  const caller = auth?.extra?.caller as Caller | undefined;
+  return caller && typeof caller.name === 'string' ? caller : undefined;
+}
+
+/** The `AuthInfo` an HTTP front end hands the SDK for a caller (`req.auth`). */
+export function authInfoOf(caller: Caller): AuthInfo {
+  return { token: '', clientId: caller.name, scopes: [...caller.scopes], extra: { caller } };
 }
 
 /**
