@@ -26,6 +26,18 @@ const Rule = Type.Object(
       }),
     ),
     reason: Type.Optional(Type.String({ description: 'Shown to the model and in the audit log.' })),
+    callers: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description: 'Only calls from one of these callers (a token name or a JWT subject) match.',
+      }),
+    ),
+    scopes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description: 'Only calls from a caller holding at least one of these scopes match.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -168,6 +180,29 @@ export const HostConfigSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    serve: Type.Optional(
+      Type.Object(
+        {
+          limits: Type.Optional(
+            Type.Object(
+              {
+                callsPerSecond: Type.Optional(
+                  Type.Number({
+                    exclusiveMinimum: 0,
+                    description: 'Tool calls per second per caller, with bursts of as many (a token bucket).',
+                  }),
+                ),
+                inFlight: Type.Optional(
+                  Type.Integer({ minimum: 1, description: 'Tool calls one caller may have running at once.' }),
+                ),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     log: Type.Optional(
       Type.Object(
         {
@@ -187,3 +222,4 @@ export type PluginEntryConfig = Static<typeof PluginEntry>;
 export type BuiltinEntryConfig = Static<typeof BuiltinEntry>;
 export type PolicyRuleConfig = Static<typeof Rule>;
 export type PolicyConfig = NonNullable<HostConfig['policy']>;
+export type CallerLimitsConfig = NonNullable<NonNullable<HostConfig['serve']>['limits']>;

@@ -18,12 +18,12 @@ import { messageOf } from './errors.ts';
 import { type GuardedCall, runGuarded } from './guarded-run.ts';
 import type { Logger } from './log.ts';
 import { type Failed, normalise, type Step } from './output.ts';
-import type { Policy, PolicyDecision } from './policy.ts';
+import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
-import type { CallOptions, CallResult, ToolInfo } from './types.ts';
+import type { CallOptions, CallResult, Caller, ToolInfo } from './types.ts';
 
 /** Asks a person whether a call may run. `always` approves this exact input for the session. */
 export type ApproveFn = (request: ApprovalRequest) => Promise<boolean | 'always'> | boolean | 'always';
@@ -60,7 +60,7 @@ export async function dispatch(
   given: CallOptions = {},
 ): Promise<CallResult> {
   const call = new Call(env, name, ownCallOptions(given));
-  const decided = decide(env, name, rawInput, call.options.sessionId);
+  const decided = decide(env, name, rawInput, call.options);
   call.tool = decided.tool;
   if (!decided.ok) return call.finish(decided);
   call.decision = decided.decision;
@@ -165,25 +165,28 @@ type Ready = Extract<Decided, { ok: true }>;
 
 /**
  * The stages up to the policy's decision: find the tool, prepare its input, decide. Asks no one and
- * writes nothing: `host.decide()` is this, and every call starts with it.
+ * writes nothing: `host.decide()` is this, and every call starts with it. A tool the caller can
+ * never call is unknown to them: its name, its schema and the policy's reasons stay unseen.
  */
 export function decide(
   env: Pick<DispatchEnv, 'registry' | 'policy'>,
   name: string,
   raw: unknown,
-  sessionId: string | undefined,
+  context: PolicyContext,
 ): Decided {
   const tool = env.registry.get(name);
-  return tool ? decideOn(env.policy, tool, raw, sessionId) : unknownTool(env.registry, name);
+  return tool && env.policy.canEverCall(tool.info, context.caller)
+    ? decideOn(env.policy, tool, raw, context)
+    : unknownTool(env, name, context.caller);
 }
 
-function decideOn(policy: Policy, tool: RegisteredTool, raw: unknown, sessionId: string | undefined): Decided {
+function decideOn(policy: Policy, tool: RegisteredTool, raw: unknown, context: PolicyContext): Decided {
   const prepared = prepareInput(tool, raw);
   if (!prepared.ok) return { ...prepared, tool };
   const { input } = prepared;
   let canonical: string | undefined;
   const canonicalText = () => (canonical ??= canonicalJson(input));
-  const decision = policy.decide(tool.info, canonicalText, input, sessionId);
+  const decision = policy.decide(tool.info, canonicalText, input, context);
   return { ok: true, tool, input, decision, canonical: canonicalText };
 }
 
@@ -202,7 +205,7 @@ function judge(call: Call, decided: Ready, signal?: AbortSignal, source?: 'autho
  * wait ends with the call (its timeout, its cancellation, the host's close).
  */
 async function authorize(call: Call, tool: RegisteredTool, raw: unknown, signal: AbortSignal): Promise<Authorization> {
-  const decided = decideOn(call.env.policy, tool, raw, call.options.sessionId);
+  const decided = decideOn(call.env.policy, tool, raw, call.options);
   if (!decided.ok) return { allowed: false, message: decided.content };
   const verdict = await judge(call, decided, signal, 'authorize');
   if (verdict.ok) return { allowed: true };
@@ -226,9 +229,14 @@ function ownCallOptions(given: CallOptions): CallOptions {
   return options;
 }
 
-/** The message of an unknown tool, naming the ones that exist. */
-function unknownTool(registry: Registry, name: string): Failed {
-  const known = registry.names();
+/** The message of an unknown tool, naming the ones that exist for this caller. */
+function unknownTool({ registry, policy }: Pick<DispatchEnv, 'registry' | 'policy'>, name: string, caller?: Caller): Failed {
+  const known = caller
+    ? registry
+        .tools()
+        .filter((t) => policy.canEverCall(t, caller))
+        .map((t) => t.name)
+    : registry.names();
   return {
     ok: false,
     code: 'unknown_tool',
@@ -308,7 +316,7 @@ async function approve(call: Call, decided: Ready, signal?: AbortSignal): Promis
   try {
     const request = { tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) };
     const given = await abortable(stop.aborted ? undefined : env.approve(request), { signal: stop });
-    if (given === 'always') env.policy.allowForSession(tool.info.name, canonical(), sessionId);
+    if (given === 'always') env.policy.allowForSession(tool.info.name, canonical(), call.options);
     if (given === true || given === 'always') {
       return { ok: true, answer: given === true ? 'approved' : 'approved_always', approvalMs: waited() };
     }

@@ -12,7 +12,7 @@ import { loadPlugins } from './loader.ts';
 import { createMcpRunner } from './runners/mcp-client.ts';
 import { createAuditSink, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink } from './audit.ts';
 import { createLogger, type Logger } from './log.ts';
-import { compilePolicy, type Policy, type PolicyDecision } from './policy.ts';
+import { compilePolicy, type Policy, type PolicyContext, type PolicyDecision } from './policy.ts';
 import { Registry } from './registry.ts';
 import { createReloader } from './reload.ts';
 import { releaseIdleWatchdog } from './runners/watchdog.ts';
@@ -55,8 +55,11 @@ export interface Host {
   tools(): ToolInfo[];
   /** One call through the whole pipeline. Never throws. */
   call(tool: string, input: unknown, options?: CallOptions): Promise<CallResult>;
-  /** The policy's decision on a call, without running it or asking anyone (`policy check`). Never throws. */
-  decide(tool: string, input: unknown, options?: Pick<CallOptions, 'sessionId'>): PolicyCheck;
+  /**
+   * The policy's decision on a call, without running it or asking anyone (`policy check`). With a
+   * `caller`, a tool they can never call is an unknown tool, as their calls would find. Never throws.
+   */
+  decide(tool: string, input: unknown, options?: PolicyContext): PolicyCheck;
   /**
    * Loads the plugin named `name` (its name or its configured source), or every plugin, again from
    * its files. The old version serves until the new one passes the contract check; a failure keeps
@@ -149,7 +152,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       return dispatch(env, tool, input, callOptions);
     },
     decide(name, input, decideOptions) {
-      const decided = decide(env, name, input, decideOptions?.sessionId);
+      const decided = decide(env, name, input, decideOptions ?? {});
       if (!decided.ok) return { ok: false, code: decided.code, content: decided.content };
       return { ok: true, ...decided.decision, canonical: decided.canonical() };
     },

@@ -6,6 +6,11 @@
  *
  * Regexes run on text the model controls, so a rule must not be able to hang the host: patterns
  * compile through linear-regex.ts (linear-time engine, no flags beyond `s`). See docs/policy.md.
+ *
+ * A rule may name callers and scopes (`callers`, `scopes`): it then matches only calls from such a
+ * caller, and never a call without one. A tool a caller can never call is hidden from them
+ * (`canEverCall`): the MCP server leaves it out of their `tools/list`, the dispatcher answers them
+ * as if it did not exist.
  */
 import { canonicalJson } from './canonical-json.ts';
 import type { PolicyConfig, PolicyRuleConfig } from './config-schema.ts';
@@ -13,7 +18,7 @@ import { hostError, messageOf } from './errors.ts';
 import { segments, valueAt } from './json-pointer.ts';
 import { linearRegExp } from './linear-regex.ts';
 import { plainData } from './safe-json.ts';
-import type { ToolInfo } from './types.ts';
+import type { Caller, CallOptions, ToolInfo } from './types.ts';
 
 export type Decision = 'allow' | 'ask' | 'deny';
 
@@ -33,20 +38,36 @@ export interface PolicyDecision {
   reason?: string;
 }
 
+/** Who asks and in which session: rules may name callers, and "always" grants belong to both. */
+export type PolicyContext = Pick<CallOptions, 'sessionId' | 'caller'>;
+
 export interface Policy {
   /** `canonical` is called only when a rule reads the whole input, or a session rule may apply. */
   decide(
     tool: Pick<ToolInfo, 'name' | 'annotations'>,
     canonical: () => string,
     input: unknown,
-    sessionId?: string,
+    context?: PolicyContext,
   ): PolicyDecision;
   /**
    * Records an "always" answer as an exact-input rule: this tool with this canonical input is
-   * allowed for the rest of the session (`sessionId`; none = the host's lifetime). It never widens:
-   * any other input, tool or session is decided as before. A rule is returned for the audit trail.
+   * allowed for the rest of the session (`sessionId`; none = the host's lifetime) to the same
+   * caller (or to calls without one). It never widens: any other input, tool, session or caller is
+   * decided as before. A rule is returned for the audit trail.
    */
-  allowForSession(tool: string, canonical: string, sessionId?: string): PolicyRule;
+  allowForSession(tool: string, canonical: string, context?: PolicyContext): PolicyRule;
+  /**
+   * False when no input can make a call from `caller` to this tool run: the first rule that applies
+   * to the caller and reads no input (no `match`, no `where`) is a deny, or no rule lets them past a
+   * `deny` default. Always true without a caller: local calls see every tool, and a denial says why.
+   */
+  canEverCall(tool: Pick<ToolInfo, 'name' | 'annotations'>, caller: Caller | undefined): boolean;
+}
+
+/** A caller as rules read it: own properties only, so Object.prototype can lend no one a name or a scope. */
+interface CallerFacts {
+  name: string;
+  scopes: readonly string[];
 }
 
 interface CompiledRule {
@@ -56,6 +77,8 @@ interface CompiledRule {
   match: RegExp | undefined;
   /** Each field as the path of keys that reaches it, and its pattern. */
   where: [string[], RegExp][] | undefined;
+  /** Whether the rule applies to a caller, when it names callers or scopes; without one it never does. */
+  who: ((caller: CallerFacts | undefined) => boolean) | undefined;
 }
 
 /** `localhost` → `[lL][oO]…`: host names are case-insensitive, and rules take no `i` flag (see below). */
@@ -113,13 +136,15 @@ export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Poli
     return rules;
   };
 
-  // "always" answers: session → `tool NUL canonical input` → the decision it grants.
+  // "always" answers: caller and session → `tool NUL canonical input` → the decision it grants.
   const sessions = new Map<string, Map<string, PolicyDecision>>();
 
   return {
-    decide(tool, canonical, input, sessionId) {
+    decide(tool, canonical, input, context) {
+      const caller = callerFacts(context);
       let decided: PolicyDecision | undefined;
       for (const rule of rulesFor(tool.name)) {
+        if (rule.who && !rule.who(caller)) continue;
         if (rule.match && !rule.match.test(canonical())) continue;
         if (rule.where && !matchesWhere(rule.where, input)) continue;
         decided = rule.decision;
@@ -127,19 +152,20 @@ export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Poli
       }
       decided ??= isReadOnly(tool) ? readOnlyDefault : otherDefault;
       if (decided.decision === 'ask' && sessions.size) {
-        return sessions.get(sessionId ?? '')?.get(`${tool.name}\u0000${canonical()}`) ?? decided;
+        return sessions.get(grantsKey(caller, context))?.get(`${tool.name}\u0000${canonical()}`) ?? decided;
       }
       return decided;
     },
 
-    allowForSession(tool, canonical, sessionId = '') {
-      let grants = sessions.get(sessionId);
+    allowForSession(tool, canonical, context) {
+      const key = grantsKey(callerFacts(context), context);
+      let grants = sessions.get(key);
       if (!grants) {
         grants = new Map();
-        sessions.set(sessionId, grants);
+        sessions.set(key, grants);
       }
-      const key = `${tool}\u0000${canonical}`;
-      const known = grants.get(key)?.rule;
+      const grant = `${tool}\u0000${canonical}`;
+      const known = grants.get(grant)?.rule;
       if (known) return known;
       const rule: PolicyRule = Object.freeze({
         id: `session.allow[${grants.size}]`,
@@ -148,10 +174,40 @@ export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Poli
         input: canonical,
         reason: 'approved "always" for this exact input in this session',
       });
-      grants.set(key, decisionOf({ decision: 'allow', rule, reason: rule.reason! }));
+      grants.set(grant, decisionOf({ decision: 'allow', rule, reason: rule.reason! }));
       return rule;
     },
+
+    canEverCall(tool, given) {
+      const caller = callerFacts({ caller: given });
+      if (!caller) return true;
+      for (const rule of rulesFor(tool.name)) {
+        if (rule.who && !rule.who(caller)) continue;
+        // A rule that reads the input decides only some calls: a deny leaves others to the rules
+        // below it, an ask or an allow lets some through.
+        if (rule.match || rule.where) {
+          if (rule.decision.decision === 'deny') continue;
+          return true;
+        }
+        return rule.decision.decision !== 'deny';
+      }
+      return (isReadOnly(tool) ? readOnlyDefault : otherDefault).decision !== 'deny';
+    },
   };
+}
+
+/** The context's caller, read from own properties (a session's grants are picked the same way). */
+function callerFacts(context: PolicyContext | undefined): CallerFacts | undefined {
+  const caller = context && Object.hasOwn(context, 'caller') ? context.caller : undefined;
+  if (!caller || !Object.hasOwn(caller, 'name') || typeof caller.name !== 'string') return undefined;
+  const scopes = Object.hasOwn(caller, 'scopes') && Array.isArray(caller.scopes) ? caller.scopes : [];
+  return { name: caller.name, scopes };
+}
+
+/** Whose "always" answers apply: the caller's own (none: calls without a caller), in one session. */
+function grantsKey(caller: CallerFacts | undefined, context: PolicyContext | undefined): string {
+  const sessionId = context && Object.hasOwn(context, 'sessionId') ? (context.sessionId ?? '') : '';
+  return JSON.stringify([caller?.name ?? null, sessionId]);
 }
 
 function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin: string): CompiledRule {
@@ -196,7 +252,24 @@ function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin:
             nfc(field, `${id}.where.${field}`, 'field name');
             return [fieldPath(field), compile(pattern, `where.${field}`, true)];
           }),
+    who: callerMatcher(rule.callers, rule.scopes),
   };
+}
+
+/**
+ * Named callers and scopes: the caller must be one of `callers` and hold at least one of `scopes`
+ * (each list checked only when given). Undefined when the rule names neither: it applies to all.
+ */
+function callerMatcher(
+  callers: readonly string[] | undefined,
+  scopes: readonly string[] | undefined,
+): CompiledRule['who'] {
+  if (callers === undefined && scopes === undefined) return undefined;
+  const names = callers === undefined ? undefined : new Set(callers);
+  return (caller) =>
+    caller !== undefined &&
+    (names === undefined || names.has(caller.name)) &&
+    (scopes === undefined || scopes.some((scope) => caller.scopes.includes(scope)));
 }
 
 /** `"caf\u00e9"`: shows which code points NFC chose, where printing them would look unchanged. */

@@ -9,7 +9,7 @@ const tool = (name: string, readOnly = false) => ({ name, ...(readOnly ? { annot
 
 /** Decides on a plain object input, computing its canonical JSON the way the dispatcher does. */
 function decide(policy: Policy, name: string, input: Record<string, unknown>, sessionId?: string, readOnly = false) {
-  return policy.decide(tool(name, readOnly), () => JSON.stringify(input), input, sessionId);
+  return policy.decide(tool(name, readOnly), () => JSON.stringify(input), input, { sessionId });
 }
 
 /** The error compiling `config` throws, or undefined when it compiles. */
@@ -210,7 +210,7 @@ describe('policy', () => {
   describe('session rules ("always")', () => {
     it('allow exactly one tool + canonical input in one session, and nothing else', () => {
       const p = compilePolicy({ default: 'ask' });
-      const rule = p.allowForSession('bash', '{"command":"ls"}', 's1');
+      const rule = p.allowForSession('bash', '{"command":"ls"}', { sessionId: 's1' });
       expect(rule).to.include({ id: 'session.allow[0]', list: 'allow', tool: 'bash', input: '{"command":"ls"}' });
       const granted = decide(p, 'bash', { command: 'ls' }, 's1');
       expect(granted.decision).to.equal('allow');
@@ -220,12 +220,12 @@ describe('policy', () => {
       expect(decide(p, 'bash', { command: 'ls' }).decision).to.equal('ask');
       expect(decide(p, 'sh', { command: 'ls' }, 's1').decision).to.equal('ask');
       // The same answer twice is one rule.
-      expect(p.allowForSession('bash', '{"command":"ls"}', 's1')).to.equal(rule);
+      expect(p.allowForSession('bash', '{"command":"ls"}', { sessionId: 's1' })).to.equal(rule);
     });
 
     it('never overrides a deny', () => {
       const p = compilePolicy({ deny: [{ tool: 'bash', match: 'rm' }] });
-      p.allowForSession('bash', '{"command":"rm x"}', 's');
+      p.allowForSession('bash', '{"command":"rm x"}', { sessionId: 's' });
       expect(decide(p, 'bash', { command: 'rm x' }, 's').decision).to.equal('deny');
     });
   });

@@ -14,10 +14,19 @@ import { Transform, type TransformCallback } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  requestBodyTooLargeMessage,
+} from '@modelcontextprotocol/sdk/server/requestBody.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import type { CallerLimitsConfig } from '../config-schema.ts';
 import { messageOf } from '../errors.ts';
 import type { Host } from '../host.ts';
+import type { Caller } from '../types.ts';
+import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
 import { BoundedEventStore } from './event-store.ts';
-import { createMcpServer, sendToolListChanged, sessionTag, watchPluginStatuses } from './server.ts';
+import { authInfoOf, createMcpServer, sendToolListChanged, sessionTag, watchPluginStatuses } from './server.ts';
 import { guardStdout } from './stdout-guard.ts';
 
 /** The path of the Streamable HTTP endpoint. */
@@ -171,7 +180,17 @@ export interface McpHttpOptions {
   sessionIdleMs?: number;
   /** The most sessions kept; a new one closes the one idle longest. Default 100. */
   maxSessions?: number;
+  /**
+   * Who sent a request: its caller reaches the policy, the audit and the limits. Undefined: no
+   * caller (every request, when this option is absent).
+   */
+  authenticate?: (req: IncomingMessage) => Caller | undefined | Promise<Caller | undefined>;
+  /** Tool calls per caller (docs/serve.md, "Per-caller policy and limits"). Default: the config's `serve.limits`. */
+  limits?: CallerLimitsConfig;
 }
+
+/** A request as the SDK's transport reads it: `auth` becomes each handler's `extra.authInfo`. */
+type McpRequest = IncomingMessage & { auth?: AuthInfo };
 
 /** Events kept per session for clients that reconnect with `Last-Event-ID`. */
 const MCP_HTTP_EVENTS_PER_SESSION = 1000;
@@ -206,6 +225,8 @@ export async function serveMcpHttp(
   const sessions = new Map<string, Session>();
   /** Initialize requests not yet answered: each holds a place among `maxSessions`. */
   let initializing = 0;
+  const limitsConfig = opts.limits ?? host.config.serve?.limits;
+  const limits = limitsConfig ? new CallerLimits(limitsConfig) : undefined;
 
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -227,10 +248,18 @@ export async function serveMcpHttp(
       );
     if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_HTTP_PATH)
       return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
-    return opts.stateless ? handleStateless(req, res) : handleSession(req, res);
+    const caller = await opts.authenticate?.(req);
+    if (caller) (req as McpRequest).auth = authInfoOf(caller);
+    let body: unknown;
+    if (limits && req.method === 'POST' && isJsonContentType(req.headers['content-type'])) {
+      const admitted = await admitCalls(limits, caller, req, res);
+      if (!admitted) return;
+      body = admitted.body;
+    }
+    return opts.stateless ? handleStateless(req, res, body) : handleSession(req, res, body);
   }
 
-  async function handleStateless(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handleStateless(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
       return reply(res, 405, 'Method not allowed: this server is stateless, send every message as a POST');
@@ -243,10 +272,10 @@ export async function serveMcpHttp(
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body);
   }
 
-  async function handleSession(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handleSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const id = req.headers['mcp-session-id'];
     if (typeof id === 'string') {
       const session = sessions.get(id);
@@ -264,7 +293,7 @@ export async function serveMcpHttp(
         session.open--;
         session.lastSeen = Date.now();
       });
-      return session.transport.handleRequest(req, res);
+      return session.transport.handleRequest(req, res, body);
     }
     // No session yet: this must be an initialize, which the new transport checks (400 otherwise).
     // Initializes in flight hold a place: checked one by one, clients that initialize at the same
@@ -309,7 +338,7 @@ export async function serveMcpHttp(
       }
     });
     await server.connect(session.transport);
-    await session.transport.handleRequest(req, res);
+    await session.transport.handleRequest(req, res, body);
   }
 
   function idleSessions(): number {
@@ -380,6 +409,51 @@ export async function serveMcpHttp(
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) await close();
   return { url, sessions: () => sessions.size, close };
+}
+
+/**
+ * Reads a POST's JSON body and takes its `tools/call` requests (each one of a batch) from the
+ * caller's limits; the body goes on to the transport, which cannot read the stream again. A call
+ * holds its in-flight place until its response is sent or the client drops the request. Over a
+ * limit, or on a body the transport would refuse, answers here and returns undefined.
+ */
+async function admitCalls(
+  limits: CallerLimits,
+  caller: Caller | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<{ body: unknown } | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > DEFAULT_MAX_REQUEST_BODY_SIZE) {
+      reply(res, 413, requestBodyTooLargeMessage(DEFAULT_MAX_REQUEST_BODY_SIZE));
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    reply(res, 400, 'Parse error: Invalid JSON', -32700);
+    return undefined;
+  }
+  const messages = Array.isArray(body) ? body : [body];
+  const calls = messages.filter((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
+  if (calls.length === 0) return { body };
+  const admission = limits.admit(caller?.name ?? ANONYMOUS_CALLER, calls.length);
+  if (admission.ok) {
+    res.once('close', admission.release);
+    return { body };
+  }
+  const { limit, retryAfterSeconds, message } = admission;
+  // One call: its own id, so the error is the answer to that request.
+  const id = messages.length === 1 ? ((calls[0] as { id?: unknown }).id ?? null) : null;
+  res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfterSeconds) });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message, data: { limit, retryAfterSeconds } }, id }));
+  return undefined;
 }
 
 /** A JSON-RPC error body, as the SDK's transport answers: clients parse it either way. */

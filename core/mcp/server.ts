@@ -104,7 +104,9 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
   });
 
   let tag: string | undefined;
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools(loaded ?? (await ready)) }));
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
+    tools: listTools(loaded ?? (await ready), callerOf(extra.authInfo)),
+  }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const h = loaded ?? (await ready);
@@ -184,8 +186,11 @@ export function sessionTag(sessionId: string): string {
   return `mcp-${createHash('sha256').update(sessionId).digest('hex').slice(0, 32)}`;
 }
 
-/** The host's tools in its order (sorted by name), without those of quarantined plugins. */
-export function listTools(host: Host): McpTool[] {
+/**
+ * The host's tools in its order (sorted by name), without those of quarantined plugins, nor those
+ * the caller can never call (docs/policy.md, "Callers and scopes"): their calls answer `unknown_tool`.
+ */
+export function listTools(host: Host, caller?: Caller): McpTool[] {
   const unavailable = new Set(
     host
       .plugins()
@@ -194,7 +199,7 @@ export function listTools(host: Host): McpTool[] {
   );
   const tools: McpTool[] = [];
   for (const t of host.tools()) {
-    if (unavailable.has(t.plugin)) continue;
+    if (unavailable.has(t.plugin) || !host.policy.canEverCall(t, caller)) continue;
     const annotations = toMcpAnnotations(t.annotations);
     tools.push({
       name: t.name,

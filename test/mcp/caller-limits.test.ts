@@ -1,0 +1,101 @@
+// Limits per caller on their own, on a clock the test moves: the token bucket, calls in flight,
+// batches, and the bound on the callers kept.
+import { expect } from 'chai';
+import { type Admission, CallerLimits } from '../../core/mcp/caller-limits.ts';
+
+/** A clock that moves only when told to. */
+function clock() {
+  let ms = 1_000;
+  return { now: () => ms, advance: (by: number) => void (ms += by) };
+}
+
+function refusal(admission: Admission) {
+  if (admission.ok) throw new Error('expected a refusal');
+  return admission;
+}
+
+describe('caller limits', () => {
+  it('callsPerSecond: a burst of that many, then refills continuously, and says when to retry', () => {
+    const time = clock();
+    const limits = new CallerLimits({ callsPerSecond: 4 }, { now: time.now });
+    for (let i = 0; i < 4; i++) expect(limits.admit('alice', 1).ok, `call ${i}`).to.equal(true);
+    const over = refusal(limits.admit('alice', 1));
+    expect(over).to.include({ limit: 'callsPerSecond', retryAfterSeconds: 1 });
+    expect(over.message).to.include('caller "alice"').and.include('4 calls per second').and.include('retry after 1 s');
+    // A quarter of a second is one call at 4 per second; not two.
+    time.advance(250);
+    expect(limits.admit('alice', 1).ok).to.equal(true);
+    expect(limits.admit('alice', 1).ok).to.equal(false);
+    // Refills stop at the burst, however long the caller was away.
+    time.advance(60_000);
+    for (let i = 0; i < 4; i++) expect(limits.admit('alice', 1).ok).to.equal(true);
+    expect(limits.admit('alice', 1).ok).to.equal(false);
+  });
+
+  it('keeps each caller to its own bucket', () => {
+    const time = clock();
+    const limits = new CallerLimits({ callsPerSecond: 1 }, { now: time.now });
+    expect(limits.admit('alice', 1).ok).to.equal(true);
+    expect(limits.admit('alice', 1).ok).to.equal(false);
+    expect(limits.admit('bob', 1).ok).to.equal(true);
+    expect(refusal(limits.admit('anonymous', 2)).message).to.include('callers without a name');
+  });
+
+  it('a slow rate waits whole seconds: Retry-After is an integer of at least 1', () => {
+    const time = clock();
+    const limits = new CallerLimits({ callsPerSecond: 0.25 }, { now: time.now });
+    expect(limits.admit('a', 1).ok, 'a rate under 1 still allows one call').to.equal(true);
+    expect(refusal(limits.admit('a', 1)).retryAfterSeconds).to.equal(4);
+    time.advance(3_500);
+    expect(refusal(limits.admit('a', 1)).retryAfterSeconds).to.equal(1);
+    time.advance(500);
+    expect(limits.admit('a', 1).ok).to.equal(true);
+  });
+
+  it('batches take one token per call, and a batch bigger than the burst is refused outright', () => {
+    const time = clock();
+    const limits = new CallerLimits({ callsPerSecond: 5 }, { now: time.now });
+    expect(limits.admit('a', 3).ok).to.equal(true);
+    expect(refusal(limits.admit('a', 3))).to.include({ limit: 'callsPerSecond', retryAfterSeconds: 1 });
+    expect(limits.admit('a', 2).ok).to.equal(true);
+    time.advance(60_000);
+    expect(refusal(limits.admit('a', 6)).message).to.include('A batch of 6 tool calls');
+    expect(limits.admit('a', 5).ok, 'the refused batch took nothing').to.equal(true);
+  });
+
+  it('inFlight: places are held until released, once, and a refused call takes no token', () => {
+    const time = clock();
+    const limits = new CallerLimits({ inFlight: 2, callsPerSecond: 3 }, { now: time.now });
+    const first = limits.admit('a', 1);
+    const second = limits.admit('a', 1);
+    if (!first.ok || !second.ok) throw new Error('expected both admitted');
+    const over = refusal(limits.admit('a', 1));
+    expect(over).to.include({ limit: 'inFlight', retryAfterSeconds: 1 });
+    expect(over.message).to.include('2 running at once').and.include('serve.limits.inFlight');
+    first.release();
+    first.release(); // a second release gives nothing back
+    expect(limits.admit('a', 1).ok, 'the refused call left the third token').to.equal(true);
+    second.release();
+    expect(refusal(limits.admit('a', 1)).limit, 'a place is free, but three tokens are spent').to.equal(
+      'callsPerSecond',
+    );
+  });
+
+  it('keeps at most maxCallers, forgetting the idle caller unused longest, never one with calls in flight', () => {
+    const time = clock();
+    const limits = new CallerLimits({ callsPerSecond: 1, inFlight: 1 }, { now: time.now, maxCallers: 2 });
+    expect(limits.admit('busy', 1).ok).to.equal(true); // held: never released
+    const idle = limits.admit('idle', 1);
+    if (!idle.ok) throw new Error('expected idle admitted');
+    idle.release();
+    expect(limits.admit('idle', 1).ok, 'its one token is spent').to.equal(false);
+    // A third caller: `busy` is the oldest but has a call in flight, so `idle` is forgotten.
+    expect(limits.admit('third', 1).ok).to.equal(true);
+    expect(limits.size).to.equal(2);
+    expect(limits.admit('busy', 1).ok, 'busy kept its spent bucket').to.equal(false);
+    // Forgotten: `idle` comes back with a full bucket. Both others have calls in flight, so the
+    // map grows past its bound rather than lose a place that must be given back.
+    expect(limits.admit('idle', 1).ok).to.equal(true);
+    expect(limits.size).to.equal(3);
+  });
+});
