@@ -1,16 +1,28 @@
 /**
  * `rousseau-host policy check TOOL JSON`: what the policy decides for a call, without running it.
  * The input goes through the call pipeline's own steps first (strict parse, schema defaults,
- * validation, canonical form), so the answer is the one a real call would get.
+ * validation, canonical form), so the answer is the one a real call would get. `--caller` and
+ * `--scope` make it a call from that caller, for rules that name callers and scopes.
  */
-import { EXIT, hostFromFlags, print, printError, printJson, readStdin, UsageError, type Command } from './command.ts';
+import type { Caller } from '../types.ts';
+import {
+  EXIT,
+  hostFromFlags,
+  print,
+  printError,
+  printJson,
+  readStdin,
+  UsageError,
+  type Command,
+  type Values,
+} from './command.ts';
 
 export const policy: Command = {
   name: 'policy',
   summary:
     'Show the policy decision for a call (allow / ask / deny), the rule that made it and the canonical input, without running it. Exit 0 whatever the decision; 1 when the tool is unknown or the input is invalid.',
-  usage: 'policy check TOOL [JSON | -] [--json]',
-  options: {},
+  usage: 'policy check TOOL [JSON | -] [--caller NAME [--scope SCOPE]...] [--json]',
+  options: { caller: { type: 'string' }, scope: { type: 'string', multiple: true } },
   async run({ values, positionals, stop }) {
     const [sub, tool, inputArg, ...rest] = positionals;
     if (sub !== 'check')
@@ -19,14 +31,21 @@ export const policy: Command = {
       );
     if (!tool || rest.length)
       throw new UsageError('policy check takes a TOOL name and at most one JSON input (or - to read it from stdin)');
+    const caller = callerFromFlags(values);
     const input = inputArg === '-' ? await readStdin(stop.signal) : (inputArg ?? '{}');
     const host = await hostFromFlags(values, { audit: false });
-    const check = host.decide(tool, input);
+    const check = host.decide(tool, input, caller ? { caller } : {});
+    const hidden =
+      caller !== undefined && !check.ok && check.code === 'unknown_tool' && host.tools().some((t) => t.name === tool);
     await host.close();
 
     if (!check.ok) {
-      printError(`rousseau-host policy check: ${check.content}`);
-      if (values.json) printJson({ error: { code: check.code, message: check.content } });
+      // The caller's own calls read only "unknown tool"; whoever tests the rules is told why.
+      const message = hidden
+        ? `${check.content} The tool exists, but caller "${caller.name}" can never call it, so it is hidden from them.`
+        : check.content;
+      printError(`rousseau-host policy check: ${message}`);
+      if (values.json) printJson({ error: { code: check.code, message } });
       return EXIT.failure;
     }
     const { decision, rule, reason, canonical } = check;
@@ -39,3 +58,14 @@ export const policy: Command = {
     return EXIT.ok;
   },
 };
+
+/** `--caller NAME --scope S…` as the caller an authenticated request would carry. */
+function callerFromFlags(values: Values): Caller | undefined {
+  const scopes = (values.scope ?? []) as string[];
+  if (typeof values.caller !== 'string') {
+    if (scopes.length) throw new UsageError('--scope needs --caller: scopes belong to a caller');
+    return undefined;
+  }
+  if (values.caller === '' || scopes.includes('')) throw new UsageError('--caller and --scope need a non-empty value');
+  return { name: values.caller, scopes, via: 'token' };
+}

@@ -17,10 +17,17 @@ export type CallerLimit = 'callsPerSecond' | 'inFlight';
 export type Admission =
   | {
       ok: true;
-      /** Gives back the calls' in-flight places; once per admission, later calls do nothing. */
-      release(): void;
+      places: CallPlaces;
+      /** The request is over: gives back the places of calls that never entered a handler. */
+      close(): void;
     }
   | { ok: false; limit: CallerLimit; retryAfterSeconds: number; message: string };
+
+/** The in-flight places of a request's calls, each given back when its call ends. */
+export interface CallPlaces {
+  /** A call reached its handler: it holds its place until the returned function is called. */
+  enter(): () => void;
+}
 
 interface CallerState {
   /** Calls the bucket holds, as of `at`. */
@@ -92,14 +99,28 @@ export class CallerLimits {
     }
     if (this.rate !== undefined) state.tokens -= calls;
     state.inFlight += calls;
-    let held = true;
+    let held = calls;
+    let running = 0;
+    const giveBack = (count: number) => {
+      const given = Math.min(count, held);
+      held -= given;
+      state.inFlight -= given;
+    };
     return {
       ok: true,
-      release: () => {
-        if (!held) return;
-        held = false;
-        state.inFlight -= calls;
+      places: {
+        enter: () => {
+          running++;
+          let left = false;
+          return () => {
+            if (left) return;
+            left = true;
+            running--;
+            giveBack(1);
+          };
+        },
       },
+      close: () => giveBack(held - running),
     };
   }
 

@@ -26,7 +26,14 @@ import type { Host } from '../host.ts';
 import type { Caller } from '../types.ts';
 import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
 import { BoundedEventStore } from './event-store.ts';
-import { authInfoOf, createMcpServer, sendToolListChanged, sessionTag, watchPluginStatuses } from './server.ts';
+import {
+  authInfoOf,
+  createMcpServer,
+  sendToolListChanged,
+  sessionTag,
+  watchPluginStatuses,
+  withPlaces,
+} from './server.ts';
 import { guardStdout } from './stdout-guard.ts';
 
 /** The path of the Streamable HTTP endpoint. */
@@ -413,8 +420,7 @@ export async function serveMcpHttp(
 
 /**
  * Reads a POST's JSON body and takes its `tools/call` requests (each one of a batch) from the
- * caller's limits; the body goes on to the transport, which cannot read the stream again. A call
- * holds its in-flight place until its response is sent or the client drops the request. Over a
+ * caller's limits; the body goes on to the transport, which cannot read the stream again. Over a
  * limit, or on a body the transport would refuse, answers here and returns undefined.
  */
 async function admitCalls(
@@ -445,7 +451,10 @@ async function admitCalls(
   if (calls.length === 0) return { body };
   const admission = limits.admit(caller?.name ?? ANONYMOUS_CALLER, calls.length);
   if (admission.ok) {
-    res.once('close', admission.release);
+    // Each call gives its place back when it ends (server.ts); a call that never reached its
+    // handler (the transport refused the request) gives it back with the response.
+    (req as McpRequest).auth = withPlaces((req as McpRequest).auth, admission.places);
+    res.once('close', admission.close);
     return { body };
   }
   const { limit, retryAfterSeconds, message } = admission;

@@ -19,6 +19,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Host } from '../host.ts';
 import type { Caller, CallOptions, CallResult } from '../types.ts';
+import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
 
@@ -148,7 +149,9 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
           .catch(() => {}); // the client left: the call's signal tells the tool
       };
     }
+    const leave = placesOf(extra.authInfo)?.enter();
     const result = await h.call(name, args ?? {}, options);
+    leave?.();
     if (sent) {
       // SDK v1 clients handle notifications a microtask late but responses at once, so progress read
       // in the same chunk as the response is dropped (typescript-sdk#2580): give the client a moment
@@ -174,6 +177,19 @@ export function callerOf(auth: AuthInfo | undefined): Caller | undefined {
 /** The `AuthInfo` an HTTP front end hands the SDK for a caller (`req.auth`). */
 export function authInfoOf(caller: Caller): AuthInfo {
   return { token: '', clientId: caller.name, scopes: [...caller.scopes], extra: { caller } };
+}
+
+/**
+ * The request's `AuthInfo` holding the in-flight places its tool calls took under the caller's
+ * limits (serve.ts): each call holds its own until it ends. Not until its response is sent: the SDK
+ * sends none for a cancelled call, and a stateful session keeps a call running when its client drops the request.
+ */
+export function withPlaces(auth: AuthInfo | undefined, places: CallPlaces): AuthInfo {
+  return { token: '', clientId: '', scopes: [], ...auth, extra: { ...auth?.extra, places } };
+}
+
+function placesOf(auth: AuthInfo | undefined): CallPlaces | undefined {
+  return auth?.extra?.places as CallPlaces | undefined;
 }
 
 /**

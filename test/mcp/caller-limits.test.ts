@@ -9,6 +9,11 @@ function clock() {
   return { now: () => ms, advance: (by: number) => void (ms += by) };
 }
 
+function admitted(admission: Admission) {
+  if (!admission.ok) throw new Error(`expected an admission: ${admission.message}`);
+  return admission;
+}
+
 function refusal(admission: Admission) {
   if (admission.ok) throw new Error('expected a refusal');
   return admission;
@@ -63,31 +68,42 @@ describe('caller limits', () => {
     expect(limits.admit('a', 5).ok, 'the refused batch took nothing').to.equal(true);
   });
 
-  it('inFlight: places are held until released, once, and a refused call takes no token', () => {
+  it('inFlight: places are held until given back, once, and a refused call takes no token', () => {
     const time = clock();
     const limits = new CallerLimits({ inFlight: 2, callsPerSecond: 3 }, { now: time.now });
-    const first = limits.admit('a', 1);
-    const second = limits.admit('a', 1);
-    if (!first.ok || !second.ok) throw new Error('expected both admitted');
+    const first = admitted(limits.admit('a', 1));
+    const second = admitted(limits.admit('a', 1));
     const over = refusal(limits.admit('a', 1));
     expect(over).to.include({ limit: 'inFlight', retryAfterSeconds: 1 });
     expect(over.message).to.include('2 running at once').and.include('serve.limits.inFlight');
-    first.release();
-    first.release(); // a second release gives nothing back
+    first.close();
+    first.close(); // a second close gives nothing back
     expect(limits.admit('a', 1).ok, 'the refused call left the third token').to.equal(true);
-    second.release();
+    second.close();
     expect(refusal(limits.admit('a', 1)).limit, 'a place is free, but three tokens are spent').to.equal(
       'callsPerSecond',
     );
   });
 
+  it('a call that entered its handler keeps its place past the end of its request, until it leaves', () => {
+    const limits = new CallerLimits({ inFlight: 2 });
+    const batch = admitted(limits.admit('a', 2));
+    const leave = batch.places.enter();
+    batch.close(); // the request is over: the call that never entered gives its place back
+    const other = admitted(limits.admit('a', 1));
+    expect(refusal(limits.admit('a', 1)).limit).to.equal('inFlight');
+    leave();
+    leave();
+    expect(admitted(limits.admit('a', 1)), 'one place, given back once').to.be.an('object');
+    expect(refusal(limits.admit('a', 1)).limit).to.equal('inFlight');
+    other.close();
+  });
+
   it('keeps at most maxCallers, forgetting the idle caller unused longest, never one with calls in flight', () => {
     const time = clock();
     const limits = new CallerLimits({ callsPerSecond: 1, inFlight: 1 }, { now: time.now, maxCallers: 2 });
-    expect(limits.admit('busy', 1).ok).to.equal(true); // held: never released
-    const idle = limits.admit('idle', 1);
-    if (!idle.ok) throw new Error('expected idle admitted');
-    idle.release();
+    expect(limits.admit('busy', 1).ok).to.equal(true); // held: never given back
+    admitted(limits.admit('idle', 1)).close();
     expect(limits.admit('idle', 1).ok, 'its one token is spent').to.equal(false);
     // A third caller: `busy` is the oldest but has a call in flight, so `idle` is forgotten.
     expect(limits.admit('third', 1).ok).to.equal(true);
