@@ -230,7 +230,11 @@ function ownCallOptions(given: CallOptions): CallOptions {
 }
 
 /** The message of an unknown tool, naming the ones that exist for this caller. */
-function unknownTool({ registry, policy }: Pick<DispatchEnv, 'registry' | 'policy'>, name: string, caller?: Caller): Failed {
+function unknownTool(
+  { registry, policy }: Pick<DispatchEnv, 'registry' | 'policy'>,
+  name: string,
+  caller?: Caller,
+): Failed {
   const known = caller
     ? registry
         .tools()

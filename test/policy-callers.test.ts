@@ -17,7 +17,13 @@ const carol: Caller = { name: 'carol', scopes: [], via: 'token' };
 
 const tool = (name: string, readOnly = false) => ({ name, ...(readOnly ? { annotations: { readOnly: true } } : {}) });
 
-function decide(policy: Policy, name: string, caller?: Caller, input: Record<string, unknown> = {}, sessionId?: string) {
+function decide(
+  policy: Policy,
+  name: string,
+  caller?: Caller,
+  input: Record<string, unknown> = {},
+  sessionId?: string,
+) {
   return policy.decide(tool(name), () => JSON.stringify(input), input, {
     ...(caller ? { caller } : {}),
     ...(sessionId ? { sessionId } : {}),
@@ -60,9 +66,10 @@ describe('policy: callers and scopes', () => {
     expect(decide(p, 'write')).to.equal('deny');
     expect(decide(p, 'read', alice)).to.equal('allow');
     expect(decide(p, 'read', bob), 'bob is named but lacks the scope').to.equal('deny');
-    expect(decide(p, 'read', { name: 'dave', scopes: ['tools:read'], via: 'token' }), 'the scope, not the name').to.equal(
-      'deny',
-    );
+    expect(
+      decide(p, 'read', { name: 'dave', scopes: ['tools:read'], via: 'token' }),
+      'the scope, not the name',
+    ).to.equal('deny');
   });
 
   it('precedence is unchanged: a deny for one caller beats an allow for everyone, for that caller only', () => {
@@ -121,7 +128,10 @@ describe('policy: callers and scopes', () => {
         { tool: 'secret_*', scopes: ['guest'] },
       ],
       ask: [{ tool: 'bash', scopes: ['admin'] }],
-      allow: [{ tool: 'write', scopes: ['tools:write'] }, { tool: 'fetch', where: { url: 'https://.*' } }],
+      allow: [
+        { tool: 'write', scopes: ['tools:write'] },
+        { tool: 'fetch', where: { url: 'https://.*' } },
+      ],
     };
     const p = compilePolicy(policy);
 

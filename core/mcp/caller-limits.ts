@@ -90,7 +90,8 @@ export class CallerLimits {
       }
     }
     if (this.inFlight !== undefined && state.inFlight + calls > this.inFlight) {
-      const many = calls > this.inFlight ? `A batch of ${calls} tool calls is more than` : 'Too many tool calls in flight:';
+      const many =
+        calls > this.inFlight ? `A batch of ${calls} tool calls is more than` : 'Too many tool calls in flight:';
       return refused(
         'inFlight',
         1,

@@ -15,7 +15,17 @@ export default { name: 'shellish', version: '1.0.0', tools: [{
 const CONFIG = `export default {
   builtins: false,
   plugins: [{ module: './shellish.mjs', isolation: 'inline' }],
-  policy: { default: 'ask', deny: [{ tool: 'shell_run', match: '"command":"rm -rf', reason: 'no recursive deletes' }], allow: [{ tool: 'shell_run', where: { command: 'ls( -[a-z]+)*' } }] },
+  policy: {
+    default: 'ask',
+    deny: [
+      { tool: 'shell_run', match: '"command":"rm -rf', reason: 'no recursive deletes' },
+      { tool: 'shell_run', callers: ['intern'], reason: 'not for interns' },
+    ],
+    allow: [
+      { tool: 'shell_run', where: { command: 'ls( -[a-z]+)*' } },
+      { tool: 'shell_run', scopes: ['ops', 'admin'] },
+    ],
+  },
 };
 `;
 
@@ -74,5 +84,33 @@ describe('cli: policy check', () => {
     const usage = await runCli(['policy', 'check'], { cwd: dir.dir });
     expect(usage.code).to.equal(2);
     expect(usage.stderr).to.include('policy check takes a TOOL name');
+  });
+
+  it('--caller and --scope: rules that name callers and scopes apply; a tool the caller can never call is unknown, and the check says why', async () => {
+    const ops = await runCli(
+      ['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ana', '--scope', 'ops', '--json'],
+      {
+        cwd: dir.dir,
+      },
+    );
+    expect(ops.code, ops.stderr).to.equal(0);
+    expect(JSON.parse(ops.stdout)).to.include({ decision: 'allow' });
+    expect(JSON.parse(ops.stdout).rule).to.include({ id: 'policy.allow[1]' });
+    const noScope = await runCli(['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ana', '--json'], {
+      cwd: dir.dir,
+    });
+    expect(JSON.parse(noScope.stdout)).to.deep.equal({ decision: 'ask', canonical: '{"command":"make"}' });
+    const intern = await runCli(['policy', 'check', 'shell_run', '{"command":"ls"}', '--caller', 'intern', '--json'], {
+      cwd: dir.dir,
+    });
+    expect(intern.code).to.equal(1);
+    expect(JSON.parse(intern.stdout).error).to.include({ code: 'unknown_tool' });
+    expect(intern.stderr).to.include('caller "intern" can never call it, so it is hidden from them');
+    // Without a caller, the rule for interns does not apply.
+    const local = await runCli(['policy', 'check', 'shell_run', '{"command":"ls"}'], { cwd: dir.dir });
+    expect(local.stdout).to.include('allow  (rule policy.allow[0])');
+    const usage = await runCli(['policy', 'check', 'shell_run', '{}', '--scope', 'ops'], { cwd: dir.dir });
+    expect(usage.code).to.equal(2);
+    expect(usage.stderr).to.include('--scope needs --caller');
   });
 });

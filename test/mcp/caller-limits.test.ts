@@ -6,7 +6,12 @@ import { type Admission, CallerLimits } from '../../core/mcp/caller-limits.ts';
 /** A clock that moves only when told to. */
 function clock() {
   let ms = 1_000;
-  return { now: () => ms, advance: (by: number) => void (ms += by) };
+  return {
+    now: () => ms,
+    advance: (by: number) => {
+      ms += by;
+    },
+  };
 }
 
 function admitted(admission: Admission) {

@@ -143,7 +143,12 @@ describe('MCP HTTP: callers', function () {
         audit: join(tmp.dir, 'limits-audit.jsonl'),
         logLevel: 'error',
         // One call, then one more every 100 s: the second call of a caller is always over.
-        config: { builtins: false, plugins: [TOOLS], policy: { default: 'allow' }, serve: { limits: { callsPerSecond: 0.01 } } },
+        config: {
+          builtins: false,
+          plugins: [TOOLS],
+          policy: { default: 'allow' },
+          serve: { limits: { callsPerSecond: 0.01 } },
+        },
       });
     });
     after(() => host.close());
@@ -153,7 +158,10 @@ describe('MCP HTTP: callers', function () {
       const dave = await connect(url, 'dave');
       expect(text(await dave.callTool({ name: 'echo', arguments: { text: 'one' } }))).to.equal('one');
       const over = await outcome(dave.callTool({ name: 'echo', arguments: { text: 'two' } }));
-      expect(over).to.match(/^429: /).and.include('serve.limits.callsPerSecond').and.include('retry after');
+      expect(over)
+        .to.match(/^429: /)
+        .and.include('serve.limits.callsPerSecond')
+        .and.include('retry after');
       // Other requests are not counted, and other callers have their own bucket.
       expect((await dave.listTools()).tools.length).to.be.greaterThan(0);
       const erin = await connect(url, 'erin');
@@ -193,7 +201,9 @@ describe('MCP HTTP: callers', function () {
       const batch = await post([call(1), call(2)], 'gus');
       expect(batch.status).to.equal(429);
       expect(batch.headers.get('retry-after')).to.equal('1');
-      expect(((await batch.json()) as { error: { message: string } }).error.message).to.include('A batch of 2 tool calls');
+      expect(((await batch.json()) as { error: { message: string } }).error.message).to.include(
+        'A batch of 2 tool calls',
+      );
     });
 
     it('callers without a name share one bucket, `anonymous`, stateless too', async () => {
@@ -201,7 +211,9 @@ describe('MCP HTTP: callers', function () {
       const [first, second] = await Promise.all([connect(url), connect(url)]);
       expect(text(await first.callTool({ name: 'echo', arguments: { text: 'one' } }))).to.equal('one');
       const over = await outcome(second.callTool({ name: 'echo', arguments: { text: 'two' } }));
-      expect(over).to.match(/^429: /).and.include('callers without a name');
+      expect(over)
+        .to.match(/^429: /)
+        .and.include('callers without a name');
     });
 
     it('inFlight: a slow call holds its place until it ends, cancelled included; other callers are not held up', async () => {
