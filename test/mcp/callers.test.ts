@@ -9,10 +9,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { validateConfig } from '../../core/config.ts';
-import { createHost, type Host } from '../../core/host.ts';
+import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import type { Caller } from '../../core/types.ts';
 import { FIXTURES, tempDir, until } from '../helpers.ts';
+import { allowingHost } from './shared.ts';
 
 const TOOLS = { module: join(FIXTURES, 'mcp', 'tools.ts'), isolation: 'inline' as const };
 
@@ -67,21 +68,14 @@ describe('MCP HTTP: callers', function () {
     let host: Host;
     let url: string;
     before(async () => {
-      host = await createHost({
-        cwd: tmp.dir,
-        audit,
-        logLevel: 'error',
-        config: {
-          builtins: false,
-          plugins: [TOOLS],
-          policy: {
-            default: 'allow',
-            deny: [
-              { tool: 'fail', callers: ['alice'] },
-              { tool: 'progress', scopes: ['guest'] },
-              { tool: 'echo', callers: ['bob'], match: 'secret', reason: 'not for bob' },
-            ],
-          },
+      host = await allowingHost([TOOLS], audit, {
+        policy: {
+          default: 'allow',
+          deny: [
+            { tool: 'fail', callers: ['alice'] },
+            { tool: 'progress', scopes: ['guest'] },
+            { tool: 'echo', callers: ['bob'], match: 'secret', reason: 'not for bob' },
+          ],
         },
       });
       url = await serve(host);
@@ -138,18 +132,8 @@ describe('MCP HTTP: callers', function () {
   describe('limits per caller', () => {
     let host: Host;
     before(async () => {
-      host = await createHost({
-        cwd: tmp.dir,
-        audit: join(tmp.dir, 'limits-audit.jsonl'),
-        logLevel: 'error',
-        // One call, then one more every 100 s: the second call of a caller is always over.
-        config: {
-          builtins: false,
-          plugins: [TOOLS],
-          policy: { default: 'allow' },
-          serve: { limits: { callsPerSecond: 0.01 } },
-        },
-      });
+      // One call, then one more every 100 s: the second call of a caller is always over.
+      host = await allowingHost([TOOLS], false, { serve: { limits: { callsPerSecond: 0.01 } } });
     });
     after(() => host.close());
 

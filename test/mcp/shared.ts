@@ -19,13 +19,20 @@ export function auditCodes(file: string): string[] {
     .map((l) => `${l.tool}:${l.code}`);
 }
 
-/** A host that allows every call, with these plugins (paths relative to test/fixtures/mcp). */
-export function allowingHost(plugins: PluginEntry[], audit: string | false = false): Promise<Host> {
+/**
+ * A host that allows every call, with these plugins (paths relative to test/fixtures/mcp); `config`
+ * adds to its config or replaces its policy.
+ */
+export function allowingHost(
+  plugins: PluginEntry[],
+  audit: string | false = false,
+  config: Omit<HostConfig, 'plugins'> = {},
+): Promise<Host> {
   return createHost({
     cwd: join(FIXTURES, 'mcp'),
     audit,
     logLevel: 'error',
-    config: { builtins: false, plugins, policy: { default: 'allow' } },
+    config: { builtins: false, plugins, policy: { default: 'allow' }, ...config },
   });
 }
 
