@@ -71,8 +71,9 @@ export class CallerLimits {
     const state = this.stateOf(caller);
     const who = caller === ANONYMOUS_CALLER ? 'callers without a name' : `caller "${caller}"`;
     if (this.rate !== undefined) {
-      state.tokens = Math.min(this.burst, state.tokens + ((this.now() - state.at) / 1000) * this.rate);
-      state.at = this.now();
+      const now = this.now();
+      state.tokens = Math.min(this.burst, state.tokens + ((now - state.at) / 1000) * this.rate);
+      state.at = now;
       if (calls > this.burst) {
         return refused(
           'callsPerSecond',

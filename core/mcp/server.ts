@@ -181,8 +181,8 @@ export function authInfoOf(caller: Caller): AuthInfo {
 
 /**
  * The request's `AuthInfo` holding the in-flight places its tool calls took under the caller's
- * limits (serve.ts): each call holds its own until it ends. Not until its response is sent: the SDK
- * sends none for a cancelled call, and a stateful session keeps a call running when its client drops the request.
+ * limits (serve.ts): each call holds its own until it ends. Not until its response is sent: the
+ * SDK sends none for a cancelled call, and a session's call runs on when its client drops the request.
  */
 export function withPlaces(auth: AuthInfo | undefined, places: CallPlaces): AuthInfo {
   return { token: '', clientId: '', scopes: [], ...auth, extra: { ...auth?.extra, places } };
