@@ -205,6 +205,8 @@ describe('policy: callers and scopes', () => {
       expect(hidden).to.include({ isError: true, code: 'unknown_tool' });
       expect(hidden.content).to.equal('Unknown tool "admin_reset". Available tools: open.');
       expect(host.decide('admin_reset', '{}', { caller: alice })).to.include({ ok: false, code: 'unknown_tool' });
+      // Not even its schema shows through: bad input to a hidden tool is still an unknown tool.
+      expect(await host.call('admin_reset', '{"x":', { caller: alice })).to.include({ code: 'unknown_tool' });
       expect(await host.call('open', {}, { caller: alice })).to.include({ isError: false, content: 'open' });
       const local = await host.call('admin_reset', {});
       expect(local).to.include({ code: 'denied' });
