@@ -287,6 +287,14 @@ describe('rousseau-host start --stateless', () => {
   });
 });
 
+describe('rousseau-host start --host-id', () => {
+  it('refuses an id a session id or a load balancer could not carry, saying what an id may hold', async () => {
+    const r = await runCli(['start', '--mcp-http', '0', '--host-id', 'h1/evil']);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.contain('--host-id').and.contain('letters, digits').and.contain('"h1/evil"');
+  });
+});
+
 describe('rousseau-host start --mcp: a line over the stdio limit', function () {
   this.timeout(30_000);
   const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024; // the documented limit
