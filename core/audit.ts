@@ -24,11 +24,16 @@ export interface AuditSink {
   readonly enabled: boolean;
   /** Never throws; after `close()` records are dropped (and reported once). */
   write(record: AuditRecord | AuditEntry): void;
+  /**
+   * Resolves once the records written so far are in the file: they go on the next turn instead of
+   * waiting out the batch, together with those of every caller asking in this one. Never rejects.
+   */
+  written(): Promise<void>;
   /** Writes what is pending and closes the file. Never rejects. */
   close(): Promise<void>;
 }
 
-export const NO_AUDIT: AuditSink = { enabled: false, write() {}, async close() {} };
+export const NO_AUDIT: AuditSink = { enabled: false, write() {}, written: async () => {}, async close() {} };
 
 /** The cap on the input kept in a record when `log.auditInputCap` says nothing: 16 KiB of UTF-8. */
 export const DEFAULT_AUDIT_INPUT_CAP = 16 * 1024;
@@ -339,6 +344,7 @@ export function createAuditSink(
   // The host may exit (process.exit, an uncaught error) inside a batch window: the pending lines
   // are written then, since a write here is synchronous.
   process.on('exit', flush);
+  let soon: Promise<void> | undefined;
 
   return {
     enabled: true,
@@ -351,6 +357,16 @@ export function createAuditSink(
       times.push(Date.now());
       if (count === 1) timer = setTimeout(flush, AUDIT_BATCH_MS).unref();
       else if (count >= AUDIT_BATCH_LINES) flush();
+    },
+    written() {
+      soon ??= new Promise<void>((resolve) =>
+        setImmediate(() => {
+          soon = undefined;
+          flush();
+          resolve();
+        }),
+      );
+      return soon;
     },
     async close() {
       if (closed) return;

@@ -72,6 +72,13 @@ export interface Host {
    * it serving and shows as `reloadError` in the returned statuses. Never throws (docs/plugins.md, "Watch mode").
    */
   reload(name?: string): Promise<PluginStatus[]>;
+  /**
+   * Resolves once the audit lines of the calls ended so far are in the audit file, instead of
+   * within the batch window (docs/policy.md, "The audit trail"): a server awaits it before a
+   * result goes out, so a host killed a moment later has still audited every call it answered.
+   * Never rejects.
+   */
+  auditWritten(): Promise<void>;
   /** Calls `listener` after a reload changed the tool set. Returns the unsubscribe. */
   onToolsChanged(listener: () => void): () => void;
   /** Ends every plugin (dispose, workers, child processes) and flushes the audit log. */
@@ -173,6 +180,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     },
     reload: (name) => (closing.signal.aborted ? Promise.resolve([]) : reloader.reload(name)),
     onToolsChanged: (listener) => reloader.onToolsChanged(listener),
+    auditWritten: () => audit.written(),
     close() {
       closed ??= (async () => {
         closing.abort();

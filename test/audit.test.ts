@@ -520,6 +520,21 @@ describe('audit trail', () => {
     }
   });
 
+  it('written() puts the pending lines in the file on the next turn, one write for every caller asking in this one', async () => {
+    const sink = createAuditSink(file);
+    sink.write({ event: 'call', callId: 'a' });
+    sink.write({ event: 'call', callId: 'b' });
+    const [first, second] = [sink.written(), sink.written()];
+    expect(first).to.equal(second);
+    expect(existsSync(file) ? readFileSync(file, 'utf8') : '').to.equal(''); // not before the turn ends
+    await first;
+    // Well inside the 5 ms batch window, whose timer would write them otherwise.
+    expect(readLines(file).map((l) => l.callId)).to.deep.equal(['a', 'b']);
+    await sink.written(); // nothing pending: resolves all the same
+    await sink.close();
+    expect(readLines(file)).to.have.length(2);
+  });
+
   it('a sink drops (and reports) records written after close, and closing twice is fine', async () => {
     const errors: string[] = [];
     const sink = createAuditSink(file, { onError: (e) => errors.push(e.message) });
