@@ -33,6 +33,10 @@ export function hostIdProblem(id: string): string | undefined {
  * host id may not hold become `-`.
  */
 export function defaultHostId(): string {
-  const name = hostname().replace(/[^A-Za-z0-9_.-]/g, '-').replace(/^[.-]+/, '').slice(0, 48) || 'host';
+  const name =
+    hostname()
+      .replace(/[^A-Za-z0-9_.-]/g, '-')
+      .replace(/^[.-]+/, '')
+      .slice(0, 48) || 'host';
   return `${name}-${process.pid}`;
 }

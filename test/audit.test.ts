@@ -434,7 +434,10 @@ describe('audit trail', () => {
         approvalMs: 2,
         content: text,
       };
-      expect(callEntry({ ...call, input, ...decided, ...ended, truncated: true })(lineHead(time)), `call #${i}`).to.equal(
+      expect(
+        callEntry({ ...call, input, ...decided, ...ended, truncated: true })(lineHead(time)),
+        `call #${i}`,
+      ).to.equal(
         JSON.stringify({
           time,
           event: 'call',
@@ -490,7 +493,9 @@ describe('audit trail', () => {
       delete process.env.ROUSSEAU_HOST_ID;
       const plain = await host();
       await plain.close();
-      expect(plain.hostId).to.match(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/).and.match(new RegExp(`-${process.pid}$`));
+      expect(plain.hostId)
+        .to.match(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/)
+        .and.match(new RegExp(`-${process.pid}$`));
       process.env.ROUSSEAU_HOST_ID = 'from-env';
       const fromEnv = await host();
       await fromEnv.call('shell_run', '{"command":"ls"}');

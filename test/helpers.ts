@@ -156,7 +156,10 @@ export interface HttpHost {
  * `rousseau-host start --mcp-http 0 …args` as a real child process, once it serves: the OS picks
  * the port, and the host's startup line on stderr says which.
  */
-export function spawnHttpHost(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<HttpHost> {
+export function spawnHttpHost(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<HttpHost> {
   const child = spawn(process.execPath, [BIN, 'start', '--mcp-http', '0', ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, NO_COLOR: '1', ...options.env },

@@ -113,9 +113,16 @@ async function run(
           timeout: 30_000,
         })) as CallToolResult;
         const text = (result.content[0] as { text?: string } | undefined)?.text;
-        answer = result.isError || text !== key
-          ? { key, host: session.host, ok: false, error: `unexpected result: ${JSON.stringify(result)}`, at: Date.now() }
-          : { key, host: session.host, ok: true, at: Date.now() };
+        answer =
+          result.isError || text !== key
+            ? {
+                key,
+                host: session.host,
+                ok: false,
+                error: `unexpected result: ${JSON.stringify(result)}`,
+                at: Date.now(),
+              }
+            : { key, host: session.host, ok: true, at: Date.now() };
       } catch (error) {
         if (error instanceof StreamableHTTPError && error.code === 404) link.lost(session, error);
         answer = { key, host: session.host, ok: false, error: (error as Error).message, at: Date.now() };
@@ -162,8 +169,9 @@ describe('three hosts behind nginx, one killed mid-run', function () {
   let cluster: string;
   let single: string;
 
-  before(async function () {
-    if (!existsSync(NGINX)) throw new Error(`${NGINX} is missing: install nginx (apt-get install nginx-light), as .ci/run does`);
+  before(async () => {
+    if (!existsSync(NGINX))
+      throw new Error(`${NGINX} is missing: install nginx (apt-get install nginx-light), as .ci/run does`);
     for (const id of IDS) {
       tmp.write(
         join(id, 'rousseau.config.json'),
@@ -224,12 +232,16 @@ describe('three hosts behind nginx, one killed mid-run', function () {
     expect(served('h1', killedAt).length + served('h3', killedAt).length).to.be.above(CALLS / 4);
 
     // The live hosts flush their audits as they stop; the killed one wrote what it had.
-    for (const id of IDS.filter((id) => id !== VICTIM)) expect(await hosts.get(id)!.stop()).to.deep.equal({ code: 143, signal: null });
+    for (const id of IDS.filter((id) => id !== VICTIM))
+      expect(await hosts.get(id)!.stop()).to.deep.equal({ code: 143, signal: null });
     const audits = new Map(IDS.map((id) => [id, readAudit(audit(id))]));
     for (const [id, { raw, lines }] of audits) {
       // Whole lines only, the killed host's too: each batch is one write, and SIGKILL lands between writes.
       expect(raw.endsWith('\n'), `${id}'s audit ends in a whole line`).to.equal(true);
-      expect(lines.every((l) => l.host === id), `every line of ${id}'s audit names ${id}`).to.equal(true);
+      expect(
+        lines.every((l) => l.host === id),
+        `every line of ${id}'s audit names ${id}`,
+      ).to.equal(true);
     }
     const okAudited = new Map<string, string[]>();
     for (const [id, { okKeys }] of audits)

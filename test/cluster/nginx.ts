@@ -36,12 +36,9 @@ const NO_HOST =
 /** nginx.conf: docs/serve.md's template, with this run's directories and ports. */
 export function nginxConfig({ dir, listen, hosts, listenSingle }: NginxConfigOptions): string {
   const upstream = (name: string, servers: Upstream[]) =>
-    [
-      `  upstream ${name} {`,
-      ...servers.map((h) => `    server 127.0.0.1:${h.port};`),
-      '    keepalive 32;',
-      '  }',
-    ].join('\n');
+    [`  upstream ${name} {`, ...servers.map((h) => `    server 127.0.0.1:${h.port};`), '    keepalive 32;', '  }'].join(
+      '\n',
+    );
   const proxy = (target: string) => `    location /mcp {
       proxy_pass http://${target};
       proxy_http_version 1.1;
@@ -114,7 +111,8 @@ export interface Nginx {
 
 /** Starts nginx with `config` from `dir` (`-p`, `-c`, `-e`), and resolves once it accepts connections on `port`. */
 export async function startNginx(dir: string, config: string, port: number): Promise<Nginx> {
-  for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, 'tmp', sub), { recursive: true });
+  for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
+    mkdirSync(join(dir, 'tmp', sub), { recursive: true });
   const conf = join(dir, 'nginx.conf');
   writeFileSync(conf, config);
   const errorLog = join(dir, 'error.log');

@@ -114,7 +114,9 @@ describe('serveMcpHttp with sessions (the default)', function () {
     const [a, b] = [await openSession(server.url), await openSession(server.url)];
     for (const id of [a, b]) {
       expect(id.startsWith(`${host.hostId}.`), id).to.equal(true);
-      expect(id.slice(host.hostId.length + 1)).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(id.slice(host.hostId.length + 1)).to.match(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
       expect(id).to.match(/^[\x21-\x7e]+$/); // the spec's charset for Mcp-Session-Id
     }
     expect(a).to.not.equal(b);
