@@ -106,7 +106,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     options.workspace ?? (config.workspace ? resolve(loaded.dir, config.workspace) : loaded.dir),
   );
   const policy = compilePolicy(config.policy, loaded.file ?? 'the config object');
-  const hostId = options.hostId ?? process.env.ROUSSEAU_HOST_ID ?? defaultHostId();
+  // An empty variable is an unset one, as a shell's `ROUSSEAU_HOST_ID=` means.
+  const hostId = options.hostId ?? (process.env.ROUSSEAU_HOST_ID || defaultHostId());
   const badId = hostIdProblem(hostId);
   if (badId)
     throw hostError('RH_ERR_CONFIG_INVALID', [

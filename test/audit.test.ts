@@ -490,7 +490,7 @@ describe('audit trail', () => {
   it('the host id comes from ROUSSEAU_HOST_ID, else the machine and the process; a bad one stops the host, naming where it came from', async () => {
     const saved = process.env.ROUSSEAU_HOST_ID;
     try {
-      delete process.env.ROUSSEAU_HOST_ID;
+      process.env.ROUSSEAU_HOST_ID = ''; // as unset
       const plain = await host();
       await plain.close();
       expect(plain.hostId)

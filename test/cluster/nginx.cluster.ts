@@ -228,7 +228,6 @@ describe('three hosts behind nginx, one killed mid-run', function () {
     const served = (host: string, after = 0) => three.answers.filter((a) => a.ok && a.host === host && a.at > after);
     for (const id of IDS) expect(served(id), id).to.not.be.empty;
     expect(three.sessions).to.be.above(CLIENTS);
-    expect(served(VICTIM, killedAt + 1000)).to.deep.equal([]);
     expect(served('h1', killedAt).length + served('h3', killedAt).length).to.be.above(CALLS / 4);
 
     // The live hosts flush their audits as they stop; the killed one wrote what it had.
