@@ -12,7 +12,7 @@ import { openHostFile } from './paths.ts';
 /**
  * One line of the audit trail (docs/policy.md, "The audit trail"). `decision`: the policy's verdict on a call, with its
  * input; `call`: how the call ended; `plugin`: a plugin's crash, timeout or quarantine. Every line
- * gets `time` (ISO 8601) first; the other fields are the writer's.
+ * gets `time` (ISO 8601) first, then `host` when the sink has a host id; the other fields are the writer's.
  */
 export interface AuditRecord {
   event: 'decision' | 'call' | 'plugin';
@@ -24,11 +24,16 @@ export interface AuditSink {
   readonly enabled: boolean;
   /** Never throws; after `close()` records are dropped (and reported once). */
   write(record: AuditRecord | AuditEntry): void;
+  /**
+   * Resolves once the records written so far are in the file: they go on the next turn instead of
+   * waiting out the batch, together with those of every caller asking in this one. Never rejects.
+   */
+  written(): Promise<void>;
   /** Writes what is pending and closes the file. Never rejects. */
   close(): Promise<void>;
 }
 
-export const NO_AUDIT: AuditSink = { enabled: false, write() {}, async close() {} };
+export const NO_AUDIT: AuditSink = { enabled: false, write() {}, written: async () => {}, async close() {} };
 
 /** The cap on the input kept in a record when `log.auditInputCap` says nothing: 16 KiB of UTF-8. */
 export const DEFAULT_AUDIT_INPUT_CAP = 16 * 1024;
@@ -74,10 +79,19 @@ export class AuditInput {
 }
 
 /**
- * A line its writer builds from its own fields, given the time (ISO 8601): the dispatcher's two
- * lines per call, where serialising a record field by field costs more than the call it records.
+ * A line its writer builds from its own fields after the line's head (`lineHead`: `{"time":"…"`
+ * and the host's id): the dispatcher's two lines per call, where serialising a record field by
+ * field costs more than the call it records.
  */
-export type AuditEntry = (time: string) => string;
+export type AuditEntry = (head: string) => string;
+
+/**
+ * What every line begins with: `{"time":"…"` (ISO 8601), then `,"host":"…"` when there is a host
+ * id; no closing brace. A sink builds it once per millisecond, not per line.
+ */
+export function lineHead(time: string, host?: string): string {
+  return host === undefined ? `{"time":"${time}"` : `{"time":"${time}","host":${json(host)}`;
+}
 
 /**
  * A string as JSON: one with nothing to escape (printable ASCII but `"` and `\\`) as it is, any
@@ -113,9 +127,9 @@ export interface DecisionFields {
 }
 
 export function decisionEntry(d: DecisionFields): AuditEntry {
-  return (time) => {
+  return (head) => {
     const input = d.input.get();
-    let line = `{"time":"${time}","event":"decision","callId":${json(d.callId)}`;
+    let line = `${head},"event":"decision","callId":${json(d.callId)}`;
     if (d.sessionId) line += `,"sessionId":${json(d.sessionId)}`;
     if (d.caller !== undefined) line += `,"caller":${json(d.caller)}`;
     line += `,"plugin":${json(d.plugin)},"tool":${json(d.tool)},"inputSha256":"${input.inputSha256}","inputBytes":${input.inputBytes},"input":${JSON.stringify(input.input)}`;
@@ -152,8 +166,8 @@ export interface CallFields {
 }
 
 export function callEntry(c: CallFields): AuditEntry {
-  return (time) => {
-    let line = `{"time":"${time}","event":"call","callId":${json(c.callId)}`;
+  return (head) => {
+    let line = `${head},"event":"call","callId":${json(c.callId)}`;
     if (c.sessionId) line += `,"sessionId":${json(c.sessionId)}`;
     if (c.caller !== undefined) line += `,"caller":${json(c.caller)}`;
     if (c.plugin !== undefined) line += `,"plugin":${json(c.plugin)}`;
@@ -172,6 +186,8 @@ export function callEntry(c: CallFields): AuditEntry {
 }
 
 export interface AuditSinkOptions {
+  /** The host's id, written on every line as `host` (docs/serve.md, "Several hosts behind a load balancer"). */
+  host?: string;
   /** Told when the file cannot be written or closed; the host logs it. The sink itself never throws. */
   onError?: (error: Error) => void;
   /** The workspace: no directory between it and the file may be a symlink (`openHostFile`). Default: the file's directory. */
@@ -198,22 +214,22 @@ function isoTime(time: number): string {
 }
 
 /**
- * A record's line, `time` first: exactly `JSON.stringify({ time, ...record })`, without copying the
- * record (a BigInt throws, as it would there).
+ * A record's line, `time` first (then `host`, when given): exactly `JSON.stringify({ time, host, ...record })`,
+ * without copying the record (a BigInt throws, as it would there).
  */
-export function auditLine(time: number, record: AuditRecord): string {
-  return recordLine(isoTime(time), record);
+export function auditLine(time: number, record: AuditRecord, host?: string): string {
+  return recordLine(lineHead(isoTime(time), host), record);
 }
 
-function recordLine(time: string, record: AuditRecord): string {
+function recordLine(head: string, record: AuditRecord): string {
   const json = JSON.stringify(record);
-  return json.length > 2 ? `{"time":"${time}",${json.slice(1)}` : `{"time":"${time}"}`;
+  return json.length > 2 ? `${head},${json.slice(1)}` : `${head}}`;
 }
 
 /** What a record dropped after close held, for the report. */
 function describe(record: AuditRecord | AuditEntry): string {
   try {
-    return typeof record === 'function' ? record(isoTime(Date.now())) : JSON.stringify(record);
+    return typeof record === 'function' ? record(lineHead(isoTime(Date.now()))) : JSON.stringify(record);
   } catch {
     return String(record);
   }
@@ -270,7 +286,7 @@ class Block {
  */
 export function createAuditSink(
   file: string,
-  { onError = () => {}, workspace = dirname(file) }: AuditSinkOptions = {},
+  { host, onError = () => {}, workspace = dirname(file) }: AuditSinkOptions = {},
 ): AuditSink {
   let fd: number;
   try {
@@ -295,6 +311,9 @@ export function createAuditSink(
   let times: number[] = [];
   let timer: NodeJS.Timeout | undefined;
   const block = new Block();
+  // The head of a batch's lines: they mostly share their millisecond, so it is built about once a batch.
+  let headTime = Number.NaN;
+  let head = '';
   /** Writes the pending records, emptying the batch; a record that cannot be serialised is reported, the others kept. */
   const flush = () => {
     if (records.length === 0) return;
@@ -306,8 +325,11 @@ export function createAuditSink(
     for (let i = 0; i < batch.length; i++) {
       try {
         const record = batch[i]!;
-        const time = isoTime(stamps[i]!);
-        block.append(typeof record === 'function' ? record(time) : recordLine(time, record));
+        if (stamps[i] !== headTime) {
+          headTime = stamps[i]!;
+          head = lineHead(isoTime(headTime), host);
+        }
+        block.append(typeof record === 'function' ? record(head) : recordLine(head, record));
       } catch (error) {
         fail(error as Error);
       }
@@ -322,6 +344,7 @@ export function createAuditSink(
   // The host may exit (process.exit, an uncaught error) inside a batch window: the pending lines
   // are written then, since a write here is synchronous.
   process.on('exit', flush);
+  let soon: Promise<void> | undefined;
 
   return {
     enabled: true,
@@ -334,6 +357,16 @@ export function createAuditSink(
       times.push(Date.now());
       if (count === 1) timer = setTimeout(flush, AUDIT_BATCH_MS).unref();
       else if (count >= AUDIT_BATCH_LINES) flush();
+    },
+    written() {
+      soon ??= new Promise<void>((resolve) =>
+        setImmediate(() => {
+          soon = undefined;
+          flush();
+          resolve();
+        }),
+      );
+      return soon;
     },
     async close() {
       if (closed) return;

@@ -9,6 +9,7 @@ import type { HostConfig } from './config-schema.ts';
 import { type ApproveFn, type DispatchEnv, decide, dispatch } from './dispatch.ts';
 import { hostError, messageOf, type ResultCode } from './errors.ts';
 import { loadPlugins } from './loader.ts';
+import { defaultHostId, hostIdProblem } from './identity.ts';
 import { createMcpRunner } from './runners/mcp-client.ts';
 import { createAuditSink, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink } from './audit.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -35,6 +36,12 @@ export interface HostOptions {
   /** The audit file, or `false`; overrides `log.audit` in the config. */
   audit?: string | false;
   /**
+   * Which of several hosts this is: on every audit line, and the prefix of its HTTP session ids
+   * (docs/serve.md, "Several hosts behind a load balancer"). Default: `ROUSSEAU_HOST_ID`, else the
+   * machine's name and the process id.
+   */
+  hostId?: string;
+  /**
    * For tests: the clock (epoch ms) worker and process plugins' crash budgets read, so a test can
    * move a quarantine past its cooldown without waiting it out. Default: `Date.now`.
    */
@@ -42,6 +49,8 @@ export interface HostOptions {
 }
 
 export interface Host {
+  /** Which of several hosts this is (`HostOptions.hostId`). */
+  readonly hostId: string;
   /** The workspace root. */
   readonly workspace: string;
   /** The config file in use, if any. */
@@ -66,6 +75,13 @@ export interface Host {
    * it serving and shows as `reloadError` in the returned statuses. Never throws (docs/plugins.md, "Watch mode").
    */
   reload(name?: string): Promise<PluginStatus[]>;
+  /**
+   * Resolves once the audit lines of the calls ended so far are in the audit file, instead of
+   * within the batch window (docs/policy.md, "The audit trail"): a server awaits it before a
+   * result goes out, so a host killed a moment later has still audited every call it answered.
+   * Never rejects.
+   */
+  auditWritten(): Promise<void>;
   /** Calls `listener` after a reload changed the tool set. Returns the unsubscribe. */
   onToolsChanged(listener: () => void): () => void;
   /** Ends every plugin (dispose, workers, child processes) and flushes the audit log. */
@@ -93,12 +109,21 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     options.workspace ?? (config.workspace ? resolve(loaded.dir, config.workspace) : loaded.dir),
   );
   const policy = compilePolicy(config.policy, loaded.file ?? 'the config object');
+  // An empty variable is an unset one, as a shell's `ROUSSEAU_HOST_ID=` means.
+  const hostId = options.hostId ?? (process.env.ROUSSEAU_HOST_ID || defaultHostId());
+  const badId = hostIdProblem(hostId);
+  if (badId)
+    throw hostError('RH_ERR_CONFIG_INVALID', [
+      options.hostId === undefined ? '(ROUSSEAU_HOST_ID)' : '(hostId)',
+      `  ${badId}`,
+    ]);
 
   const auditSetting = options.audit ?? config.log?.audit ?? DEFAULT_AUDIT_FILE;
   const audit: AuditSink =
     auditSetting === false
       ? NO_AUDIT
       : createAuditSink(resolve(workspace, auditSetting), {
+          host: hostId,
           workspace,
           onError: (error) => log.error(`audit trail: ${error.message}`),
         });
@@ -133,6 +158,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   let closed: Promise<void> | undefined;
 
   return {
+    hostId,
     workspace,
     configFile: loaded.file,
     config,
@@ -158,6 +184,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     },
     reload: (name) => (closing.signal.aborted ? Promise.resolve([]) : reloader.reload(name)),
     onToolsChanged: (listener) => reloader.onToolsChanged(listener),
+    auditWritten: () => audit.written(),
     close() {
       closed ??= (async () => {
         closing.abort();

@@ -19,7 +19,15 @@ import { PassThrough } from 'node:stream';
 import winston from 'winston';
 import type { HostConfig } from '../core/config-schema.ts';
 import { createHost, type Host, type HostOptions } from '../core/host.ts';
-import { AuditInput, auditedInput, auditLine, callEntry, createAuditSink, decisionEntry } from '../core/audit.ts';
+import {
+  AuditInput,
+  auditedInput,
+  auditLine,
+  callEntry,
+  createAuditSink,
+  decisionEntry,
+  lineHead,
+} from '../core/audit.ts';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const KIT = join(FIXTURES, 'policy', 'tools.ts');
@@ -72,6 +80,7 @@ describe('audit trail', () => {
     const canonical = '{"command":"ls"}';
     expect(decision).to.deep.equal({
       time: decision!.time,
+      host: h.hostId,
       event: 'decision',
       callId: 'c-allow',
       sessionId: 's1',
@@ -85,6 +94,7 @@ describe('audit trail', () => {
     expect(new Date(decision!.time as string).toISOString()).to.equal(decision!.time);
     expect(call).to.deep.equal({
       time: call!.time,
+      host: h.hostId,
       event: 'call',
       callId: 'c-allow',
       sessionId: 's1',
@@ -395,7 +405,7 @@ describe('audit trail', () => {
         approvalMs: 1.5,
         source: 'authorize',
       };
-      expect(decisionEntry({ ...decision, input })(time), `decision #${i}`).to.equal(
+      expect(decisionEntry({ ...decision, input })(lineHead(time)), `decision #${i}`).to.equal(
         JSON.stringify({ time, event: 'decision', ...decision, ...kept }, [
           'time',
           'event',
@@ -424,7 +434,10 @@ describe('audit trail', () => {
         approvalMs: 2,
         content: text,
       };
-      expect(callEntry({ ...call, input, ...decided, ...ended, truncated: true })(time), `call #${i}`).to.equal(
+      expect(
+        callEntry({ ...call, input, ...decided, ...ended, truncated: true })(lineHead(time)),
+        `call #${i}`,
+      ).to.equal(
         JSON.stringify({
           time,
           event: 'call',
@@ -441,10 +454,90 @@ describe('audit trail', () => {
       );
     }
     // Optional fields left out are absent, not null.
-    const bare = callEntry({ callId: 'c', tool: 't', outcome: 'ok', durationMs: 1, content: '' })(time);
+    const bare = callEntry({ callId: 'c', tool: 't', outcome: 'ok', durationMs: 1, content: '' })(lineHead(time));
     expect(bare).to.equal(
       `{"time":"${time}","event":"call","callId":"c","tool":"t","outcome":"ok","durationMs":1,"bytes":0}`,
     );
+  });
+
+  it('every line of a host carries its id, second after time, in each kind of line', async () => {
+    const h = await host({}, { hostId: 'h1.example-2' });
+    expect(h.hostId).to.equal('h1.example-2');
+    await h.call('shell_run', '{"command":"ls"}', { callId: 'ok' });
+    await h.call('shell_run', '{"command":"rm -rf /"}', { callId: 'denied' });
+    await h.call('no_such_tool', '{}', { callId: 'unknown' });
+    await h.close();
+    const lines = readLines(file);
+    expect(lines.map((l) => `${l.callId}:${l.event}`)).to.deep.equal([
+      'ok:decision',
+      'ok:call',
+      'denied:decision',
+      'denied:call',
+      'unknown:call',
+    ]);
+    for (const line of lines) expect(Object.keys(line).slice(0, 3)).to.deep.equal(['time', 'host', 'event']);
+    expect(lines.every((l) => l.host === 'h1.example-2')).to.equal(true);
+    // Records a runner writes as objects (plugin crashes, quarantines) get it the same way.
+    const sink = createAuditSink(file, { host: 'h1.example-2' });
+    sink.write({ event: 'plugin', plugin: 'p', status: 'crashed' });
+    await sink.close();
+    expect(readLines(file).at(-1)).to.deep.include({ host: 'h1.example-2', event: 'plugin', status: 'crashed' });
+    expect(auditLine(Date.UTC(2026, 0, 1), { event: 'plugin', plugin: 'p' }, 'h1')).to.equal(
+      JSON.stringify({ time: '2026-01-01T00:00:00.000Z', host: 'h1', event: 'plugin', plugin: 'p' }),
+    );
+  });
+
+  it('the host id comes from ROUSSEAU_HOST_ID, else the machine and the process; a bad one stops the host, naming where it came from', async () => {
+    const saved = process.env.ROUSSEAU_HOST_ID;
+    try {
+      process.env.ROUSSEAU_HOST_ID = ''; // as unset
+      const plain = await host();
+      await plain.close();
+      expect(plain.hostId)
+        .to.match(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/)
+        .and.match(new RegExp(`-${process.pid}$`));
+      process.env.ROUSSEAU_HOST_ID = 'from-env';
+      const fromEnv = await host();
+      await fromEnv.call('shell_run', '{"command":"ls"}');
+      await fromEnv.close();
+      expect(fromEnv.hostId).to.equal('from-env');
+      expect(readLines(file).at(-1)).to.include({ host: 'from-env' });
+      // The option wins over the environment.
+      const given = await host({}, { hostId: 'given' });
+      await given.close();
+      expect(given.hostId).to.equal('given');
+
+      process.env.ROUSSEAU_HOST_ID = 'has space';
+      const error = await host().then(
+        () => undefined,
+        (e: Error & { code?: string }) => e,
+      );
+      expect(error?.code).to.equal('RH_ERR_CONFIG_INVALID');
+      expect(error?.message).to.include('ROUSSEAU_HOST_ID').and.include('"has space"');
+      const optionError = await host({}, { hostId: '-dash' }).then(
+        () => undefined,
+        (e: Error & { code?: string }) => e,
+      );
+      expect(optionError?.message).to.include('(hostId)').and.include('"-dash"');
+    } finally {
+      if (saved === undefined) delete process.env.ROUSSEAU_HOST_ID;
+      else process.env.ROUSSEAU_HOST_ID = saved;
+    }
+  });
+
+  it('written() puts the pending lines in the file on the next turn, one write for every caller asking in this one', async () => {
+    const sink = createAuditSink(file);
+    sink.write({ event: 'call', callId: 'a' });
+    sink.write({ event: 'call', callId: 'b' });
+    const [first, second] = [sink.written(), sink.written()];
+    expect(first).to.equal(second);
+    expect(existsSync(file) ? readFileSync(file, 'utf8') : '').to.equal(''); // not before the turn ends
+    await first;
+    // Well inside the 5 ms batch window, whose timer would write them otherwise.
+    expect(readLines(file).map((l) => l.callId)).to.deep.equal(['a', 'b']);
+    await sink.written(); // nothing pending: resolves all the same
+    await sink.close();
+    expect(readLines(file)).to.have.length(2);
   });
 
   it('a sink drops (and reports) records written after close, and closing twice is fine', async () => {

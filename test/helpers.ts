@@ -140,3 +140,47 @@ export function capturingLogger(level: string): { logger: winston.Logger; lines:
   });
   return { lines, logger: winston.createLogger({ level, transports: [new winston.transports.Stream({ stream })] }) };
 }
+
+export interface HttpHost {
+  child: ReturnType<typeof spawn>;
+  /** `http://127.0.0.1:PORT/mcp`, as the host printed it. */
+  url: string;
+  port: number;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
+  /** Sends `signal` (default SIGTERM) and resolves with how it exited. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * `rousseau-host start --mcp-http 0 …args` as a real child process, once it serves: the OS picks
+ * the port, and the host's startup line on stderr says which.
+ */
+export function spawnHttpHost(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<HttpHost> {
+  const child = spawn(process.execPath, [BIN, 'start', '--mcp-http', '0', ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, NO_COLOR: '1', ...options.env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    return exited;
+  };
+  return new Promise((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      const url = /serving \d+ tools over MCP at (http:\/\/127\.0\.0\.1:(\d+)\/mcp)/.exec(stderr);
+      if (url) resolve({ child, url: url[1]!, port: Number(url[2]), stderr: () => stderr, stop });
+    });
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`rousseau-host start --mcp-http exited (${code ?? signal}) before serving:\n${stderr}`)),
+    );
+  });
+}

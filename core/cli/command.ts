@@ -6,6 +6,7 @@ import type { ParseArgsConfig } from 'node:util';
 import type { Host, HostOptions } from '../host.ts';
 import { HostError, messageOf } from '../errors.ts';
 import { writeStdout } from '../mcp/stdout-guard.ts';
+import { hostIdProblem } from '../identity.ts';
 import { isLogLevel, LOG_LEVELS } from '../log.ts';
 import { terminalSafe } from '../terminal-text.ts';
 import type { Stop } from './signals.ts';
@@ -59,7 +60,12 @@ export async function hostFromFlags(values: Values, extra: Partial<HostOptions> 
   if (logLevel && !isLogLevel(logLevel)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`);
   }
+  // A command that serves declares `--host-id`; the others take the id from the environment.
+  const hostId = typeof values['host-id'] === 'string' ? values['host-id'] : undefined;
+  const badId = hostId === undefined ? undefined : hostIdProblem(hostId);
+  if (badId) throw new UsageError(`--host-id: ${badId}`);
   return createHost({
+    ...(hostId === undefined ? {} : { hostId }),
     ...(typeof values.cwd === 'string' ? { cwd: values.cwd } : {}),
     ...(typeof values.config === 'string' ? { configFile: values.config } : {}),
     ...(logLevel ? { logLevel } : { logLevel: 'warn' }),

@@ -50,9 +50,9 @@ const DEFAULT_SYSTEM =
 export const start: Command = {
   name: 'start',
   summary:
-    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP (with sessions; --stateless for none). Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
+    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP (with sessions; --stateless for none). --host-id ID names this host on its audit lines and session ids (default: $ROUSSEAU_HOST_ID, else hostname-pid). Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
   usage:
-    'start [-p PROMPT] [--provider anthropic|openai|openai-responses|replay] [--model M] [--replay FILE] [--yes] [--json] [--continue | --resume [ID]] [--watch] | start --mcp [--watch] | start --mcp-http PORT [--stateless] [--watch]',
+    'start [-p PROMPT] [--provider anthropic|openai|openai-responses|replay] [--model M] [--replay FILE] [--yes] [--json] [--continue | --resume [ID]] [--watch] | start --mcp [--watch] | start --mcp-http PORT [--stateless] [--host-id ID] [--watch]',
   options: {
     prompt: { type: 'string', short: 'p' },
     provider: { type: 'string' },
@@ -64,6 +64,7 @@ export const start: Command = {
     mcp: { type: 'boolean' },
     'mcp-http': { type: 'string' },
     stateless: { type: 'boolean' },
+    'host-id': { type: 'string' },
     watch: { type: 'boolean' },
   },
   async run({ values, positionals, stop }) {

@@ -318,7 +318,8 @@ export async function serveMcpHttp(
     const session: Session = {
       server,
       transport: new StreamableHTTPServerTransport({
-        sessionIdGenerator: randomUUID,
+        // The host id first: a load balancer routes the session's requests back here by it.
+        sessionIdGenerator: () => `${host.hostId}.${randomUUID()}`,
         eventStore: new BoundedEventStore(MCP_HTTP_EVENTS_PER_SESSION, MCP_HTTP_EVENT_CHARS_PER_SESSION),
         retryInterval: MCP_HTTP_RETRY_MS,
         onsessioninitialized: (sid) => {

@@ -152,6 +152,8 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
     const leave = placesOf(extra.authInfo)?.enter();
     const result = await h.call(name, args ?? {}, options);
     leave?.();
+    // No answer leaves ahead of its audit line: a host killed once it has answered has audited the call.
+    await h.auditWritten();
     if (sent) {
       // SDK v1 clients handle notifications a microtask late but responses at once, so progress read
       // in the same chunk as the response is dropped (typescript-sdk#2580): give the client a moment

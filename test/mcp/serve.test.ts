@@ -1,7 +1,7 @@
 // The host as an MCP server, seen from the SDK's own client: `rousseau-host start --mcp` (the built
 // bin, a real child process) and serveMcpHttp on a loopback port.
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,7 +15,7 @@ import {
 import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import tools from '../fixtures/mcp/tools.ts';
-import { BIN, FIXTURES, runCli, tempDir, until } from '../helpers.ts';
+import { BIN, FIXTURES, runCli, spawnHttpHost, tempDir, until } from '../helpers.ts';
 import { allowingHost, auditCodes, hostOfRemote } from './shared.ts';
 
 const MCP = join(FIXTURES, 'mcp');
@@ -284,6 +284,49 @@ describe('rousseau-host start --stateless', () => {
     const r = await runCli(['start', '--mcp', '--stateless']);
     expect(r.code).to.equal(2);
     expect(r.stderr).to.contain('--stateless applies to --mcp-http only');
+  });
+});
+
+describe('rousseau-host start --host-id', () => {
+  it('refuses an id a session id or a load balancer could not carry, saying what an id may hold', async () => {
+    const r = await runCli(['start', '--mcp-http', '0', '--host-id', 'h1/evil']);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.contain('--host-id').and.contain('letters, digits').and.contain('"h1/evil"');
+  });
+});
+
+describe('rousseau-host start --mcp-http: killed right after answering', function () {
+  this.timeout(30_000);
+
+  it('has audited every call it answered: the lines are in the file before the result goes out', async () => {
+    const tmp = tempDir('rh-mcp-kill-');
+    const config = {
+      builtins: false,
+      plugins: [{ module: join(FIXTURES, 'plugins', 'echo.ts'), isolation: 'inline' }],
+      policy: { default: 'allow' },
+      log: { audit: 'audit.jsonl' },
+    };
+    tmp.write('rousseau.config.json', JSON.stringify(config));
+    const host = await spawnHttpHost(['--host-id', 'killed', '--cwd', tmp.dir]);
+    try {
+      const client = new Client({ name: 'test-client', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(host.url)));
+      const answered = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => client.callTool({ name: 'echo', arguments: { text: `k${i}` } })),
+      );
+      // SIGKILL as the answers arrive: nothing the host still held in memory is written after this.
+      expect(await host.stop('SIGKILL')).to.deep.include({ signal: 'SIGKILL' });
+      expect(answered.map((r) => text(r))).to.deep.equal(['k0', 'k1', 'k2', 'k3', 'k4']);
+      const calls = readFileSync(join(tmp.dir, 'audit.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { event: string; outcome?: string; host?: string })
+        .filter((l) => l.event === 'call');
+      expect(calls.map((l) => `${l.host}:${l.outcome}`)).to.deep.equal(Array(5).fill('killed:ok'));
+    } finally {
+      await host.stop('SIGKILL');
+      tmp.cleanup();
+    }
   });
 });
 

@@ -110,6 +110,20 @@ describe('serveMcpHttp with sessions (the default)', function () {
     }
   });
 
+  it('begins each session id with the host id and a dot, then a random UUID: visible ASCII, unguessable, routable', async () => {
+    const [a, b] = [await openSession(server.url), await openSession(server.url)];
+    for (const id of [a, b]) {
+      expect(id.startsWith(`${host.hostId}.`), id).to.equal(true);
+      expect(id.slice(host.hostId.length + 1)).to.match(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
+      expect(id).to.match(/^[\x21-\x7e]+$/); // the spec's charset for Mcp-Session-Id
+    }
+    expect(a).to.not.equal(b);
+    // Sent back as it came, the id reaches its session.
+    expect((await ping(server.url, a)).status).to.equal(200);
+  });
+
   it("tags a session's calls with an id of their own: plugins and the audit file never see the session's id", async () => {
     const [a, b] = [await connect(server.url), await connect(server.url)];
     try {
