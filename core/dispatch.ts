@@ -75,8 +75,9 @@ export async function dispatch(
   const verdict = judging instanceof Promise ? await judging : judging;
   if (!verdict.ok) return call.finish(verdict);
   // The tool runs inside its call's span: spans it starts (an inline plugin's HTTP requests) are children.
-  const running = () => runGuarded(call, decided.tool, decided.input);
-  const ran = await (call.span ? withSpan(call.span, running) : running());
+  const ran = await (call.span
+    ? withSpan(call.span, () => runGuarded(call, decided.tool, decided.input))
+    : runGuarded(call, decided.tool, decided.input));
   return call.finish(ran.ok ? normalise(name, decided.tool.plugin, ran.output) : ran);
 }
 
