@@ -2,24 +2,32 @@
 // exporter), with the AsyncLocalStorage context manager an SDK for Node registers.
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Agent } from '../core/agent/agent.ts';
 import { anthropicProvider } from '../core/agent/providers/anthropic.ts';
 import type { Host } from '../core/host.ts';
 import { kitHost } from './agent/helpers.ts';
+import { ROOT } from './helpers.ts';
 import { ANTHROPIC_TEST_KEY, startAnthropicServer } from './fixtures/providers/anthropic-server.ts';
 
 const caller = { name: 'ci-bot', scopes: ['tools'], via: 'token' as const };
 
 describe('tracing (OpenTelemetry)', () => {
   const exporter = new InMemorySpanExporter();
-  let provider: TracerProvider;
+  let provider: BasicTracerProvider;
   let host: Host;
   let cleanup: () => Promise<void>;
 
   before(() => {
-    provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     expect(trace.setGlobalTracerProvider(provider)).to.equal(true);
     expect(context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())).to.equal(true);
   });
@@ -178,5 +186,12 @@ describe('tracing (OpenTelemetry)', () => {
     } finally {
       await done();
     }
+  });
+
+  it('depends on API 1.9, the oldest current minor: the API sees an SDK registered through its own minor or a later one, never an earlier', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(manifest.dependencies['@opentelemetry/api']).to.equal('~1.9.0');
   });
 });
