@@ -3,9 +3,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createHost, type Host } from '../../core/host.ts';
 import { createHostMetrics, DURATION_BUCKETS, labels } from '../../core/mcp/metrics.ts';
+import { createProbes } from '../../core/mcp/probes.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import type { Caller } from '../../core/types.ts';
 import { FIXTURES, tempDir, until } from '../helpers.ts';
@@ -202,6 +205,54 @@ describe('/readyz when the host cannot serve', function () {
       expect([closing.status, await closing.json()]).to.deep.equal([503, { ready: false, status: 'shutting_down' }]);
     } finally {
       await server.close();
+      await host.close();
+      tmp.cleanup();
+    }
+  });
+});
+
+describe('probes behind authentication', function () {
+  this.timeout(20_000);
+
+  it('asks authorizeMetrics about /metrics only: it answers a refusal itself, and /healthz and /readyz stay open', async () => {
+    const tmp = tempDir('rh-probes-auth-');
+    const host = await createHost({
+      cwd: tmp.dir,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: join(FIXTURES, 'plugins', 'echo.ts'), isolation: 'inline' }] },
+    });
+    const asked: string[] = [];
+    const probes = createProbes(host, {
+      closing: () => false,
+      authorizeMetrics: async (req, res) => {
+        asked.push(req.url ?? '');
+        if (req.headers.authorization === 'Bearer right') return true;
+        res.writeHead(401, { 'www-authenticate': 'Bearer' });
+        res.end();
+        return false;
+      },
+    });
+    const http = createServer((req, res) => {
+      void probes.answer(req, res, new URL(req.url ?? '/', 'http://localhost').pathname).then((answered) => {
+        if (!answered) res.writeHead(404).end();
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    try {
+      const refused = await get(url, '/metrics');
+      expect([refused.status, refused.headers.get('www-authenticate')]).to.deep.equal([401, 'Bearer']);
+      const allowed = await get(url, '/metrics', { headers: { authorization: 'Bearer right' } });
+      expect(allowed.status).to.equal(200);
+      expect(await allowed.text()).to.include('# TYPE rousseau_tool_calls_total counter');
+      expect((await get(url, '/healthz')).status).to.equal(200);
+      expect((await get(url, '/readyz')).status).to.equal(200);
+      expect((await get(url, '/mcp')).status).to.equal(404);
+      expect(asked).to.deep.equal(['/metrics', '/metrics']);
+    } finally {
+      probes.close();
+      await new Promise((resolve) => http.close(resolve));
       await host.close();
       tmp.cleanup();
     }
