@@ -211,6 +211,55 @@ describe('/readyz when the host cannot serve', function () {
   });
 });
 
+describe('/readyz while a plugin rests in quarantine', function () {
+  this.timeout(60_000);
+
+  it('is 503 naming the quarantined plugin, and ready again once its cooldown has passed', async () => {
+    const tmp = tempDir('rh-readyz-quarantine-');
+    // The crash budget's clock runs ahead by `skipped`: the cooldown passes without being waited out.
+    let skipped = 0;
+    const host = await createHost({
+      cwd: tmp.dir,
+      audit: false,
+      logLevel: 'silent',
+      clock: () => Date.now() + skipped,
+      config: {
+        builtins: false,
+        plugins: [{ module: join(FIXTURES, 'mcp', 'crashy.ts'), isolation: 'worker', loadTimeoutMs: 60_000 }],
+        policy: { default: 'allow' },
+        isolation: { quarantine: { failures: 1, windowMs: 60_000, cooldownMs: 60_000 } },
+      },
+    });
+    const server = await serveMcpHttp(host, { port: 0 });
+    try {
+      expect((await get(server.url, '/readyz')).status).to.equal(200);
+      expect((await host.call('crash', {})).code).to.equal('crashed');
+      const resting = await get(server.url, '/readyz');
+      expect([resting.status, await resting.json()]).to.deep.equal([
+        503,
+        {
+          ready: false,
+          status: 'plugins_not_loaded',
+          plugins: [{ name: 'crashy', status: 'quarantined', code: 'quarantined' }],
+        },
+      ]);
+      const { samples } = parseExposition(await (await get(server.url, '/metrics')).text());
+      const states = find(samples, 'rousseau_plugin_state', { plugin: 'crashy' }).map((s) => [s.labels.state, s.value]);
+      expect(states).to.deep.equal([
+        ['loaded', 0],
+        ['failed', 0],
+        ['quarantined', 1],
+      ]);
+      skipped = 60_000;
+      expect((await get(server.url, '/readyz')).status).to.equal(200);
+    } finally {
+      await server.close();
+      await host.close();
+      tmp.cleanup();
+    }
+  });
+});
+
 describe('probes behind authentication', function () {
   this.timeout(20_000);
 
