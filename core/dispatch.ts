@@ -23,7 +23,8 @@ import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
-import type { CallOptions, CallResult, Caller, ToolInfo } from './types.ts';
+import { endToolSpan, type Span, startToolSpan, type Tracer, withSpan } from './tracing.ts';
+import type { CallEnd, CallOptions, CallResult, Caller, ToolInfo } from './types.ts';
 
 /** Asks a person whether a call may run. `always` approves this exact input for the session. */
 export type ApproveFn = (request: ApprovalRequest) => Promise<boolean | 'always'> | boolean | 'always';
@@ -50,6 +51,10 @@ export interface DispatchEnv {
   closing: AbortSignal;
   /** Cancels each call in flight; the host runs them on close (cheaper than a listener per call). */
   inflight: Set<() => void>;
+  /** Set when an OpenTelemetry SDK was registered as the host was created: each call is then a span. */
+  tracer?: Tracer;
+  /** Told of each call as it ends (`host.onCallEnd`); empty costs a length check per call. */
+  callEnd: Array<(end: CallEnd) => void>;
 }
 
 /** Runs one call through the whole pipeline. Never throws. */
@@ -60,6 +65,8 @@ export async function dispatch(
   given: CallOptions = {},
 ): Promise<CallResult> {
   const call = new Call(env, name, ownCallOptions(given));
+  if (env.tracer)
+    call.span = startToolSpan(env.tracer, { tool: name, callId: call.id, caller: call.options.caller?.name });
   const decided = decide(env, name, rawInput, call.options);
   call.tool = decided.tool;
   if (!decided.ok) return call.finish(decided);
@@ -67,7 +74,10 @@ export async function dispatch(
   const judging = judge(call, decided, call.options.signal);
   const verdict = judging instanceof Promise ? await judging : judging;
   if (!verdict.ok) return call.finish(verdict);
-  const ran = await runGuarded(call, decided.tool, decided.input);
+  // The tool runs inside its call's span: spans it starts (an inline plugin's HTTP requests) are children.
+  const ran = await (call.span
+    ? withSpan(call.span, () => runGuarded(call, decided.tool, decided.input))
+    : runGuarded(call, decided.tool, decided.input));
   return call.finish(ran.ok ? normalise(name, decided.tool.plugin, ran.output) : ran);
 }
 
@@ -89,6 +99,8 @@ class Call implements GuardedCall {
   auditInput?: AuditInput;
   /** Time spent waiting for a person to approve (the call's own `ask`, and any `ctx.authorize`). */
   approvalMs?: number;
+  /** The call's span, when tracing is on. */
+  span?: Span;
 
   constructor(env: DispatchEnv, name: string, options: CallOptions) {
     this.env = env;
@@ -132,7 +144,27 @@ class Call implements GuardedCall {
         }),
       );
     }
+    if (this.span) endToolSpan(this.span, result, this.tool?.plugin.name);
+    if (this.env.callEnd.length) this.tell(result);
     return result;
+  }
+
+  /** Tells the `onCallEnd` listeners; one that throws is logged, and the call's result stands. */
+  private tell(result: CallResult): void {
+    const end: CallEnd = {
+      callId: this.id,
+      tool: this.name,
+      ...(this.tool ? { plugin: this.tool.plugin.name } : {}),
+      ...(this.options.caller ? { caller: this.options.caller } : {}),
+      result,
+    };
+    for (const listener of this.env.callEnd) {
+      try {
+        listener(end);
+      } catch (error) {
+        this.env.log.warn(`a call-end listener failed: ${messageOf(error)}`);
+      }
+    }
   }
 }
 

@@ -17,7 +17,8 @@ import { compilePolicy, type Policy, type PolicyContext, type PolicyDecision } f
 import { Registry } from './registry.ts';
 import { createReloader } from './reload.ts';
 import { releaseIdleWatchdog } from './runners/watchdog.ts';
-import type { CallOptions, CallResult, PluginStatus, ToolInfo } from './types.ts';
+import { activeTracer } from './tracing.ts';
+import type { CallEnd, CallOptions, CallResult, PluginStatus, ToolInfo } from './types.ts';
 
 export interface HostOptions {
   /** Where the config search starts; the default workspace when there is no config. Default: `process.cwd()`. */
@@ -84,8 +85,24 @@ export interface Host {
   auditWritten(): Promise<void>;
   /** Calls `listener` after a reload changed the tool set. Returns the unsubscribe. */
   onToolsChanged(listener: () => void): () => void;
+  /**
+   * Calls `listener` as each call ends, with its result (metrics count calls this way). It runs on
+   * the call's path: it must be quick, and a throw is logged and ignored. Returns the unsubscribe.
+   */
+  onCallEnd(listener: (end: CallEnd) => void): () => void;
+  /** Each plugin's calls running and waiting for a slot (`maxConcurrency`, `maxQueue`), in config order. */
+  load(): PluginLoad[];
+  /** True from the moment `close()` is called. */
+  readonly closing: boolean;
   /** Ends every plugin (dispose, workers, child processes) and flushes the audit log. */
   close(): Promise<void>;
+}
+
+/** One plugin's concurrency slots in use and calls queued for one. */
+export interface PluginLoad {
+  plugin: string;
+  running: number;
+  queued: number;
 }
 
 /** What `host.decide()` answers: the decision on the validated, canonical input, or why the input never got that far. */
@@ -145,6 +162,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   };
   const reloader = createReloader(loadContext, await loadPlugins(loadContext));
 
+  const tracer = activeTracer();
   const env: DispatchEnv = {
     registry,
     policy,
@@ -154,6 +172,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     log,
     closing: closing.signal,
     inflight: new Set(),
+    // Asked once: an SDK registers its provider before the host is made (docs/serve.md, "Metrics and tracing").
+    ...(tracer ? { tracer } : {}),
+    callEnd: [],
   };
   let closed: Promise<void> | undefined;
 
@@ -185,6 +206,21 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     reload: (name) => (closing.signal.aborted ? Promise.resolve([]) : reloader.reload(name)),
     onToolsChanged: (listener) => reloader.onToolsChanged(listener),
     auditWritten: () => audit.written(),
+    onCallEnd(listener) {
+      // A copy per change: a listener that unsubscribes while being told does not skip the next one.
+      env.callEnd = [...env.callEnd, listener];
+      return () => {
+        env.callEnd = env.callEnd.filter((l) => l !== listener);
+      };
+    },
+    load: () =>
+      registry.handlesList().map((h) => {
+        const { active, waiting } = h.limiter.stats;
+        return { plugin: h.name, running: active, queued: waiting };
+      }),
+    get closing() {
+      return closing.signal.aborted;
+    },
     close() {
       closed ??= (async () => {
         closing.abort();

@@ -32,6 +32,17 @@ export interface CallOptions {
   caller?: Caller;
 }
 
+/** A call that has just ended, as `host.onCallEnd` listeners hear of it. */
+export interface CallEnd {
+  callId: string;
+  /** The tool asked for: a name no plugin has when the result is `unknown_tool`. */
+  tool: string;
+  /** The plugin of the tool, when the tool was found. */
+  plugin?: string;
+  caller?: Caller;
+  result: CallResult;
+}
+
 /** An authenticated caller: a token's name or a JWT's subject, and the scopes it was granted. */
 export interface Caller {
   name: string;

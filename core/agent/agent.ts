@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { messageOf } from '../errors.ts';
 import type { Host } from '../host.ts';
+import { activeTracer, type Span, SpanKind, SpanStatusCode, type Tracer, withSpan } from '../tracing.ts';
 import type { CallResult, Progress, ToolInfo } from '../types.ts';
 import {
   addUsage,
@@ -118,6 +119,8 @@ export class Agent {
   private readonly spent: Usage = { inputTokens: 0, outputTokens: 0 };
   private tools: { from: readonly ToolInfo[]; set: ToolSet } | undefined;
   private running = false;
+  /** Set when an OpenTelemetry SDK was registered as the agent was made: each model request is then a span. */
+  private readonly tracer: Tracer | undefined = activeTracer();
 
   constructor(options: AgentOptions) {
     this.host = options.host;
@@ -176,6 +179,7 @@ export class Agent {
         emit({ type: 'turn_start', turn });
 
         const tools = this.toolSet();
+        const span = this.tracer && this.chatSpan(this.tracer);
         let response: ModelResponse;
         try {
           response = await this.provider.complete(
@@ -183,10 +187,12 @@ export class Agent {
             { ...(signal ? { signal } : {}), onText: (delta) => emit({ type: 'text_delta', text: delta }) },
           );
         } catch (error) {
+          const code = signal?.aborted ? 'aborted' : error instanceof ProviderError ? error.code : 'provider';
+          if (span) endChatSpan(span, code);
           if (signal?.aborted) return end('aborted');
-          const code = error instanceof ProviderError ? error.code : 'provider';
           return end('error', { code, message: messageOf(error) });
         }
+        if (span) endChatSpan(span, response);
         addUsage(usage, response.usage);
         addUsage(this.spent, response.usage);
         const turnEnd: AgentEvent = {
@@ -220,7 +226,9 @@ export class Agent {
 
         this.history.push(message);
         toolCalls += message.toolCalls.length;
-        const { results, repeated } = await this.runCalls(message, tools, failures, signal, emit);
+        // The turn's calls are children of the model request that asked for them.
+        const running = () => this.runCalls(message, tools, failures, signal, emit);
+        const { results, repeated } = await (span ? withSpan(span, running) : running());
         this.history.push({ role: 'tool', results });
         emit(turnEnd);
         if (signal?.aborted) return end('aborted');
@@ -277,6 +285,21 @@ export class Agent {
     return { results, ...(repeated ? { repeated } : {}) };
   }
 
+  /** Starts `chat {model}`, a model request's span, with what the GenAI conventions want known at its start. */
+  private chatSpan(tracer: Tracer): Span {
+    const { name, model } = this.provider;
+    return tracer.startSpan(`chat ${model}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        // The conventions name the API's flavour: both OpenAI APIs are `openai`.
+        'gen_ai.provider.name': name.startsWith('openai') ? 'openai' : name,
+        'gen_ai.request.model': model,
+        'gen_ai.conversation.id': this.sessionId,
+      },
+    });
+  }
+
   /** A copy of `usage`, priced when the model's price is known. */
   private report(usage: Usage): UsageReport {
     const { pricing } = this.provider;
@@ -289,4 +312,27 @@ export class Agent {
     if (this.tools?.from !== from) this.tools = { from, set: projectTools(from) };
     return this.tools.set;
   }
+}
+
+/**
+ * Ends a model request's span: its tokens and why the model stopped, or the provider's error code
+ * (docs/errors.md) as `error.type`. The conventions count cached input tokens within the input tokens.
+ */
+function endChatSpan(span: Span, outcome: ModelResponse | string): void {
+  if (typeof outcome === 'string') {
+    span.setAttribute('error.type', outcome);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+  } else {
+    const { usage } = outcome;
+    const cacheRead = usage.cacheReadTokens ?? 0;
+    const cacheWrite = usage.cacheWriteTokens ?? 0;
+    span.setAttributes({
+      'gen_ai.usage.input_tokens': usage.inputTokens + cacheRead + cacheWrite,
+      'gen_ai.usage.output_tokens': usage.outputTokens,
+      'gen_ai.response.finish_reasons': [outcome.stopReason],
+      ...(usage.cacheReadTokens === undefined ? {} : { 'gen_ai.usage.cache_read.input_tokens': cacheRead }),
+      ...(usage.cacheWriteTokens === undefined ? {} : { 'gen_ai.usage.cache_creation.input_tokens': cacheWrite }),
+    });
+  }
+  span.end();
 }

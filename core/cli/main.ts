@@ -4,12 +4,14 @@
  * Commands load lazily, so `--version` and `--help` cost a bare node start. A one-shot command
  * exits as soon as its answer is printed, even if a plugin left timers or handles behind.
  */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HOST_INFO } from '../identity.ts';
 import { guardStdout } from '../mcp/stdout-guard.ts';
 import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, type Command } from './command.ts';
 import { signalExitCode, trapStopSignals } from './signals.ts';
 import { messageOf } from '../errors.ts';
+import { startTracingFromEnv } from './otel.ts';
 
 /** Each command in its own module, imported only when it runs. A Map: a name like `toString` is no command. */
 const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command> }>(
@@ -122,6 +124,11 @@ export async function main(argv: string[]): Promise<number> {
   // From here until the command returns, stdout is the CLI's: what plugins print goes to stderr.
   const guard = guardStdout();
   const stop = trapStopSignals();
+  // Started under the guard: an SDK exporting to the console writes to stderr, never into --json or MCP.
+  const endTracing = await startTracingFromEnv(
+    resolve(typeof parsed.values.cwd === 'string' ? parsed.values.cwd : '.'),
+    (m) => printError(`rousseau-host: ${m}`),
+  );
   try {
     const code = await command
       .run({ values: parsed.values, positionals: parsed.positionals, stop })
@@ -134,6 +141,7 @@ export async function main(argv: string[]): Promise<number> {
       });
     return stop.received ? signalExitCode(stop.received) : code;
   } finally {
+    await endTracing?.();
     stop.release();
     guard.restore();
   }

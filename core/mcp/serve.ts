@@ -26,6 +26,7 @@ import type { Host } from '../host.ts';
 import type { Caller } from '../types.ts';
 import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
 import { BoundedEventStore } from './event-store.ts';
+import { createProbes } from './probes.ts';
 import {
   authInfoOf,
   createMcpServer,
@@ -234,6 +235,12 @@ export async function serveMcpHttp(
   let initializing = 0;
   const limitsConfig = opts.limits ?? host.config.serve?.limits;
   const limits = limitsConfig ? new CallerLimits(limitsConfig) : undefined;
+  let closing: Promise<void> | undefined;
+  // /healthz, /readyz, /metrics (docs/serve.md, "Metrics and tracing").
+  const probes = createProbes(host, {
+    ...(opts.stateless ? {} : { sessions: () => sessions.size }),
+    closing: () => closing !== undefined,
+  });
 
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -253,8 +260,9 @@ export async function serveMcpHttp(
         403,
         `Host ${req.headers.host ?? '(none)'} is not allowed: this server answers loopback names only`,
       );
-    if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_HTTP_PATH)
-      return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
+    const { pathname } = new URL(req.url ?? '/', 'http://localhost');
+    if (await probes.answer(req, res, pathname)) return;
+    if (pathname !== MCP_HTTP_PATH) return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
     const caller = await opts.authenticate?.(req);
     if (caller) (req as McpRequest).auth = authInfoOf(caller);
     let body: unknown;
@@ -397,18 +405,19 @@ export async function serveMcpHttp(
   }).catch((error: unknown) => {
     clearInterval(sweep);
     stopWatching();
+    probes.close();
     throw error;
   });
   const { port } = http.address() as AddressInfo;
   const url = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}${MCP_HTTP_PATH}`;
   host.log.debug(`serving ${host.tools().length} tools over MCP at ${url}`);
 
-  let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
       opts.signal?.removeEventListener('abort', onAbort);
       clearInterval(sweep);
       stopWatching();
+      probes.close();
       for (const id of [...sessions.keys()]) endSession(id, 'the server is closing');
       http.close(() => resolve());
       http.closeAllConnections();
