@@ -72,7 +72,7 @@ export async function serveHttp(values: Values, stop: Stop, flags: ServeFlags): 
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     });
     printError(
-      `rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url}; auth: ${auth?.describe ?? 'none (loopback only)'} (Ctrl-C or SIGTERM stops)`,
+      `rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url} (auth: ${auth?.describe ?? 'none, loopback only'}; Ctrl-C or SIGTERM stops)`,
     );
     const { signal } = stop;
     await new Promise<void>((done) =>

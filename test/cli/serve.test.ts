@@ -45,7 +45,7 @@ async function startServe(dir: string, args: string[] = []): Promise<Served> {
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const url = await until(() => /at (http:\S+);/.exec(stderr)?.[1], {
+  const url = await until(() => /at (http:\S+) /.exec(stderr)?.[1], {
     timeoutMs: 20_000,
     message: () => `the startup line; stderr: ${stderr}`,
   });
@@ -150,7 +150,7 @@ describe('rousseau-host serve', function () {
     served = await startServe(t.dir, ['--host', '127.0.0.1']);
     expect(served.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(served.url).to.not.include(':1/');
-    expect(served.stderr()).to.include('auth: none (loopback only)');
+    expect(served.stderr()).to.include('auth: none, loopback only');
     served.child.kill('SIGTERM');
     expect(await served.exited).to.equal(0);
   });
