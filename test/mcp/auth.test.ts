@@ -65,7 +65,7 @@ const auditedFor = (file: string, caller: string) =>
   until(
     () => {
       const mine = auditLines(file).filter((l) => l.tool === 'echo' && l.caller === caller);
-      return mine.some((l) => l.event === 'call') && mine.some((l) => l.event === 'decision') && mine;
+      return mine.some((l) => l.event === 'call') && mine.some((l) => l.event === 'decision') ? mine : undefined;
     },
     { message: () => `the audit lines of ${caller}'s call` },
   );
