@@ -75,7 +75,7 @@ const auditedFor = (file: string, caller: string) =>
  * (RFC 8414) and its key set, which `rotate()` replaces with a new key.
  */
 async function issuerServer() {
-  type Key = { kid: string; privateKey: CryptoKey; jwk: JWK };
+  type Key = { kid: string; privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']; jwk: JWK };
   const newKey = async (kid: string): Promise<Key> => {
     const { publicKey, privateKey } = await generateKeyPair('ES256');
     return { kid, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' } };
