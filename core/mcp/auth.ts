@@ -21,6 +21,8 @@ export interface AuthRefusal {
   error?: 'invalid_token' | 'insufficient_scope';
   /** For people: what was wrong with the token (never anything it holds). */
   description?: string;
+  /** The scopes a token needs here (space-separated), for a client to ask its issuer for. */
+  scope?: string;
 }
 
 /** The caller a request proves, or why it proves none; `undefined` is a plain 401. */
@@ -61,6 +63,8 @@ export function isAuthRefusal(outcome: Caller | AuthRefusal): outcome is AuthRef
   return 'status' in outcome;
 }
 
+const invalidToken = (description: string): AuthRefusal => ({ status: 401, error: 'invalid_token', description });
+
 const digest = (token: string) => createHash('sha256').update(token).digest();
 
 /**
@@ -75,27 +79,29 @@ export async function createServeAuth(
   const oauth = config?.oauth ? await oauthVerifier(config.oauth, options.jwksCooldownMs) : undefined;
   if (!tokens.length && !oauth) return undefined;
   const required = config?.requiredScopes ?? [];
+  const scope = required.length ? { scope: required.join(' ') } : {};
+  const invalid = (description: string): AuthRefusal => ({ ...invalidToken(description), ...scope });
 
   const authenticate: Authenticate = async (req) => {
     const header = req.headers.authorization;
-    if (header === undefined) return { status: 401 };
-    const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
-    if (!match)
-      return { status: 401, error: 'invalid_token', description: 'expected an Authorization header "Bearer TOKEN"' };
+    if (header === undefined) return { status: 401, ...scope };
+    const match = /^Bearer +(\S+) *$/i.exec(header);
+    if (!match) return invalid('expected an Authorization header "Bearer TOKEN"');
     const token = match[1]!;
     let caller = findToken(tokens, token);
     if (!caller && oauth && token.split('.').length === 3) {
       const verified = await oauth.verify(token);
-      if (isAuthRefusal(verified)) return verified;
+      if (isAuthRefusal(verified)) return { ...verified, ...scope };
       caller = verified;
     }
-    if (!caller) return { status: 401, error: 'invalid_token', description: 'the token is not one this server knows' };
-    const missing = required.filter((scope) => !caller.scopes.includes(scope));
+    if (!caller) return invalid('the token is not one this server knows');
+    const missing = required.filter((s) => !caller.scopes.includes(s));
     if (missing.length)
       return {
         status: 403,
         error: 'insufficient_scope',
         description: `the token lacks the scope ${missing.join(' ')}`,
+        ...scope,
       };
     return caller;
   };
@@ -176,7 +182,6 @@ async function oauthVerifier(
   const { issuer, audience } = config;
   const jwksUri = config.jwksUri ?? (await discoverJwksUri(issuer));
   const keys = createRemoteJWKSet(new URL(jwksUri), cooldownMs === undefined ? {} : { cooldownDuration: cooldownMs });
-  const invalid = (description: string): AuthRefusal => ({ status: 401, error: 'invalid_token', description });
   return {
     issuer,
     audience,
@@ -193,11 +198,11 @@ async function oauthVerifier(
         const why = jwtProblem(error);
         // The issuer's keys could not be read: no fault of the token, and no reason to tell the client it is bad.
         if (why === undefined) throw new Error(`cannot verify a token: ${messageOf(error)}`);
-        return invalid(why);
+        return invalidToken(why);
       }
       const name = typeof payload.sub === 'string' && payload.sub ? payload.sub : payload.client_id;
       if (typeof name !== 'string' || !name)
-        return invalid('the token names no subject (sub) and no client (client_id)');
+        return invalidToken('the token names no subject (sub) and no client (client_id)');
       return { name, scopes: scopesOf(payload), via: 'oauth' };
     },
   };
@@ -281,6 +286,7 @@ export function challenge(refusal: AuthRefusal, resourceMetadata: string | undef
   const params: string[] = [];
   if (refusal.error) params.push(`error="${refusal.error}"`);
   if (refusal.description) params.push(`error_description="${refusal.description.replace(/["\\]/g, "'")}"`);
+  if (refusal.scope) params.push(`scope="${refusal.scope}"`);
   if (resourceMetadata) params.push(`resource_metadata="${resourceMetadata}"`);
   return params.length ? `Bearer ${params.join(', ')}` : 'Bearer';
 }

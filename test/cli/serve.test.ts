@@ -3,7 +3,7 @@
 // exit 0).
 import { expect } from 'chai';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -67,7 +67,10 @@ async function connect(url: string): Promise<Client> {
   return client;
 }
 
-const auditOf = (dir: string) => readFileSync(join(dir, 'audit.jsonl'), 'utf8');
+const auditOf = (dir: string) => {
+  const file = join(dir, 'audit.jsonl');
+  return existsSync(file) ? readFileSync(file, 'utf8') : '';
+};
 
 describe('rousseau-host serve', function () {
   this.timeout(60_000);

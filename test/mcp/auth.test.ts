@@ -52,11 +52,12 @@ interface AuditLine {
   code?: string;
   caller?: string;
 }
+/** The whole lines of the audit file: a batch may be half written when the test reads it. */
 const auditLines = (file: string): AuditLine[] =>
   existsSync(file)
     ? readFileSync(file, 'utf8')
-        .trim()
         .split('\n')
+        .slice(0, -1)
         .map((l) => JSON.parse(l) as AuditLine)
     : [];
 
@@ -319,15 +320,16 @@ describe('serveMcpHttp: required scopes', function () {
       const res = await post(server.url, bearer(token));
       expect(res.status).to.equal(403);
       expect(res.headers.get('www-authenticate')).to.match(
-        /^Bearer error="insufficient_scope", error_description="[^"]*tools:call/,
+        /^Bearer error="insufficient_scope", error_description="[^"]*tools:call", scope="tools:call", resource_metadata=/,
       );
     }
   });
 
   it('names the public URL as the resource, and the required scopes as those supported', async () => {
     const res = await post(server.url);
+    // The scope a client should ask its issuer for comes with the challenge, as in the metadata.
     expect(res.headers.get('www-authenticate')).to.equal(
-      'Bearer resource_metadata="https://tools.example/.well-known/oauth-protected-resource/mcp"',
+      'Bearer scope="tools:call", resource_metadata="https://tools.example/.well-known/oauth-protected-resource/mcp"',
     );
     const doc = await (await fetch(`${new URL(server.url).origin}/.well-known/oauth-protected-resource/mcp`)).json();
     expect(doc).to.deep.equal({
