@@ -87,8 +87,12 @@ describe('rousseau-host serve', function () {
 
   it('on SIGTERM answers the call in flight, refuses new connections, audits the call and exits 0; the token is nowhere', async () => {
     project(t, { auth: { tokens: [{ name: 'ci', tokenEnv: 'RH_TEST_TOKEN' }] }, shutdownTimeoutMs: 20_000 });
-    served = await startServe(t.dir);
+    // Debug logs: the most the server ever says, and still no token in it.
+    served = await startServe(t.dir, ['--log-level', 'debug']);
     expect(served.stderr()).to.include('auth: bearer tokens (ci)');
+    const wrong = 'wrong-token-8d1e4f0b2c7a95';
+    const refused = await fetch(served.url, { method: 'POST', headers: { authorization: `Bearer ${wrong}` } });
+    expect(refused.status).to.equal(401);
     const client = await connect(served.url);
     const call = client.callTool({ name: 'slow', arguments: { ms: 3000, tag: 'finished after SIGTERM' } });
     // The call has reached the tool once its decision is in the audit file.
@@ -115,8 +119,10 @@ describe('rousseau-host serve', function () {
       .map((l) => JSON.parse(l) as { event: string; tool: string; code?: string; outcome?: string; caller?: string })
       .find((l) => l.event === 'call' && l.tool === 'slow');
     expect(line).to.deep.include({ outcome: 'ok', caller: 'ci' });
-    expect(audit).to.not.include(TOKEN);
-    expect(served.stderr()).to.not.include(TOKEN);
+    for (const token of [TOKEN, wrong]) {
+      expect(audit).to.not.include(token);
+      expect(served.stderr()).to.not.include(token);
+    }
   });
 
   it('cancels a call still running at serve.shutdownTimeoutMs, audits it as cancelled and exits 0', async () => {
