@@ -50,7 +50,7 @@ describe('serveMcpHttp: close(graceMs)', function () {
       await closed;
       await ended;
       expect(received).to.include('"text":"call 1"');
-      expect(received).to.match(/HTTP\/1\.1 503 [^]*shutting down/);
+      expect(received).to.match(/HTTP\/1\.1 503 [\s\S]*shutting down/);
       expect(received).to.not.include('"text":"call 2"');
     } finally {
       await host.close();
