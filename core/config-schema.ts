@@ -103,6 +103,90 @@ const BuiltinEntry = Type.Union([
   Type.Object({ name: BuiltinName, ...PluginSettings }, { additionalProperties: false }),
 ]);
 
+const ServeToken = Type.Object(
+  {
+    name: Type.String({
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$',
+      description: 'The caller this token proves: in the audit trail, policy rules and limits.',
+    }),
+    token: Type.Optional(
+      Type.String({ minLength: 16, description: 'The token itself (prefer tokenEnv: a config file is often shared).' }),
+    ),
+    tokenEnv: Type.Optional(
+      Type.String({ minLength: 1, description: 'The environment variable that holds the token.' }),
+    ),
+    scopes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: "The caller's scopes." })),
+  },
+  { additionalProperties: false },
+);
+
+const Serve = Type.Object(
+  {
+    host: Type.Optional(
+      Type.String({ minLength: 1, description: 'The address to listen on (default 127.0.0.1); `--host` overrides.' }),
+    ),
+    port: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 65535, description: 'The port (default 7331); `--port` overrides.' }),
+    ),
+    publicUrl: Type.Optional(
+      Type.String({
+        pattern: '^https?://',
+        description:
+          'The URL clients reach the MCP endpoint at, when a proxy stands in front (the OAuth metadata names it). Default: built from the request.',
+      }),
+    ),
+    stateless: Type.Optional(Type.Boolean({ description: 'No sessions: a fresh server per request (docs/mcp.md).' })),
+    shutdownTimeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_TIMEOUT_MS,
+        description: 'How long calls in flight may finish after SIGTERM before they are cancelled (default 10000).',
+      }),
+    ),
+    auth: Type.Optional(
+      Type.Object(
+        {
+          tokens: Type.Optional(Type.Array(ServeToken)),
+          oauth: Type.Optional(
+            Type.Object(
+              {
+                issuer: Type.String({ pattern: '^https?://', description: "The authorization server's issuer URL." }),
+                audience: Type.String({
+                  minLength: 1,
+                  description: "The `aud` a token must carry: this server's resource indicator.",
+                }),
+                jwksUri: Type.Optional(
+                  Type.String({
+                    pattern: '^https?://',
+                    description: "The issuer's key set; default: discovered from its metadata.",
+                  }),
+                ),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+          requiredScopes: Type.Optional(
+            Type.Array(Type.String({ minLength: 1 }), {
+              description: 'Scopes every caller must hold to use the server (403 insufficient_scope otherwise).',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          callsPerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Per caller.' })),
+          inFlight: Type.Optional(Type.Integer({ minimum: 1, description: 'Calls in flight per caller.' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const HostConfigSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
@@ -180,29 +264,7 @@ export const HostConfigSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    serve: Type.Optional(
-      Type.Object(
-        {
-          limits: Type.Optional(
-            Type.Object(
-              {
-                callsPerSecond: Type.Optional(
-                  Type.Number({
-                    exclusiveMinimum: 0,
-                    description: 'Tool calls per second per caller, with bursts of as many (a token bucket).',
-                  }),
-                ),
-                inFlight: Type.Optional(
-                  Type.Integer({ minimum: 1, description: 'Tool calls one caller may have running at once.' }),
-                ),
-              },
-              { additionalProperties: false },
-            ),
-          ),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    serve: Type.Optional(Serve),
     log: Type.Optional(
       Type.Object(
         {
@@ -222,4 +284,6 @@ export type PluginEntryConfig = Static<typeof PluginEntry>;
 export type BuiltinEntryConfig = Static<typeof BuiltinEntry>;
 export type PolicyRuleConfig = Static<typeof Rule>;
 export type PolicyConfig = NonNullable<HostConfig['policy']>;
-export type CallerLimitsConfig = NonNullable<NonNullable<HostConfig['serve']>['limits']>;
+export type ServeConfig = Static<typeof Serve>;
+export type ServeAuthConfig = NonNullable<ServeConfig['auth']>;
+export type CallerLimitsConfig = NonNullable<ServeConfig['limits']>;

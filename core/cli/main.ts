@@ -20,6 +20,10 @@ const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command>
       summary: 'run the agent with the loaded tools (REPL, or -p PROMPT), or serve them over MCP (--mcp)',
       load: async () => (await import('./start.ts')).start,
     },
+    serve: {
+      summary: 'serve the loaded tools to a team over MCP on HTTP, with authentication and graceful shutdown',
+      load: async () => (await import('./serve.ts')).serve,
+    },
     tools: {
       summary: 'list every plugin with its status and its tools',
       load: async () => (await import('./tools.ts')).tools,
@@ -139,7 +143,7 @@ export async function main(argv: string[]): Promise<number> {
         if (code === EXIT.usage) printError(`\n${commandHelp(command)}`);
         return code;
       });
-    return stop.received ? signalExitCode(stop.received) : code;
+    return stop.received && !stop.clean ? signalExitCode(stop.received) : code;
   } finally {
     await endTracing?.();
     stop.release();

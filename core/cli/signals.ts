@@ -22,6 +22,13 @@ export interface Stop {
    * turn in flight). SIGTERM and SIGHUP still stop it. Returns the function that unsets it.
    */
   onInterrupt(handler: () => void): () => void;
+  /**
+   * The command has finished what the signal asked of it, cleanly (`serve` drains its calls and
+   * exits 0: SIGTERM is how a supervisor stops a server): its own exit code stands, not 128 + N.
+   */
+  stoppedCleanly(): void;
+  /** Whether `stoppedCleanly()` was called. */
+  readonly clean: boolean;
 }
 
 /** 128 + the signal's number: the shell's convention for a process ended by a signal. */
@@ -34,6 +41,7 @@ export function trapStopSignals(): Stop & { release(): void } {
   const controller = new AbortController();
   let received: StopSignal | undefined;
   let interrupt: (() => void) | undefined;
+  let clean = false;
   const on = (signal: StopSignal) => {
     if (signal === 'SIGINT' && interrupt && !received) return interrupt();
     if (received) process.exit(signalExitCode(signal));
@@ -46,6 +54,12 @@ export function trapStopSignals(): Stop & { release(): void } {
     signal: controller.signal,
     get received() {
       return received;
+    },
+    get clean() {
+      return clean;
+    },
+    stoppedCleanly() {
+      clean = true;
     },
     onInterrupt(handler) {
       interrupt = handler;

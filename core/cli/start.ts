@@ -31,6 +31,7 @@ import { Display } from './repl/display.ts';
 import { repl } from './repl/repl.ts';
 import { type LoadedSession, type Session, SessionStore } from './repl/sessions.ts';
 import { colourFor } from './repl/style.ts';
+import type { Stop } from './signals.ts';
 
 const NO_PROVIDER_HELP = [
   'No model provider is configured. Set one of:',
@@ -50,7 +51,7 @@ const DEFAULT_SYSTEM =
 export const start: Command = {
   name: 'start',
   summary:
-    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP (with sessions; --stateless for none). --host-id ID names this host on its audit lines and session ids (default: $ROUSSEAU_HOST_ID, else hostname-pid). Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
+    'Run the agent with the loaded tools: a REPL on a terminal, one turn with -p PROMPT or a prompt piped on stdin (the answer on stdout; --json for the whole run). --mcp serves the tools over MCP on stdio instead, --mcp-http PORT over HTTP (the server of `serve --port PORT`; with sessions, --stateless for none). --host-id ID names this host on its audit lines and session ids (default: $ROUSSEAU_HOST_ID, else hostname-pid). Exit 0 answered, 1 failed, 130 interrupted (143 SIGTERM, 129 SIGHUP).',
   usage:
     'start [-p PROMPT] [--provider anthropic|openai|openai-responses|replay] [--model M] [--replay FILE] [--yes] [--json] [--continue | --resume [ID]] [--watch] | start --mcp [--watch] | start --mcp-http PORT [--stateless] [--host-id ID] [--watch]',
   options: {
@@ -73,7 +74,7 @@ export const start: Command = {
       throw new UsageError(
         `start takes no positional arguments (got "${positionals.join(' ')}"); pass the prompt with -p`,
       );
-    if (values.mcp || values['mcp-http'] !== undefined) return serveMcp(values, stop.signal);
+    if (values.mcp || values['mcp-http'] !== undefined) return serveMcp(values, stop);
     if (values.continue && values.resume) throw new UsageError('pass --continue or --resume, not both');
 
     const interactive =
@@ -290,45 +291,36 @@ function exitCode(result: RunResult): number {
   return result.stopReason === 'end_turn' || result.stopReason === 'refusal' ? EXIT.ok : EXIT.failure;
 }
 
-/** `--mcp` / `--mcp-http PORT`: serve every loaded tool over MCP until the client leaves or a stop signal. */
-async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
-  const port = values['mcp-http'] === undefined ? undefined : Number(values['mcp-http']);
-  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535))
-    throw new UsageError(`--mcp-http takes a port number; got "${String(values['mcp-http'])}"`);
-  if (values.stateless && port === undefined) throw new UsageError('--stateless applies to --mcp-http only');
+/**
+ * `--mcp`: serve every loaded tool over MCP on stdio until the client leaves or a stop signal.
+ * `--mcp-http PORT` is `serve --port PORT` (serve.ts), the one HTTP server.
+ */
+async function serveMcp(values: Values, stop: Stop): Promise<number> {
+  if (values['mcp-http'] !== undefined) {
+    const { serveHttp, parsePort } = await import('./serve.ts');
+    return serveHttp(values, stop, {
+      port: parsePort(values['mcp-http'], '--mcp-http'),
+      ...(values.watch ? { watch: (host: Host) => startWatching(host) } : {}),
+    });
+  }
+  if (values.stateless) throw new UsageError('--stateless applies to --mcp-http only');
   const approve = values.yes ? () => true : undefined; // stdin belongs to the MCP client: no prompts
-  const { serveMcpStdio, serveMcpHttp } = await import('../mcp/serve.ts');
+  const { serveMcpStdio } = await import('../mcp/serve.ts');
   // On stdio, stdout is the MCP channel from the first byte; main.ts guards it before plugins load.
   // The server answers `initialize` while the plugins load (clients probe with short timeouts).
   const loading = hostFromFlags(values, approve ? { approve } : {});
-  if (port === undefined) {
-    const watching = loading.then(
-      (host) => (values.watch ? startWatching(host) : undefined),
-      () => undefined,
-    );
-    try {
-      await serveMcpStdio(loading, { signal });
-      return EXIT.ok;
-    } finally {
-      (await watching)?.();
-      await loading.then(
-        (host) => host.close(),
-        () => {},
-      );
-    }
-  }
-  const host = await loading;
-  const stopWatching = values.watch ? startWatching(host) : undefined;
+  const watching = loading.then(
+    (host) => (values.watch ? startWatching(host) : undefined),
+    () => undefined,
+  );
   try {
-    const server = await serveMcpHttp(host, { port, signal, stateless: values.stateless === true });
-    printError(`rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url} (Ctrl-C stops)`);
-    await new Promise<void>((done) =>
-      signal.aborted ? done() : signal.addEventListener('abort', () => done(), { once: true }),
-    );
-    await server.close();
+    await serveMcpStdio(loading, { signal: stop.signal });
     return EXIT.ok;
   } finally {
-    stopWatching?.();
-    await host.close();
+    (await watching)?.();
+    await loading.then(
+      (host) => host.close(),
+      () => {},
+    );
   }
 }

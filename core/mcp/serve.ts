@@ -5,7 +5,8 @@
  * client can cancel a call, set its log level, hear tools/list_changed and resume a broken SSE
  * stream; sessions end when idle and are bounded in number. Stateless HTTP (a fresh server per
  * request, no session) is there for hosts behind a load balancer; there a client that drops the
- * request cancels its call. docs/mcp.md says what each gives a client.
+ * request cancels its call. docs/mcp.md says what each gives a client; docs/serve.md how a team
+ * server authenticates its callers (auth.ts) and shuts down.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -21,9 +22,17 @@ import {
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { CallerLimitsConfig } from '../config-schema.ts';
-import { messageOf } from '../errors.ts';
+import { hostError, messageOf } from '../errors.ts';
 import type { Host } from '../host.ts';
 import type { Caller } from '../types.ts';
+import {
+  type Authenticate,
+  type AuthRefusal,
+  challenge,
+  isAuthRefusal,
+  type ProtectedResource,
+  protectedResourceMetadata,
+} from './auth.ts';
 import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
 import { BoundedEventStore } from './event-store.ts';
 import { createProbes } from './probes.ts';
@@ -39,6 +48,9 @@ import { guardStdout } from './stdout-guard.ts';
 
 /** The path of the Streamable HTTP endpoint. */
 const MCP_HTTP_PATH = '/mcp';
+
+/** Where OAuth clients read what this server is (RFC 9728), also with the endpoint's path after it. */
+const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 
 /** The longest message line read on stdio (the SDK's own buffer limit). */
 const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -189,12 +201,27 @@ export interface McpHttpOptions {
   /** The most sessions kept; a new one closes the one idle longest. Default 100. */
   maxSessions?: number;
   /**
-   * Who sent a request: its caller reaches the policy, the audit and the limits. Undefined: no
-   * caller (every request, when this option is absent).
+   * Who is calling (auth.ts): every request to the endpoint must prove a caller, who then owns the
+   * sessions it opens. Required to listen on anything but loopback.
    */
-  authenticate?: (req: IncomingMessage) => Caller | undefined | Promise<Caller | undefined>;
+  authenticate?: Authenticate;
   /** Tool calls per caller (docs/serve.md, "Per-caller policy and limits"). Default: the config's `serve.limits`. */
   limits?: CallerLimitsConfig;
+  /** With an OAuth issuer: the server serves its RFC 9728 metadata, and 401 answers point at it. */
+  protectedResource?: ProtectedResource;
+  /** The URL clients reach the endpoint at, when a proxy stands in front. Default: built from the request. */
+  publicUrl?: string;
+}
+
+export interface McpHttpServer {
+  url: string;
+  /** Sessions open. */
+  sessions(): number;
+  /**
+   * Stops the server: no new connection, 503 to a new request on an open one. Calls in flight get
+   * `graceMs` to finish (default 0); then those still running are cancelled and every session ends.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** A request as the SDK's transport reads it: `auth` becomes each handler's `extra.authInfo`. */
@@ -210,6 +237,8 @@ const MCP_HTTP_EVENT_CHARS_PER_SESSION = 4 * 1024 * 1024;
 const MCP_HTTP_RETRY_MS = 1000;
 
 interface Session {
+  /** The caller that opened it (`via:name`), when the server authenticates: no one else may use it. */
+  owner: string | undefined;
   server: ReturnType<typeof createMcpServer>;
   transport: StreamableHTTPServerTransport;
   /** Requests (POST responses, GET streams) still open: a session serving one is not idle. */
@@ -220,14 +249,13 @@ interface Session {
 /**
  * Serves the host over Streamable HTTP at `http://HOST:PORT/mcp`, on 127.0.0.1 unless told
  * otherwise. Requests from a browser page of another origin are refused (403), and so are
- * loopback servers reached under a foreign Host name (DNS rebinding).
+ * loopback servers reached under a foreign Host name (DNS rebinding). Any other address needs
+ * `authenticate` (RH_ERR_SERVE_NO_AUTH).
  */
-export async function serveMcpHttp(
-  host: Host,
-  opts: McpHttpOptions,
-): Promise<{ url: string; sessions(): number; close(): Promise<void> }> {
+export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<McpHttpServer> {
   const hostname = opts.hostname ?? '127.0.0.1';
   const loopbackOnly = isLoopbackName(hostname);
+  if (!loopbackOnly && !opts.authenticate) throw hostError('RH_ERR_SERVE_NO_AUTH', [hostname]);
   const idleMs = opts.sessionIdleMs ?? 30 * 60_000;
   const maxSessions = opts.maxSessions ?? 100;
   const sessions = new Map<string, Session>();
@@ -240,7 +268,12 @@ export async function serveMcpHttp(
   const probes = createProbes(host, {
     ...(opts.stateless ? {} : { sessions: () => sessions.size }),
     closing: () => closing !== undefined,
+    ...(opts.authenticate ? { authorizeMetrics: (req, res) => authorized(req, res) } : {}),
   });
+  /** POSTs to the endpoint not yet answered: the calls (and other requests) a shutdown waits for. */
+  let posts = 0;
+  let onAnswered: (() => void) | undefined;
+  let draining = false;
 
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -251,6 +284,10 @@ export async function serveMcpHttp(
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (draining) {
+      res.setHeader('connection', 'close');
+      return reply(res, 503, 'The server is shutting down: send the request again to another host, or later');
+    }
     const origin = req.headers.origin;
     if (origin !== undefined && !isLoopbackOrigin(origin))
       return reply(res, 403, `Origin ${origin} is not allowed: only loopback origins may call this server`);
@@ -262,16 +299,70 @@ export async function serveMcpHttp(
       );
     const { pathname } = new URL(req.url ?? '/', 'http://localhost');
     if (await probes.answer(req, res, pathname)) return;
+    if (
+      opts.protectedResource &&
+      (pathname === PROTECTED_RESOURCE_PATH || pathname.startsWith(`${PROTECTED_RESOURCE_PATH}/`))
+    )
+      return replyJson(res, 200, protectedResourceMetadata(resourceUrl(req), opts.protectedResource));
     if (pathname !== MCP_HTTP_PATH) return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
-    const caller = await opts.authenticate?.(req);
-    if (caller) (req as McpRequest).auth = authInfoOf(caller);
+    let caller: Caller | undefined;
+    if (opts.authenticate) {
+      const outcome = await authenticated(req, res);
+      if (!outcome) return;
+      caller = outcome;
+    }
+    if (req.method === 'POST') {
+      posts++;
+      res.on('close', () => {
+        if (--posts === 0) onAnswered?.();
+      });
+    }
     let body: unknown;
     if (limits && req.method === 'POST' && isJsonContentType(req.headers['content-type'])) {
       const admitted = await admitCalls(limits, caller, req, res);
       if (!admitted) return;
       body = admitted.body;
     }
-    return opts.stateless ? handleStateless(req, res, body) : handleSession(req, res, body);
+    return opts.stateless ? handleStateless(req, res, body) : handleSession(req, res, body, caller && ownerOf(caller));
+  }
+
+  /**
+   * The request's caller, put where the SDK hands it to each request's handlers (`req.auth`), so
+   * the calls carry it to the policy and the audit; or undefined, the refusal answered.
+   */
+  async function authenticated(req: IncomingMessage, res: ServerResponse): Promise<Caller | undefined> {
+    const outcome = (await opts.authenticate!(req)) ?? { status: 401 };
+    if (isAuthRefusal(outcome)) {
+      refuse(req, res, outcome);
+      return undefined;
+    }
+    (req as McpRequest).auth = authInfoOf(outcome);
+    return outcome;
+  }
+
+  /** `/metrics` asks for the same credentials as the endpoint. */
+  async function authorized(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    return (await authenticated(req, res)) !== undefined;
+  }
+
+  /** The endpoint's URL as the client reached it: what OAuth metadata names as the resource. */
+  function resourceUrl(req: IncomingMessage): string {
+    return opts.publicUrl ?? `http://${req.headers.host ?? hostname}${MCP_HTTP_PATH}`;
+  }
+
+  function refuse(req: IncomingMessage, res: ServerResponse, refusal: AuthRefusal): void {
+    let metadata: string | undefined;
+    if (opts.protectedResource) {
+      const resource = new URL(resourceUrl(req));
+      metadata = `${resource.origin}${PROTECTED_RESOURCE_PATH}${resource.pathname.replace(/\/$/, '')}`;
+    }
+    res.setHeader('www-authenticate', challenge(refusal, metadata));
+    const what = refusal.status === 403 ? 'Forbidden' : 'Unauthorized';
+    reply(
+      res,
+      refusal.status,
+      refusal.description ? `${what}: ${refusal.description}` : `${what}: send Authorization: Bearer TOKEN`,
+    );
   }
 
   async function handleStateless(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
@@ -290,12 +381,18 @@ export async function serveMcpHttp(
     await transport.handleRequest(req, res, body);
   }
 
-  async function handleSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  async function handleSession(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    owner: string | undefined,
+  ): Promise<void> {
     const id = req.headers['mcp-session-id'];
     if (typeof id === 'string') {
       const session = sessions.get(id);
-      // The spec's answer to an unknown session: 404, and the client starts a new one.
-      if (!session)
+      // The spec's answer to an unknown session: 404, and the client starts a new one. Another
+      // caller's session is unknown to this one: an id alone takes no session over.
+      if (!session || session.owner !== owner)
         return reply(
           res,
           404,
@@ -324,6 +421,7 @@ export async function serveMcpHttp(
     };
     const server = createMcpServer(host, { listChanged: true });
     const session: Session = {
+      owner,
       server,
       transport: new StreamableHTTPServerTransport({
         // The host id first: a load balancer routes the session's requests back here by it.
@@ -412,16 +510,31 @@ export async function serveMcpHttp(
   const url = `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}${MCP_HTTP_PATH}`;
   host.log.debug(`serving ${host.tools().length} tools over MCP at ${url}`);
 
-  const close = () =>
-    (closing ??= new Promise<void>((resolve) => {
+  const close = (graceMs = 0) =>
+    (closing ??= (async () => {
+      draining = true;
       opts.signal?.removeEventListener('abort', onAbort);
       clearInterval(sweep);
       stopWatching();
       probes.close();
+      // No new connection from here; those open are ended below, once the calls on them are answered.
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+      if (posts > 0 && graceMs > 0) {
+        host.log.info(`MCP HTTP: waiting up to ${graceMs} ms for ${posts} request(s) in flight`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, graceMs);
+          onAnswered = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        if (posts > 0)
+          host.log.warn(`MCP HTTP: ${posts} request(s) still in flight after ${graceMs} ms: cancelling them`);
+      }
       for (const id of [...sessions.keys()]) endSession(id, 'the server is closing');
-      http.close(() => resolve());
       http.closeAllConnections();
-    }));
+      await stopped;
+    })());
   const onAbort = () => void close();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) await close();
@@ -477,8 +590,17 @@ async function admitCalls(
 
 /** A JSON-RPC error body, as the SDK's transport answers: clients parse it either way. */
 function reply(res: ServerResponse, status: number, message: string, code = -32000): void {
+  replyJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+function replyJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  res.end(JSON.stringify(body));
+}
+
+/** Who owns a session: a token and a JWT subject of the same name are different callers. */
+function ownerOf(caller: Caller): string {
+  return `${caller.via}:${caller.name}`;
 }
 
 function isLoopbackName(name: string): boolean {

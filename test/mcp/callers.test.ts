@@ -19,7 +19,7 @@ const TOOLS = { module: join(FIXTURES, 'mcp', 'tools.ts'), isolation: 'inline' a
 
 const SCOPES: Record<string, string[]> = { alice: ['tools:read'], bob: ['tools:write'], guest: ['guest'] };
 
-/** The caller named by the `x-test-caller` header; no header, no caller. */
+/** The caller named by the `x-test-caller` header; no header: refused (401), as by the token check. */
 function authenticate(req: IncomingMessage): Caller | undefined {
   const name = req.headers['x-test-caller'];
   return typeof name === 'string' ? { name, scopes: SCOPES[name] ?? [], via: 'token' } : undefined;
@@ -84,12 +84,13 @@ describe('MCP HTTP: callers', function () {
 
     const names = async (client: Client) => (await client.listTools()).tools.map((t) => t.name);
 
-    it('two callers see different tools; a request without a caller sees them all', async () => {
+    it('two callers see different tools; a request without a caller (a server without authentication) sees them all', async () => {
+      const open = await serve(host, { authenticate: undefined });
       const [alice, bob, guest, anonymous] = await Promise.all([
         connect(url, 'alice'),
         connect(url, 'bob'),
         connect(url, 'guest'),
-        connect(url),
+        connect(open),
       ]);
       expect(await names(alice)).to.deep.equal(['chatty', 'echo', 'progress', 'stall', 'wait']);
       expect(await names(bob)).to.deep.equal(['chatty', 'echo', 'fail', 'progress', 'stall', 'wait']);
@@ -191,7 +192,7 @@ describe('MCP HTTP: callers', function () {
     });
 
     it('callers without a name share one bucket, `anonymous`, stateless too', async () => {
-      const url = await serve(host, { stateless: true });
+      const url = await serve(host, { stateless: true, authenticate: undefined });
       const [first, second] = await Promise.all([connect(url), connect(url)]);
       expect(text(await first.callTool({ name: 'echo', arguments: { text: 'one' } }))).to.equal('one');
       const over = await outcome(second.callTool({ name: 'echo', arguments: { text: 'two' } }));
