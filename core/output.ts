@@ -378,7 +378,7 @@ function capBlocks(
       return {
         ok: false,
         code: 'output_too_large',
-        content: `Tool "${name}" returned ${block.type} block ${index}${mime ? ` (${mime})` : ''} of ${formatBytes(size)}${binary > size ? ` after ${formatBytes(binary - size)} of other binary blocks` : ''}, over the plugin's output cap of ${formatBytes(cap)}. A binary block cannot be cut: ask for a smaller one, or raise the plugin's \`maxOutputBytes\` in the config.`,
+        content: `Tool "${name}" returned ${block.type} block ${index}${mime ? ` (${mime})` : ''} of ${size} bytes${binary > size ? ` after ${binary - size} bytes of other binary blocks` : ''}, over the plugin's output cap of ${cap} bytes. A binary block cannot be cut: ask for a smaller one, or raise the plugin's \`maxOutputBytes\` in the config.`,
       };
     }
   }
