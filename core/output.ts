@@ -148,31 +148,28 @@ function readOutput(tool: OutputTool, output: unknown): Step<{ result: CallResul
     }
     return { ok: true, result };
   }
-  const kept = readData(tool, data);
-  if (!kept.ok) return kept;
+  const read = readData(tool, data);
+  if (!read.ok) return read;
+  let kept: KeptData = read;
+  if (kept.data !== undefined && validator && !isError && !validator.Check(kept.data)) {
+    if (!kept.truncated) {
+      const problems = schemaProblems(validator.Errors(kept.data), kept.data).map(
+        (p) => `- ${p.pointer || '/'}: ${p.message}`,
+      );
+      return {
+        ok: false,
+        code: 'invalid_output',
+        content: `Tool "${name}" returned data that does not match its outputSchema:\n${problems.join('\n')}`,
+      };
+    }
+    kept = LEFT_OUT; // cut to fit, it no longer matches (a `maxLength`, a `pattern`): left out rather than served wrong
+  }
+  if (kept.truncated) result.dataTruncated = true;
   if (kept.data === undefined) {
-    result.dataTruncated = true;
-    addText(result, `[data left out: its JSON is over the plugin's output cap of ${cap} bytes]`);
+    if (kept.truncated) addText(result, `[data left out: its JSON is over the plugin's output cap of ${cap} bytes]`);
     return { ok: true, result };
   }
-  if (validator && !isError && !validator.Check(kept.data)) {
-    if (kept.truncated) {
-      // Cut to fit, it no longer matches (a `maxLength`, a `pattern`): left out rather than served wrong.
-      result.dataTruncated = true;
-      addText(result, `[data left out: its JSON is over the plugin's output cap of ${cap} bytes]`);
-      return { ok: true, result };
-    }
-    const problems = schemaProblems(validator.Errors(kept.data), kept.data).map(
-      (p) => `- ${p.pointer || '/'}: ${p.message}`,
-    );
-    return {
-      ok: false,
-      code: 'invalid_output',
-      content: `Tool "${name}" returned data that does not match its outputSchema:\n${problems.join('\n')}`,
-    };
-  }
   result.data = kept.data;
-  if (kept.truncated) result.dataTruncated = true;
   // MCP's rule for structured results: the JSON is also given as text, for clients that read only text.
   if (validator && !hasText(result)) addText(result, kept.json);
   return { ok: true, result };
@@ -190,18 +187,23 @@ function addText(result: CallResult, text: string): void {
 }
 
 /**
- * The data as the result keeps it: a JSON copy, or with its long strings cut when its JSON is over
- * the cap; `data: undefined` when even that does not fit.
+ * The data a result keeps, as a JSON copy and its text; `truncated` when it was over the cap: its
+ * long strings were cut, or, with `data` undefined, it was left out.
  */
-function readData(
-  tool: OutputTool,
-  data: unknown,
-): Step<{ data: unknown; json: string; truncated: boolean }> | { ok: true; data: undefined } {
+interface KeptData {
+  data: unknown;
+  json: string;
+  truncated: boolean;
+}
+
+const LEFT_OUT: KeptData = Object.freeze({ data: undefined, json: '', truncated: true });
+
+function readData(tool: OutputTool, data: unknown): Step<KeptData> {
   const cap = tool.plugin.maxOutputBytes;
   // Not for inline data: it is read once (a getter read twice may answer differently), and an
   // inline plugin shares the host's thread anyway; isolated data is plain, cloned values, which may
   // share references: a DAG whose JSON is far larger than the message that carried it.
-  if (tool.plugin.isolation !== 'inline' && jsonLongerThan(data, cap)) return cutData(data, cap);
+  if (tool.plugin.isolation !== 'inline' && jsonLongerThan(data, cap)) return { ok: true, ...cutData(data, cap) };
   let json: string | undefined;
   try {
     json = JSON.stringify(data);
@@ -212,32 +214,29 @@ function readData(
       content: `Tool "${tool.info.name}" returned data that is not JSON: ${messageOf(error)}`,
     };
   }
-  if (json === undefined) return { ok: true, data: undefined };
+  if (json === undefined) return { ok: true, data: undefined, json: '', truncated: false }; // a function, a symbol
   const parsed: unknown = JSON.parse(json);
   if (Buffer.byteLength(json) <= cap) return { ok: true, data: parsed, json, truncated: false };
-  return cutData(parsed, cap);
+  return { ok: true, ...cutData(parsed, cap) };
 }
 
 /** The shortest a string of data is cut to before the data is given up. */
 const MIN_STRING_BYTES = 256;
 
 /**
- * Data whose JSON is over the cap, its long strings cut (head and tail kept, as text is) until it
- * fits: a file's text repeated in structured output still arrives. Each try is a walk bounded by
- * the cap, so a DAG or a huge array is given up quickly.
+ * Data whose JSON is over the cap, its long strings cut (head and tail kept, as text is), shorter
+ * at each try, until it fits: a file's text repeated in structured output still arrives. Each try
+ * is a walk bounded by the cap, so a DAG or a huge array is given up quickly.
  */
-function cutData(
-  data: unknown,
-  cap: number,
-): { ok: true; data: unknown; json: string; truncated: true } | { ok: true; data: undefined } {
+function cutData(data: unknown, cap: number): KeptData {
   for (let limit = Math.floor(cap / 2); limit >= MIN_STRING_BYTES; limit = Math.floor(limit / 2)) {
     const budget = { left: cap };
     const cut = cutStrings(data, limit, budget);
-    if (budget.left < 0) return { ok: true, data: undefined }; // the rest of the data alone is over the cap
+    if (budget.left < 0) continue; // surely over: no need to write it out
     const json = JSON.stringify(cut);
-    if (Buffer.byteLength(json) <= cap) return { ok: true, data: JSON.parse(json), json, truncated: true };
+    if (Buffer.byteLength(json) <= cap) return { data: JSON.parse(json), json, truncated: true };
   }
-  return { ok: true, data: undefined };
+  return LEFT_OUT;
 }
 
 /**

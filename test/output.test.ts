@@ -174,6 +174,25 @@ describe('normalise: content blocks and structured data', () => {
     expect(Buffer.byteLength(JSON.stringify(data))).to.be.at.most(65536);
     expect(data.content).to.match(/^HEAD\.+\n\n\[… \d+ bytes omitted of 150008: .*\]\n\n\.+TAIL$/);
 
+    // Two long strings: each is cut shorter until both fit.
+    const two = ok(
+      normalise(tool(65536), { content: 'two', data: { a: 'a'.repeat(100_000), b: 'b'.repeat(100_000) } }),
+    );
+    const { a, b } = two.data as { a: string; b: string };
+    expect([a.startsWith('aaa'), a.endsWith('aaa'), b.startsWith('bbb'), b.endsWith('bbb')]).to.deep.equal([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(Buffer.byteLength(JSON.stringify(two.data))).to.be.within(30_000, 65536);
+
+    // Cut to fit, data that no longer matches its schema is left out rather than served wrong.
+    const short = Type.Object({ s: Type.String({ description: 'S.', pattern: '^x+$' }) });
+    const unmatched = ok(normalise(tool(1000, short), { content: 'x', data: { s: 'x'.repeat(5000) } }));
+    expect(unmatched).to.not.have.property('data');
+    expect(unmatched).to.deep.include({ dataTruncated: true, isError: false });
+
     const many = Array.from({ length: 5000 }, (_, i) => i);
     const dropped = ok(normalise(tool(1000), { content: 'numbers', data: many }));
     expect(dropped).to.not.have.property('data');
