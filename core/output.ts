@@ -24,15 +24,8 @@ export interface Capped {
 /** Keeps at most `maxBytes` UTF-8 bytes of `text`: half from the head, half from the tail, a marker between. */
 export function capOutput(text: string, maxBytes: number): Capped {
   if (text.length * 3 <= maxBytes) return { text, truncated: false }; // cannot be over: skip counting
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return { text, truncated: false };
-  const half = Math.floor(maxBytes / 2);
-  const head = bytes.subarray(0, backToBoundary(bytes, half));
-  const tailStart = forwardToBoundary(bytes, bytes.length - half);
-  const tail = bytes.subarray(tailStart);
-  const omitted = bytes.length - head.length - tail.length;
-  const marker = `\n\n[… ${omitted} bytes omitted of ${bytes.length}: output capped at ${maxBytes} bytes, head and tail kept …]\n\n`;
-  return { text: head.toString('utf8') + marker + tail.toString('utf8'), truncated: true };
+  const capped = capTexts([text], maxBytes);
+  return { text: capped.texts[0]!, truncated: capped.truncated };
 }
 
 /** The largest index ≤ i that starts a UTF-8 character. */
@@ -425,20 +418,19 @@ export function capTexts(
     out[t] = texts[t];
     tail += sizes[t]!;
   }
-  const omitted = total - maxBytes;
+  // Where the cut falls: in one text (both ends of the cut in it), or from the head of text h to the tail of text t.
+  const first = Buffer.from(texts[h]!, 'utf8');
+  const last = h === t ? first : Buffer.from(texts[t]!, 'utf8');
+  const headPart = first.subarray(0, backToBoundary(first, half - head)).toString('utf8');
+  const tailBytes = last.subarray(forwardToBoundary(last, last.length - (half - tail)));
+  const omitted = total - head - Buffer.byteLength(headPart) - tailBytes.length - tail;
   const marker = `\n\n[… ${omitted} bytes omitted of ${total}: output capped at ${maxBytes} bytes, head and tail kept …]\n\n`;
+  const tailPart = tailBytes.toString('utf8');
   if (h === t) {
-    // One text holds both cuts: its head and its tail, around the marker.
-    const bytes = Buffer.from(texts[h]!, 'utf8');
-    const start = backToBoundary(bytes, half - head);
-    const end = forwardToBoundary(bytes, bytes.length - (half - tail));
-    out[h] = bytes.subarray(0, start).toString('utf8') + marker + bytes.subarray(end).toString('utf8');
+    out[h] = headPart + marker + tailPart;
   } else {
-    const first = Buffer.from(texts[h]!, 'utf8');
-    out[h] = first.subarray(0, backToBoundary(first, half - head)).toString('utf8') + marker;
-    const last = Buffer.from(texts[t]!, 'utf8');
-    const keep = last.subarray(forwardToBoundary(last, last.length - (half - tail))).toString('utf8');
-    out[t] = keep === '' ? null : keep;
+    out[h] = headPart + marker;
+    out[t] = tailPart === '' ? null : tailPart;
   }
   return { texts: out, truncated: true };
 }

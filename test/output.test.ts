@@ -151,6 +151,40 @@ describe('normalise: content blocks and structured data', () => {
     expect(texts[1]).to.match(/^BEGIN\.{45}\n\n\[… 1908 bytes omitted of 2008: .*\]\n\n\.{47}END$/);
   });
 
+  it('capTexts keeps the exact head and tail of the texts joined, within the cap, never splitting a character', () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const alphabet = ['a', 'é', '€', '𝄞', '\n'];
+    for (let round = 0; round < 200; round++) {
+      const texts = Array.from({ length: 1 + random(5) }, () =>
+        random(4) === 0 ? undefined : Array.from({ length: random(300) }, () => alphabet[random(5)]).join(''),
+      );
+      const maxBytes = 16 + random(600);
+      const { texts: out, truncated } = capTexts(texts, maxBytes);
+      const joined = texts.filter((t) => t !== undefined).join('');
+      const kept = out.filter((t): t is string => typeof t === 'string').join('');
+      expect(
+        out.map((t) => t === undefined),
+        JSON.stringify(texts),
+      ).to.deep.equal(texts.map((t) => t === undefined));
+      if (!truncated) {
+        expect(kept).to.equal(joined);
+        continue;
+      }
+      const marker = /\n\n\[… (\d+) bytes omitted of (\d+): output capped at \d+ bytes, head and tail kept …\]\n\n/;
+      const [found, omitted, total] = marker.exec(kept)!;
+      const [headPart, tailPart] = [kept.slice(0, kept.indexOf(found)), kept.slice(kept.indexOf(found) + found.length)];
+      expect(joined.startsWith(headPart) && joined.endsWith(tailPart)).to.equal(true);
+      expect(Buffer.byteLength(headPart) + Buffer.byteLength(tailPart)).to.be.at.most(maxBytes);
+      expect(Number(total)).to.equal(Buffer.byteLength(joined));
+      expect(Number(omitted)).to.equal(Number(total) - Buffer.byteLength(headPart) - Buffer.byteLength(tailPart));
+      expect(kept).to.not.contain('\uFFFD');
+    }
+  });
+
   it('checks data against the outputSchema, naming the failing path; with no text of its own the JSON is the text', () => {
     const schema = Type.Object({ n: Type.Number({ description: 'N.' }) });
     const good = ok(normalise(tool(1000, schema), { content: '', data: { n: 1 } }));
