@@ -350,43 +350,45 @@ function payloadOf(block: ContentBlock): string | undefined {
 }
 
 /**
- * The cap, per block: binary blocks cannot be cut, so they count first, whole, and one that does
- * not fit fails the call; the text blocks (and embedded text resources) share what is left, as one
- * text would: head and tail kept, a marker where the middle was cut.
+ * The cap, per block. What cannot be cut counts first, whole: each binary block's bytes, and the
+ * line that names each non-text block in `content` (a link's URI may be long; a thousand empty
+ * images are a thousand lines). A block that does not fit fails the call. The text blocks (and
+ * embedded text resources) share what is left, as one text would: head and tail kept, a marker
+ * where the middle was cut.
  */
 function capBlocks(
   name: string,
   blocks: ContentBlock[],
   cap: number,
 ): Step<{ blocks: ContentBlock[]; truncated: boolean }> {
-  let binary = 0;
+  let fixed = 0;
   for (const [index, block] of blocks.entries()) {
+    if (block.type === 'text' || (block.type === 'resource' && block.resource.text !== undefined)) continue;
     const payload = payloadOf(block);
-    if (payload === undefined) continue;
-    const size = decodedSize(payload);
-    binary += size;
-    if (binary > cap) {
-      const mime = block.type === 'resource' ? block.resource.mimeType : (block as { mimeType: string }).mimeType;
-      return {
-        ok: false,
-        code: 'output_too_large',
-        content: `Tool "${name}" returned ${block.type} block ${index}${mime ? ` (${mime})` : ''} of ${size} bytes${binary > size ? ` after ${binary - size} bytes of other binary blocks` : ''}, over the plugin's output cap of ${cap} bytes. A binary block cannot be cut: ask for a smaller one, or raise the plugin's \`maxOutputBytes\` in the config.`,
-      };
-    }
+    const named = Buffer.byteLength(blockText(block));
+    const size = payload === undefined ? named : decodedSize(payload);
+    const before = fixed;
+    fixed += payload === undefined ? named : size + named;
+    if (fixed <= cap) continue;
+    const mime = block.type === 'resource' ? block.resource.mimeType : block.mimeType;
+    return {
+      ok: false,
+      code: 'output_too_large',
+      content: `Tool "${name}" returned ${block.type} block ${index}${mime ? ` (${mime})` : ''} of ${size} bytes, which does not fit in the plugin's output cap of ${cap} bytes${before ? ` beside ${before} bytes of blocks before it that cannot be cut either` : ''}. ${payload === undefined ? 'A resource link' : 'A binary block'} cannot be cut: ask for a smaller one, or raise the plugin's \`maxOutputBytes\` in the config.`,
+    };
   }
   const texts = capTexts(
     blocks.map((b) => (b.type === 'text' ? b.text : b.type === 'resource' ? b.resource.text : undefined)),
-    Math.max(cap - binary, 0),
+    Math.max(cap - fixed, 0),
   );
   if (!texts.truncated) return { ok: true, blocks, truncated: false };
   const out: ContentBlock[] = [];
   for (const [i, block] of blocks.entries()) {
     const text = texts.texts[i];
     if (text === null) continue; // a text block wholly in the cut middle
-    if (text === undefined || block.type === 'image' || block.type === 'audio' || block.type === 'resource_link')
-      out.push(block);
+    if (text === undefined) out.push(block);
     else if (block.type === 'text') out.push({ type: 'text', text });
-    else out.push({ type: 'resource', resource: { ...block.resource, text } });
+    else if (block.type === 'resource') out.push({ type: 'resource', resource: { ...block.resource, text } });
   }
   return { ok: true, blocks: out, truncated: true };
 }

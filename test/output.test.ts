@@ -106,7 +106,7 @@ describe('normalise: content blocks and structured data', () => {
     });
     expect(step).to.deep.include({ ok: false, code: 'output_too_large' });
     expect(!step.ok && step.content).to.equal(
-      'Tool "t" returned image block 1 (image/jpeg) of 2000 bytes, over the plugin\'s output cap of 1000 bytes. A binary block cannot be cut: ask for a smaller one, or raise the plugin\'s `maxOutputBytes` in the config.',
+      'Tool "t" returned image block 1 (image/jpeg) of 2000 bytes, which does not fit in the plugin\'s output cap of 1000 bytes. A binary block cannot be cut: ask for a smaller one, or raise the plugin\'s `maxOutputBytes` in the config.',
     );
     // Blocks that fit one by one count together.
     const two = Buffer.alloc(600).toString('base64');
@@ -117,18 +117,31 @@ describe('normalise: content blocks and structured data', () => {
       ],
     });
     expect(!both.ok && both.content).to.match(
-      /audio block 1 \(audio\/wav\) of 600 bytes after 600 bytes of other binary blocks/,
+      /audio block 1 \(audio\/wav\) of 600 bytes, which does not fit in the plugin's output cap of 1000 bytes beside 624 bytes of blocks before it that cannot be cut either/,
+    );
+  });
+
+  it('counts the line that names each non-text block: links past the cap fail the call, naming the first that does not fit', () => {
+    const links = Array.from({ length: 100 }, (_, i) => ({
+      type: 'resource_link',
+      uri: `file:///${i}`.padEnd(40, 'x'),
+      name: `n${i}`,
+    }));
+    const step = normalise(tool(1000), { content: links });
+    expect(step).to.deep.include({ ok: false, code: 'output_too_large' });
+    expect(!step.ok && step.content).to.match(
+      /returned resource_link block 1\d of \d+ bytes, .* A resource link cannot be cut/,
     );
   });
 
   it('caps text blocks as one text in what the binary blocks leave: head and tail kept, the middle blocks dropped', () => {
     const texts = ['A', 'B', 'C', 'D'].map((c) => ({ type: 'text', text: c.repeat(400) }));
     const result = ok(
-      normalise(tool(1070), {
+      normalise(tool(1093), {
         content: [...texts.slice(0, 2), { type: 'image', data: PNG, mimeType: 'image/png' }, ...texts.slice(2)],
       }),
     );
-    // 1070 - 70 bytes of PNG leaves 1000 for 1600 bytes of text: 500 from the head, 500 from the tail.
+    // 1093 - 70 bytes of PNG - 23 of its name ("[image image/png, 70 B]") leave 1000 for 1600 bytes of text: 500 from the head, 500 from the tail.
     expect(result.truncated).to.equal(true);
     const kept = result.blocks!.map((b) => (b.type === 'text' ? b.text : b.type));
     expect(kept).to.deep.equal([
