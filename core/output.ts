@@ -1,8 +1,9 @@
 /**
  * The result end of the call pipeline: what a tool returned (or how its run failed) read into the
- * call's result, and its text capped before it reaches the model. Both ends of a long text are
- * kept: the head says what the output is, the tail holds the error or the summary that long outputs
- * end with.
+ * call's result (text or content blocks, checked; data, checked against the tool's outputSchema),
+ * and capped before it reaches the model (docs/plugins.md, "The output cap"). Both ends of a long
+ * text are kept: the head says what the output is, the tail holds the error or the summary that
+ * long outputs end with.
  */
 import type { Validator } from 'typebox/compile';
 import type { ContentBlock } from './contract.ts';
