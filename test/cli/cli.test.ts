@@ -183,7 +183,7 @@ describe('rousseau-host CLI', function () {
     expect(JSON.parse(unknown.stdout).code).to.equal('unknown_tool');
   });
 
-  it('call: --json shows blocks and data; text mode prints the text and names the other blocks, never their base64', async () => {
+  it('call: --json shows blocks and data; text mode prints the text and names the other blocks, never their base64; tools --json lists outputSchema', async () => {
     config({ builtins: false, plugins: [{ module: fixture('rich.ts') }], policy: { default: 'allow' } });
     const json = await runCli(['call', 'every_block', '--json'], { cwd: t.dir });
     expect(json.code, json.stderr).to.equal(0);
@@ -206,6 +206,12 @@ describe('rousseau-host CLI', function () {
     expect(picture.stdout).to.equal('a red dot\n[image image/png, 70 B]\n');
     const weather = await runCli(['call', 'weather', '{"mode":"text"}', '--json'], { cwd: t.dir });
     expect(JSON.parse(weather.stdout)).to.deep.include({ data: { city: 'Paris', temperature: 21.5 } });
+    const tools = JSON.parse((await runCli(['tools', '--json'], { cwd: t.dir })).stdout) as {
+      plugins: { tools: { name: string; outputSchema?: { type: string } }[] }[];
+    };
+    const listed = tools.plugins[0]!.tools;
+    expect(listed.find((tool) => tool.name === 'weather')?.outputSchema?.type).to.equal('object');
+    expect(listed.find((tool) => tool.name === 'picture')).to.not.have.property('outputSchema');
   });
 
   it('call: an ask decision is denied without a terminal, approved with --yes', async () => {
