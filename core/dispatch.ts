@@ -78,7 +78,7 @@ export async function dispatch(
   const ran = await (call.span
     ? withSpan(call.span, () => runGuarded(call, decided.tool, decided.input))
     : runGuarded(call, decided.tool, decided.input));
-  return call.finish(ran.ok ? normalise(name, decided.tool.plugin, ran.output) : ran);
+  return call.finish(ran.ok ? normalise(decided.tool, ran.output) : ran);
 }
 
 /**
