@@ -44,17 +44,11 @@ export function blockText(block: ContentBlock): string {
 
 /** Short names of a result's non-text blocks, for a one-line summary: `image image/png`, `resource file:///a.pdf`. */
 export function blockNames(blocks: readonly ContentBlock[]): string[] {
-  return blocks.flatMap((b) => {
-    switch (b.type) {
-      case 'text':
-        return [];
-      case 'image':
-      case 'audio':
-        return [`${b.type} ${b.mimeType}`];
-      case 'resource_link':
-        return [`link ${b.uri}`];
-      case 'resource':
-        return [`resource ${b.resource.uri}`];
-    }
-  });
+  const names: string[] = [];
+  for (const b of blocks) {
+    if (b.type === 'image' || b.type === 'audio') names.push(`${b.type} ${b.mimeType}`);
+    else if (b.type === 'resource_link') names.push(`link ${b.uri}`);
+    else if (b.type === 'resource') names.push(`resource ${b.resource.uri}`);
+  }
+  return names;
 }
