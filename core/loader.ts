@@ -3,8 +3,9 @@
  *
  * Every plugin loads on its own: one that cannot be resolved, fails to import, throws in `setup`,
  * breaks the contract, outlives its load timeout or collides on a name is marked `failed` with the
- * reason, and the others load. Plugins load concurrently; they register in config order, so which
- * of two colliding plugins wins never depends on timing.
+ * reason, and the others load. Plugins load concurrently; they register in config order, each as
+ * soon as it and every plugin before it are in, so which of two colliding plugins wins never
+ * depends on timing (docs/mcp.md, "Start-up").
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -60,6 +61,8 @@ export interface LoadContext {
    * which must not import it (a host without it fails MCP entries with a clear reason).
    */
   mcpRunner?: (spec: PluginSpec & { mcp: McpServerSpec }, log: Logger, audit?: AuditSink) => PluginRunner;
+  /** Called as each plugin's tools enter the registry, while the others still load. */
+  onRegistered?: () => void;
 }
 
 /** One config entry, normalised: what to load and with which settings. */
@@ -94,6 +97,7 @@ export async function loadPlugins(ctx: LoadContext): Promise<PluginEntry[]> {
       await handle.runner?.close();
       delete handle.runner; // closed: host.close() must not dispose it twice
     } else {
+      ctx.onRegistered?.();
       ctx.log.debug(
         `loaded plugin ${handle.name} (${tools.length} tools, ${handle.loadMs?.toFixed(1)} ms, ${handle.isolation}${handle.loader ? `, ${handle.loader} import` : ''})`,
       );

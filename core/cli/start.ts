@@ -298,8 +298,12 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
   const approve = values.yes ? () => true : undefined; // stdin belongs to the MCP client: no prompts
   const { serveMcpStdio, serveMcpHttp } = await import('../mcp/serve.ts');
   // On stdio, stdout is the MCP channel from the first byte; main.ts guards it before plugins load.
-  // The server answers `initialize` while the plugins load (clients probe with short timeouts).
-  const loading = hostFromFlags(values, approve ? { approve } : {});
+  // On stdio the server answers `initialize` while the plugins load (clients probe with short
+  // timeouts), and lists each plugin's tools as it registers.
+  const loading = hostFromFlags(values, {
+    ...(approve ? { approve } : {}),
+    ...(port === undefined ? { loadInBackground: true } : {}),
+  });
   if (port === undefined) {
     const watching = loading.then(
       (host) => (values.watch ? startWatching(host) : undefined),

@@ -70,7 +70,8 @@ export function sendToolListChanged(host: Host): void {
 
 /**
  * A low-level MCP server whose tools are the host's loaded, non-quarantined tools. `host` may still
- * be loading: `initialize` is answered at once, and `tools/list` and `tools/call` wait for it.
+ * be loading: `initialize` is answered at once, and `tools/list` and `tools/call` wait for it; a
+ * host whose plugins load in the background lists those registered so far (docs/mcp.md, "Start-up").
  */
 export function createMcpServer(host: Host | Promise<Host>, { listChanged }: McpServerOptions): Server {
   const server = new Server(HOST_INFO, {
@@ -186,10 +187,12 @@ export function sessionTag(sessionId: string): string {
 
 /** The host's tools in its order (sorted by name), without those of quarantined plugins. */
 export function listTools(host: Host): McpTool[] {
+  // Only a quarantined plugin has tools to hide: a failed one has none, and may share its name
+  // with the loaded plugin it collided with.
   const unavailable = new Set(
     host
       .plugins()
-      .filter((p) => p.status !== 'loaded')
+      .filter((p) => p.status === 'quarantined')
       .map((p) => p.name),
   );
   const tools: McpTool[] = [];
