@@ -216,7 +216,18 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     tools: () => registry.tools(),
     ready,
     async call(tool, input, callOptions) {
-      if (!allLoaded && !registry.get(tool)) await registeredTool(tool, callOptions?.signal);
+      if (!allLoaded && !registry.get(tool)) {
+        const started = performance.now();
+        await registeredTool(tool, callOptions?.signal);
+        if (callOptions?.signal?.aborted && !registry.get(tool) && !closing.signal.aborted) {
+          return {
+            isError: true,
+            code: 'cancelled',
+            content: `The call to "${tool}" was cancelled while the plugins were still loading.`,
+            durationMs: performance.now() - started,
+          };
+        }
+      }
       if (closing.signal.aborted) {
         return {
           isError: true,
