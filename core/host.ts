@@ -160,6 +160,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     audit,
     mcpRunner: createMcpRunner,
     ...(options.clock ? { clock: options.clock } : {}),
+    signal: closing.signal,
   };
   const reloading = loadPlugins({
     ...loadContext,
@@ -252,7 +253,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       closed ??= (async () => {
         closing.abort();
         for (const cancel of [...env.inflight]) cancel();
-        // Plugins still loading finish (each within its load timeout) and are closed with the rest.
+        // Loads still under way give up on the close; what loaded is closed with the rest.
         await reloading.then(
           (r) => r.close(),
           () => {},

@@ -57,3 +57,37 @@ describe('a host loading its plugins in the background', () => {
     expect((await host.call('nope', {})).code).to.equal('unknown_tool');
   });
 });
+
+describe('closing a host whose plugins still load', () => {
+  it('gives up the loads under way instead of waiting them out, and ends the waiting calls', async () => {
+    const tmp = tempDir('rh-background-close-');
+    try {
+      const host = await createHost({
+        cwd: tmp.dir,
+        config: {
+          builtins: false,
+          plugins: [
+            {
+              module: join(FIXTURES, 'mcp', 'slow-load.ts'),
+              isolation: 'inline',
+              options: { gate: join(tmp.dir, 'never'), tag: 'never' },
+              loadTimeoutMs: 600_000,
+            },
+          ],
+          policy: { default: 'allow' },
+        },
+        audit: false,
+        logLevel: 'error',
+        loadInBackground: true,
+      });
+      const waiting = host.call('late_echo', { text: 'x' });
+      // The load would wait ten minutes for its gate: the test's own timeout fails a close that waits for it.
+      await host.close();
+      expect(await waiting).to.include({ isError: true, code: 'cancelled' });
+      await host.ready;
+      expect(host.plugins().map((p) => [p.status, p.error?.code])).to.deep.equal([['failed', 'RH_ERR_HOST_CLOSED']]);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
