@@ -305,19 +305,29 @@ async function serveMcp(values: Values, signal: AbortSignal): Promise<number> {
     ...(port === undefined ? { loadInBackground: true } : {}),
   });
   if (port === undefined) {
+    // The watch starts once every plugin is in: it watches the files of the plugins it finds.
+    let served = false;
     const watching = loading.then(
-      (host) => (values.watch ? startWatching(host) : undefined),
+      (host) =>
+        values.watch
+          ? host.ready.then(
+              () => (served ? undefined : startWatching(host)),
+              () => undefined,
+            )
+          : undefined,
       () => undefined,
     );
     try {
       await serveMcpStdio(loading, { signal });
       return EXIT.ok;
     } finally {
-      (await watching)?.();
+      served = true;
+      // Closing first gives up the loads still under way, which the watch waits for.
       await loading.then(
         (host) => host.close(),
         () => {},
       );
+      (await watching)?.();
     }
   }
   const host = await loading;

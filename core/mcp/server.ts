@@ -65,7 +65,11 @@ const sessions = new WeakMap<Host, Set<Server>>();
  * client left just misses it.
  */
 export function sendToolListChanged(host: Host): void {
-  for (const server of sessions.get(host) ?? []) void server.sendToolListChanged().catch(() => {});
+  for (const server of sessions.get(host) ?? []) {
+    // Nothing goes to a client before its `initialize`: it lists the tools after that anyway.
+    if (!server.getClientCapabilities()) continue;
+    void server.sendToolListChanged().catch(() => {});
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
 // so far, each further plugin is announced with tools/list_changed, a call to a tool still loading
 // waits for it, and plugins register in config order whatever finished first.
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -93,5 +94,43 @@ describe('rousseau-host start --mcp while plugins load', function () {
     });
     const unknown = await client.callTool({ name: 'nope', arguments: {} });
     expect([unknown.isError, code(unknown)]).to.deep.equal([true, 'unknown_tool']);
+  });
+});
+
+describe('rousseau-host start --mcp before the client initializes', function () {
+  this.timeout(30_000);
+
+  it('sends no tools/list_changed while no client has initialized, though a plugin registers', async () => {
+    const tmp = tempDir('rh-mcp-quiet-');
+    const config = tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: [{ module: join(MCP, 'slow-load.ts'), options: { tag: 'quiet' } }],
+        log: { audit: false },
+      }),
+    );
+    const child = spawn(process.execPath, [BIN, 'start', '--mcp', '--config', config, '--log-level', 'debug'], {
+      cwd: tmp.dir,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await until(() => stderr.includes('loaded plugin slow-load'), {
+        timeoutMs: 20_000,
+        message: () => `the plugin to load; stderr: ${stderr}`,
+      });
+      // The announcement would go out in the tick after the registration; give it a moment to show.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(stdout).to.equal('');
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.stdin.end();
+      await exited;
+      tmp.cleanup();
+    }
   });
 });
