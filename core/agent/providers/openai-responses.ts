@@ -3,8 +3,8 @@
  * (docs/agent.md lists the providers): the conversation is a list of input items, where the
  * model's calls go back as `function_call` items and each result as a `function_call_output` item
  * carrying the `call_id` it answers, right after them (its `output` a list of `input_text`,
- * `input_image` and `input_file` parts when the result has blocks); `arguments` is the string the model wrote,
- * sent back exactly as written; tools are flat `{ type: 'function', name, parameters, strict }`,
+ * `input_image` and `input_file` parts when the result has blocks); `arguments` is the string the
+ * model wrote, sent back exactly as written; tools are flat `{ type: 'function', name, parameters, strict }`,
  * with `strict: false` said out loud because the API's default is true, and strict mode refuses
  * any schema with an optional property. Requests are stateless (`store: false`): the whole
  * conversation goes each time, so nothing of it is kept on OpenAI's side.

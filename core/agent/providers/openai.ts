@@ -4,9 +4,8 @@
  * here (docs/agent.md lists the providers): each result is its own `role: "tool"` message carrying
  * the `tool_call_id` it answers (an adapter that drops them never completes a tool loop), and is
  * text only: a turn's images follow all its tool messages in one user message (`image_url` parts,
- * `data:` URLs);
- * `arguments` is a string the model wrote, sent back exactly as written; streamed call fragments
- * are assembled by `index`.
+ * `data:` URLs); `arguments` is a string the model wrote, sent back exactly as written; streamed
+ * call fragments are assembled by `index`.
  *
  * The output limit travels as `max_completion_tokens` to OpenAI (its `max_tokens` is deprecated and
  * refused by reasoning models) and as `max_tokens` elsewhere, the one field every compatible server
