@@ -47,6 +47,12 @@ export interface HostOptions {
    * move a quarantine past its cooldown without waiting it out. Default: `Date.now`.
    */
   clock?: () => number;
+  /**
+   * Resolve once the config is read, with the plugins still loading: each registers as it loads
+   * (in config order), `onToolsChanged` tells, a call to a tool not there yet waits for it, and
+   * `ready` resolves when every plugin has loaded or failed. Default false: resolve after that.
+   */
+  loadInBackground?: boolean;
 }
 
 export interface Host {
@@ -63,7 +69,13 @@ export interface Host {
   plugins(): PluginStatus[];
   /** Every loaded tool, sorted by name. */
   tools(): ToolInfo[];
-  /** One call through the whole pipeline. Never throws. */
+  /** Resolves when every plugin has loaded or failed: at once, unless the host loads in the background. */
+  readonly ready: Promise<void>;
+  /**
+   * One call through the whole pipeline. Never throws. While plugins load in the background, a
+   * call to a tool not registered yet waits until it is, or until every plugin is in (then it is
+   * an unknown tool).
+   */
   call(tool: string, input: unknown, options?: CallOptions): Promise<CallResult>;
   /**
    * The policy's decision on a call, without running it or asking anyone (`policy check`). With a
@@ -83,7 +95,10 @@ export interface Host {
    * Never rejects.
    */
   auditWritten(): Promise<void>;
-  /** Calls `listener` after a reload changed the tool set. Returns the unsubscribe. */
+  /**
+   * Calls `listener` after a reload changed the tool set, and while plugins load in the background,
+   * after each plugin registered (once for those that registered in the same tick). Returns the unsubscribe.
+   */
   onToolsChanged(listener: () => void): () => void;
   /**
    * Calls `listener` as each call ends, with its result (metrics count calls this way). It runs on
@@ -149,6 +164,37 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const closing = new AbortController();
   // Each call waiting on a person listens for the close: as many as there are calls in flight.
   setMaxListeners(0, closing.signal);
+
+  const listeners = new Set<() => void>();
+  const toolsChanged = () => {
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        log.warn(`a tools-changed listener failed: ${messageOf(error)}`);
+      }
+    }
+  };
+  // Plugins that register in the same tick are told once.
+  let told = false;
+  const registeredSoon = () => {
+    if (told) return;
+    told = true;
+    setImmediate(() => {
+      told = false;
+      toolsChanged();
+    });
+  };
+  // Calls waiting for a tool wake at each registration, and when loading is over.
+  let allLoaded = false;
+  let wake = () => {};
+  let registration = new Promise<void>((resolve) => (wake = resolve));
+  const registered = () => {
+    const woken = wake;
+    registration = new Promise<void>((resolve) => (wake = resolve));
+    woken();
+  };
+
   const loadContext = {
     config,
     dir: loaded.dir,
@@ -159,8 +205,40 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     audit,
     mcpRunner: createMcpRunner,
     ...(options.clock ? { clock: options.clock } : {}),
+    signal: closing.signal,
   };
-  const reloader = createReloader(loadContext, await loadPlugins(loadContext));
+  const reloading = loadPlugins({
+    ...loadContext,
+    onRegistered: () => {
+      registered();
+      if (options.loadInBackground) registeredSoon();
+    },
+  })
+    .then((entries) => {
+      const reloader = createReloader(loadContext, entries);
+      reloader.onToolsChanged(toolsChanged);
+      return reloader;
+    })
+    .finally(() => {
+      allLoaded = true;
+      registered();
+    });
+  const ready = reloading.then(() => {});
+  if (!options.loadInBackground) await ready;
+  else ready.catch((error: unknown) => log.error(`loading the plugins failed: ${messageOf(error)}`));
+
+  /** Waits until `tool` is registered, every plugin is in, the call is cancelled or the host closes. */
+  async function registeredTool(tool: string, signal: AbortSignal | undefined): Promise<void> {
+    const stopped = signal ? AbortSignal.any([signal, closing.signal]) : closing.signal;
+    let stop = () => {};
+    const stopping = new Promise<void>((resolve) => (stop = resolve));
+    stopped.addEventListener('abort', stop, { once: true });
+    try {
+      while (!allLoaded && !registry.get(tool) && !stopped.aborted) await Promise.race([registration, stopping]);
+    } finally {
+      stopped.removeEventListener('abort', stop);
+    }
+  }
 
   const tracer = activeTracer();
   const env: DispatchEnv = {
@@ -187,14 +265,27 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     log,
     plugins: () => registry.plugins(),
     tools: () => registry.tools(),
-    call(tool, input, callOptions) {
+    ready,
+    async call(tool, input, callOptions) {
+      if (!allLoaded && !registry.get(tool)) {
+        const started = performance.now();
+        await registeredTool(tool, callOptions?.signal);
+        if (callOptions?.signal?.aborted && !registry.get(tool) && !closing.signal.aborted) {
+          return {
+            isError: true,
+            code: 'cancelled',
+            content: `The call to "${tool}" was cancelled while the plugins were still loading.`,
+            durationMs: performance.now() - started,
+          };
+        }
+      }
       if (closing.signal.aborted) {
-        return Promise.resolve({
+        return {
           isError: true,
           code: 'cancelled',
           content: hostError('RH_ERR_HOST_CLOSED', []).message,
           durationMs: 0,
-        });
+        };
       }
       return dispatch(env, tool, input, callOptions);
     },
@@ -203,8 +294,11 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       if (!decided.ok) return { ok: false, code: decided.code, content: decided.content };
       return { ok: true, ...decided.decision, canonical: decided.canonical() };
     },
-    reload: (name) => (closing.signal.aborted ? Promise.resolve([]) : reloader.reload(name)),
-    onToolsChanged: (listener) => reloader.onToolsChanged(listener),
+    reload: (name) => (closing.signal.aborted ? Promise.resolve([]) : reloading.then((r) => r.reload(name))),
+    onToolsChanged(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     auditWritten: () => audit.written(),
     onCallEnd(listener) {
       // A copy per change: a listener that unsubscribes while being told does not skip the next one.
@@ -225,7 +319,11 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       closed ??= (async () => {
         closing.abort();
         for (const cancel of [...env.inflight]) cancel();
-        await reloader.close();
+        // Loads still under way give up on the close; what loaded is closed with the rest.
+        await reloading.then(
+          (r) => r.close(),
+          () => {},
+        );
         // Whatever a runner does on close, the audit trail is still flushed, and close() never throws.
         const ended = await Promise.allSettled(registry.handlesList().map((h) => h.runner?.close()));
         for (const e of ended) if (e.status === 'rejected') log.warn(`closing a plugin failed: ${messageOf(e.reason)}`);

@@ -3,8 +3,9 @@
  *
  * Every plugin loads on its own: one that cannot be resolved, fails to import, throws in `setup`,
  * breaks the contract, outlives its load timeout or collides on a name is marked `failed` with the
- * reason, and the others load. Plugins load concurrently; they register in config order, so which
- * of two colliding plugins wins never depends on timing.
+ * reason, and the others load. Plugins load concurrently; they register in config order, each as
+ * soon as it and every plugin before it are in, so which of two colliding plugins wins never
+ * depends on timing (docs/mcp.md, "Start-up").
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -60,6 +61,10 @@ export interface LoadContext {
    * which must not import it (a host without it fails MCP entries with a clear reason).
    */
   mcpRunner?: (spec: PluginSpec & { mcp: McpServerSpec }, log: Logger, audit?: AuditSink) => PluginRunner;
+  /** Called as each plugin's tools enter the registry, while the others still load. */
+  onRegistered?: () => void;
+  /** The host's close: a load still under way gives up (its runner closed) rather than be waited out. */
+  signal?: AbortSignal;
 }
 
 /** One config entry, normalised: what to load and with which settings. */
@@ -85,7 +90,7 @@ export async function loadPlugins(ctx: LoadContext): Promise<PluginEntry[]> {
     const { handle, tools } = await load;
     if (handle.error) {
       ctx.registry.addFailed(handle);
-      ctx.log.warn(`plugin ${handle.name} failed: ${handle.error.message}`);
+      if (!ctx.signal?.aborted) ctx.log.warn(`plugin ${handle.name} failed: ${handle.error.message}`);
       continue;
     }
     const collision = ctx.registry.add(handle, tools);
@@ -94,6 +99,7 @@ export async function loadPlugins(ctx: LoadContext): Promise<PluginEntry[]> {
       await handle.runner?.close();
       delete handle.runner; // closed: host.close() must not dispose it twice
     } else {
+      ctx.onRegistered?.();
       ctx.log.debug(
         `loaded plugin ${handle.name} (${tools.length} tools, ${handle.loadMs?.toFixed(1)} ms, ${handle.isolation}${handle.loader ? `, ${handle.loader} import` : ''})`,
       );
@@ -177,7 +183,7 @@ async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): 
         : {}),
     };
     handle.runner = await createRunner(ctx, spec, ctx.log.child({ plugin: entry.source }), entry.builtin);
-    const loaded = plainData(await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source));
+    const loaded = plainData(await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source, ctx.signal));
     if (typeof loaded.plugin.name === 'string') handle.name = loaded.plugin.name;
     if (typeof loaded.plugin.version === 'string') handle.version = loaded.plugin.version;
     if (loaded.loader) handle.loader = loaded.loader;
@@ -190,8 +196,11 @@ async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): 
     return { handle, tools: (loaded.tools ?? []).map(toDefinition) };
   } catch (error) {
     handle.loadMs = performance.now() - started;
-    handle.error =
-      error instanceof HostError ? error : hostError('RH_ERR_PLUGIN_IMPORT', [entry.source, messageOf(error)], error);
+    handle.error = ctx.signal?.aborted
+      ? hostError('RH_ERR_HOST_CLOSED', [])
+      : error instanceof HostError
+        ? error
+        : hostError('RH_ERR_PLUGIN_IMPORT', [entry.source, messageOf(error)], error);
     await handle.runner?.close();
     delete handle.runner;
     return { handle, tools: [] };
@@ -249,8 +258,12 @@ async function importBuiltin(spec: PluginSpec): Promise<ImportedPlugin> {
   }
 }
 
-function withLoadTimeout<T>(loading: Promise<T>, ms: number, source: string): Promise<T> {
-  return abortable(loading, { timeoutMs: ms, onTimeout: () => hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [source, ms]) });
+function withLoadTimeout<T>(loading: Promise<T>, ms: number, source: string, signal?: AbortSignal): Promise<T> {
+  return abortable(loading, {
+    timeoutMs: ms,
+    signal,
+    onTimeout: () => hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [source, ms]),
+  });
 }
 
 /** The module of a built-in plugin: its source under tsx, its bundle in dist/. */

@@ -278,6 +278,7 @@ export class Agent {
           content: result.content,
           isError: result.isError,
           ...(result.code ? { code: result.code } : {}),
+          ...(result.blocks?.length ? { blocks: result.blocks } : {}),
         };
       }),
     );

@@ -3,6 +3,7 @@
  * what every provider implements. Providers translate these to and from their wire formats; the
  * loop (agent.ts) never sees a wire format. A leaf: no run-time imports.
  */
+import type { ContentBlock } from '../contract.ts';
 import type { ResultCode } from '../errors.ts';
 
 /** What the user said. */
@@ -36,9 +37,15 @@ export interface AssistantMessage {
 export interface ToolResult {
   callId: string;
   name: string;
+  /** The result's text, every non-text block named in it: what a provider sends when it can send nothing else. */
   content: string;
   isError: boolean;
   code?: ResultCode;
+  /**
+   * The result as content blocks, when the tool returned blocks: each provider sends what its API
+   * takes of them (docs/agent.md, "Rich results"). Absent from sessions saved before they existed.
+   */
+  blocks?: ContentBlock[];
 }
 
 /** The results of every call of one assistant turn, in call order, in one message. */

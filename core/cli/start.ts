@@ -307,20 +307,31 @@ async function serveMcp(values: Values, stop: Stop): Promise<number> {
   const approve = values.yes ? () => true : undefined; // stdin belongs to the MCP client: no prompts
   const { serveMcpStdio } = await import('../mcp/serve.ts');
   // On stdio, stdout is the MCP channel from the first byte; main.ts guards it before plugins load.
-  // The server answers `initialize` while the plugins load (clients probe with short timeouts).
-  const loading = hostFromFlags(values, approve ? { approve } : {});
+  // On stdio the server answers `initialize` while the plugins load (clients probe with short
+  // timeouts), and lists each plugin's tools as it registers.
+  const loading = hostFromFlags(values, { ...(approve ? { approve } : {}), loadInBackground: true });
+  // The watch starts once every plugin is in: it watches the files of the plugins it finds.
+  let served = false;
   const watching = loading.then(
-    (host) => (values.watch ? startWatching(host) : undefined),
+    (host) =>
+      values.watch
+        ? host.ready.then(
+            () => (served ? undefined : startWatching(host)),
+            () => undefined,
+          )
+        : undefined,
     () => undefined,
   );
   try {
     await serveMcpStdio(loading, { signal: stop.signal });
     return EXIT.ok;
   } finally {
-    (await watching)?.();
+    served = true;
+    // Closing first gives up the loads still under way, which the watch waits for.
     await loading.then(
       (host) => host.close(),
       () => {},
     );
+    (await watching)?.();
   }
 }

@@ -56,25 +56,37 @@ const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
 const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
 
 /**
- * Tells every session when the tool list changed: a plugin quarantined or back (statuses are
- * polled), or a reload (`start --watch`) that swapped tools. Returns the unsubscribe.
+ * Tells every session when the tool list changed: a plugin registered while the host loads, a
+ * plugin quarantined or back (statuses are polled once every plugin is in), or a reload
+ * (`start --watch`) that swapped tools. Returns the unsubscribe.
  */
 function watchToolChanges(host: Host): () => void {
-  const stopStatuses = watchPluginStatuses(host, () => {
-    host.log.info('tool list changed: a plugin was quarantined or came back');
-    sendToolListChanged(host);
-  });
-  const stopReloads = host.onToolsChanged(() => sendToolListChanged(host));
+  let stopped = false;
+  let stopStatuses = () => {};
+  void host.ready.then(
+    () => {
+      if (stopped) return;
+      stopStatuses = watchPluginStatuses(host, () => {
+        host.log.info('tool list changed: a plugin was quarantined or came back');
+        sendToolListChanged(host);
+      });
+    },
+    () => {},
+  );
+  const stopChanges = host.onToolsChanged(() => sendToolListChanged(host));
   return () => {
+    stopped = true;
     stopStatuses();
-    stopReloads();
+    stopChanges();
   };
 }
 
 /**
  * Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal`
- * aborts. `host` may still be loading: `initialize` is answered at once, the tools once it has
- * loaded; a host that fails to load closes the connection and rejects with its error.
+ * aborts. `host` may still be loading: `initialize` is answered at once; with its plugins loading
+ * in the background, `tools/list` answers with the tools registered so far and each further plugin
+ * is announced with `notifications/tools/list_changed`. A host whose config fails to load closes
+ * the connection and rejects with its error.
  */
 export async function serveMcpStdio(host: Host | Promise<Host>, opts: { signal?: AbortSignal } = {}): Promise<void> {
   const guard = guardStdout();
@@ -93,7 +105,10 @@ export async function serveMcpStdio(host: Host | Promise<Host>, opts: { signal?:
   ready.then((h) => {
     if (ended) return;
     stopWatching = watchToolChanges(h);
-    h.log.debug(`serving ${h.tools().length} tools over MCP on stdio`);
+    void h.ready.then(
+      () => h.log.debug(`serving ${h.tools().length} tools over MCP on stdio`),
+      () => {},
+    );
   }, end);
   let ended = false;
   const lines = new LineLimit(MCP_STDIO_MAX_LINE_BYTES, () => {

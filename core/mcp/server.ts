@@ -66,12 +66,17 @@ const sessions = new WeakMap<Host, Set<Server>>();
  * client left just misses it.
  */
 export function sendToolListChanged(host: Host): void {
-  for (const server of sessions.get(host) ?? []) void server.sendToolListChanged().catch(() => {});
+  for (const server of sessions.get(host) ?? []) {
+    // Nothing goes to a client before its `initialize`: it lists the tools after that anyway.
+    if (!server.getClientCapabilities()) continue;
+    void server.sendToolListChanged().catch(() => {});
+  }
 }
 
 /**
  * A low-level MCP server whose tools are the host's loaded, non-quarantined tools. `host` may still
- * be loading: `initialize` is answered at once, and `tools/list` and `tools/call` wait for it.
+ * be loading: `initialize` is answered at once, and `tools/list` and `tools/call` wait for it; a
+ * host whose plugins load in the background lists those registered so far (docs/mcp.md, "Start-up").
  */
 export function createMcpServer(host: Host | Promise<Host>, { listChanged }: McpServerOptions): Server {
   const server = new Server(HOST_INFO, {
@@ -209,10 +214,12 @@ export function sessionTag(sessionId: string): string {
  * the caller can never call (docs/policy.md, "Callers and scopes"): their calls answer `unknown_tool`.
  */
 export function listTools(host: Host, caller?: Caller): McpTool[] {
+  // Only a quarantined plugin has tools to hide: a failed one has none, and may share its name
+  // with the loaded plugin it collided with.
   const unavailable = new Set(
     host
       .plugins()
-      .filter((p) => p.status !== 'loaded')
+      .filter((p) => p.status === 'quarantined')
       .map((p) => p.name),
   );
   const tools: McpTool[] = [];

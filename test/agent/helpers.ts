@@ -2,7 +2,9 @@
 // allowed except `fail` with "forbidden" in its input, no audit file.
 import { join } from 'node:path';
 import { createHost, type Host } from '../../core/host.ts';
-import type { AgentEvent } from '../../core/agent/agent.ts';
+import type { AgentEvent, AgentHost } from '../../core/agent/agent.ts';
+import { blockText } from '../../core/agent/blocks.ts';
+import type { ContentBlock } from '../../core/contract.ts';
 import { FIXTURES, tempDir } from '../helpers.ts';
 
 export async function kitHost(): Promise<{ host: Host; cleanup(): Promise<void> }> {
@@ -42,5 +44,35 @@ export function recorder(): {
     onEvent: (e) => events.push(e),
     of: <T extends AgentEvent['type']>(type: T) =>
       events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type),
+  };
+}
+
+/** A 1×1 PNG, base64. */
+export const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+/** The smallest PDF the fake servers accept, base64. */
+export const PDF = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
+
+/** What a tool that returns a screenshot, a PDF, audio and a link answers. */
+export const RICH_BLOCKS: ContentBlock[] = [
+  { type: 'text', text: 'Here it is.' },
+  { type: 'image', data: PNG, mimeType: 'image/png' },
+  { type: 'resource', resource: { uri: 'file:///w/report.pdf', mimeType: 'application/pdf', blob: PDF } },
+  { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' },
+  { type: 'resource', resource: { uri: 'file:///w/notes.md', mimeType: 'text/markdown', text: '# Notes' } },
+  { type: 'resource_link', uri: 'file:///w/big.bin', name: 'big.bin' },
+];
+
+/**
+ * `host`, with `blocks` on every `greet` result that succeeds, its text naming them: a call's
+ * result the way `host.call` returns it for a tool that returned blocks (docs/plugins.md, "Results").
+ */
+export function withBlocks(host: AgentHost, blocks: ContentBlock[] = RICH_BLOCKS): AgentHost {
+  return {
+    tools: () => host.tools(),
+    async call(tool, input, options) {
+      const result = await host.call(tool, input, options);
+      if (tool !== 'greet' || result.isError) return result;
+      return { ...result, content: blocks.map(blockText).join('\n'), blocks };
+    },
   };
 }

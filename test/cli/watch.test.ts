@@ -51,7 +51,11 @@ describe('rousseau-host start --watch --mcp', function () {
     client = new Client({ name: 'watch-test', version: '1.0.0' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanges++);
     await client.connect(transport);
-    await until(() => stderr.includes('watching'), { message: () => `the watch to start; stderr: ${stderr}` });
+    // The watch starts once the plugin has loaded: seconds in a worker on a busy machine.
+    await until(() => stderr.includes('watching'), {
+      timeoutMs: 20_000,
+      message: () => `the watch to start; stderr: ${stderr}`,
+    });
   });
   after(async () => {
     await client.close();
@@ -63,9 +67,11 @@ describe('rousseau-host start --watch --mcp', function () {
   it('serves the edited plugin after a save, and tells the client the list changed', async () => {
     expect(await names()).to.deep.equal(['word']);
     expect(text(await client.callTool({ name: 'word', arguments: {} }))).to.equal('one');
+    // The plugin's first registration was announced too, as it loaded: count from here.
+    const told = listChanges;
     tmp.write('live/helper.ts', helperSource('two'));
     writeFileSync(entry, pluginSource('phrase'));
-    await until(() => listChanges > 0, { timeoutMs: 20_000, message: () => `list_changed; stderr: ${stderr}` });
+    await until(() => listChanges > told, { timeoutMs: 20_000, message: () => `list_changed; stderr: ${stderr}` });
     expect(await names()).to.deep.equal(['phrase']);
     expect(text(await client.callTool({ name: 'phrase', arguments: {} }))).to.equal('two');
     expect(stderr).to.include('reloaded live: +phrase -word');

@@ -1,7 +1,8 @@
 /**
  * Anthropic's Messages API (`POST /v1/messages`, streamed). Wire rules kept here (docs/agent.md
  * lists the providers): tool results go back as `tool_result` blocks in the user
- * message right after the `tool_use` turn, all of them, first; roles alternate, so a prompt typed
+ * message right after the `tool_use` turn, all of them, first, a result's images and PDFs inside
+ * its block (`image` / `document` blocks, base64); roles alternate, so a prompt typed
  * after a turn's results joins that same user message; a `tool_use` whose input the model garbled
  * is replayed with `{}` rather than the garbled text.
  *
@@ -21,8 +22,10 @@ import {
   type Provider,
   type StopReason,
   type ToolCall,
+  type ToolResult,
   type Usage,
 } from '../messages.ts';
+import { blockText, imageOf, pdfOf } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
 
 export interface AnthropicOptions extends ProviderOptions {
@@ -37,11 +40,15 @@ const API_VERSION = '2023-06-01';
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 type CacheControl = { cache_control?: typeof EPHEMERAL };
+type ResultBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } }
+  | { type: 'document'; source: { type: 'base64'; media_type: 'application/pdf'; data: string } };
 type Block = CacheControl &
   (
     | { type: 'text'; text: string }
     | { type: 'tool_use'; id: string; name: string; input: unknown }
-    | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean }
+    | { type: 'tool_result'; tool_use_id: string; content: string | ResultBlock[]; is_error?: boolean }
   );
 type WireMessage = { role: 'user' | 'assistant'; content: Block[] };
 
@@ -103,7 +110,7 @@ function toWire(messages: readonly Message[]): WireMessage[] {
         m.results.map((r) => ({
           type: 'tool_result',
           tool_use_id: r.callId,
-          content: r.content,
+          content: resultContent(r),
           ...(r.isError ? { is_error: true } : {}),
         })),
       );
@@ -120,6 +127,29 @@ function toWire(messages: readonly Message[]): WireMessage[] {
     }
   }
   return wire;
+}
+
+/**
+ * A result with blocks goes as blocks: images (the types the API takes) and PDFs as themselves,
+ * everything else as text (a resource's text, or a line naming what could not go). Empty text
+ * blocks are left out: the API refuses them.
+ */
+function resultContent(r: ToolResult): string | ResultBlock[] {
+  if (!r.blocks?.length) return r.content;
+  const content: ResultBlock[] = [];
+  for (const block of r.blocks) {
+    const image = imageOf(block);
+    const pdf = pdfOf(block);
+    if (image)
+      content.push({ type: 'image', source: { type: 'base64', media_type: image.mimeType, data: image.data } });
+    else if (pdf)
+      content.push({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf.data } });
+    else {
+      const text = blockText(block);
+      if (text) content.push({ type: 'text', text });
+    }
+  }
+  return content.length ? content : r.content;
 }
 
 function inputObject(text: string): Record<string, unknown> {

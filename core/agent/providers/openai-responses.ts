@@ -2,12 +2,14 @@
  * OpenAI's Responses API (`POST {baseUrl}/responses`), streamed or not. Wire rules kept here
  * (docs/agent.md lists the providers): the conversation is a list of input items, where the
  * model's calls go back as `function_call` items and each result as a `function_call_output` item
- * carrying the `call_id` it answers, right after them; `arguments` is the string the model wrote,
- * sent back exactly as written; tools are flat `{ type: 'function', name, parameters, strict }`,
+ * carrying the `call_id` it answers, right after them (its `output` a list of `input_text`,
+ * `input_image` and `input_file` parts when the result has blocks); `arguments` is the string the
+ * model wrote, sent back exactly as written; tools are flat `{ type: 'function', name, parameters, strict }`,
  * with `strict: false` said out loud because the API's default is true, and strict mode refuses
  * any schema with an optional property. Requests are stateless (`store: false`): the whole
  * conversation goes each time, so nothing of it is kept on OpenAI's side.
  */
+import { basename } from 'node:path';
 import {
   ProviderError,
   type CompleteOptions,
@@ -17,8 +19,10 @@ import {
   type Provider,
   type StopReason,
   type ToolCall,
+  type ToolResult,
   type Usage,
 } from '../messages.ts';
+import { blockText, imageOf, pdfOf } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, postForJson, pricingFor, type ProviderOptions } from './http.ts';
 import { openaiEndpoint } from './openai.ts';
 
@@ -37,7 +41,12 @@ type InputItem =
   | { role: 'user'; content: string }
   | { role: 'assistant'; content: string }
   | { type: 'function_call'; call_id: string; name: string; arguments: string }
-  | { type: 'function_call_output'; call_id: string; output: string };
+  | { type: 'function_call_output'; call_id: string; output: string | OutputPart[] };
+
+type OutputPart =
+  | { type: 'input_text'; text: string }
+  | { type: 'input_image'; image_url: string }
+  | { type: 'input_file'; filename: string; file_data: string };
 
 interface OutputItem {
   type: string;
@@ -111,7 +120,7 @@ function toWire(messages: readonly Message[]): InputItem[] {
   for (const m of messages) {
     if (m.role === 'user') items.push({ role: 'user', content: m.content });
     else if (m.role === 'tool')
-      for (const r of m.results) items.push({ type: 'function_call_output', call_id: r.callId, output: r.content });
+      for (const r of m.results) items.push({ type: 'function_call_output', call_id: r.callId, output: outputOf(r) });
     else {
       if (m.text) items.push({ role: 'assistant', content: m.text });
       for (const c of m.toolCalls)
@@ -119,6 +128,31 @@ function toWire(messages: readonly Message[]): InputItem[] {
     }
   }
   return items;
+}
+
+/**
+ * A result with blocks goes as a list: images and PDFs as themselves (`data:` URLs), everything
+ * else as text (a resource's text, or a line naming what could not go). Empty texts are left out.
+ */
+function outputOf(r: ToolResult): string | OutputPart[] {
+  if (!r.blocks?.length) return r.content;
+  const parts: OutputPart[] = [];
+  for (const block of r.blocks) {
+    const image = imageOf(block);
+    const pdf = pdfOf(block);
+    if (image) parts.push({ type: 'input_image', image_url: `data:${image.mimeType};base64,${image.data}` });
+    else if (pdf)
+      parts.push({
+        type: 'input_file',
+        filename: basename(pdf.uri) || 'document.pdf',
+        file_data: `data:application/pdf;base64,${pdf.data}`,
+      });
+    else {
+      const text = blockText(block);
+      if (text) parts.push({ type: 'input_text', text });
+    }
+  }
+  return parts.length ? parts : r.content;
 }
 
 interface StreamEvent {

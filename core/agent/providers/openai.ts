@@ -2,9 +2,10 @@
  * OpenAI Chat Completions (`POST {baseUrl}/chat/completions`, streamed): OpenAI itself and every
  * server that speaks it (Ollama's `/v1`, vLLM, llama.cpp, LM Studio, OpenRouter). Wire rules kept
  * here (docs/agent.md lists the providers): each result is its own `role: "tool"` message carrying
- * the `tool_call_id` it answers (an adapter that drops them never completes a tool loop);
- * `arguments` is a string the model wrote, sent back exactly as written; streamed call fragments
- * are assembled by `index`.
+ * the `tool_call_id` it answers (an adapter that drops them never completes a tool loop), and is
+ * text only: a turn's images follow all its tool messages in one user message (`image_url` parts,
+ * `data:` URLs); `arguments` is a string the model wrote, sent back exactly as written; streamed
+ * call fragments are assembled by `index`.
  *
  * The output limit travels as `max_completion_tokens` to OpenAI (its `max_tokens` is deprecated and
  * refused by reasoning models) and as `max_tokens` elsewhere, the one field every compatible server
@@ -20,6 +21,7 @@ import {
   type StopReason,
   type Usage,
 } from '../messages.ts';
+import { imageOf } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
 
 export interface OpenAIOptions extends ProviderOptions {
@@ -49,8 +51,10 @@ export function maxTokensFieldFor(baseUrl: string): MaxTokensField {
   return host === 'api.openai.com' || host.endsWith('.openai.azure.com') ? 'max_completion_tokens' : 'max_tokens';
 }
 
+type UserPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 type WireMessage =
-  | { role: 'system' | 'user'; content: string }
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | UserPart[] }
   | {
       role: 'assistant';
       content: string | null;
@@ -127,9 +131,26 @@ function toWire(system: string | undefined, messages: readonly Message[]): WireM
   const wire: WireMessage[] = system ? [{ role: 'system', content: system }] : [];
   for (const m of messages) {
     if (m.role === 'user') wire.push({ role: 'user', content: m.content });
-    else if (m.role === 'tool')
-      for (const r of m.results) wire.push({ role: 'tool', tool_call_id: r.callId, content: r.content });
-    else {
+    else if (m.role === 'tool') {
+      // A tool message is text only, and the tool messages must follow their assistant message
+      // directly: the turn's images go after all of them, in one user message.
+      const images: UserPart[] = [];
+      for (const r of m.results) {
+        const own = (r.blocks ?? []).flatMap((b) => {
+          const image = imageOf(b);
+          return image
+            ? [{ type: 'image_url' as const, image_url: { url: `data:${image.mimeType};base64,${image.data}` } }]
+            : [];
+        });
+        if (own.length)
+          images.push({ type: 'text', text: `The images of the result of ${r.name} (${r.callId}):` }, ...own);
+        const content = own.length
+          ? `${r.content}\n[${own.length} image(s) of this result follow in a user message]`
+          : r.content;
+        wire.push({ role: 'tool', tool_call_id: r.callId, content });
+      }
+      if (images.length) wire.push({ role: 'user', content: images });
+    } else {
       wire.push({
         role: 'assistant',
         content: m.text || null,

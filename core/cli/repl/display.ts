@@ -16,6 +16,7 @@
  * are added.
  */
 import type { AgentEvent, RunResult } from '../../agent/agent.ts';
+import { blockNames } from '../../agent/blocks.ts';
 import type { ToolCall } from '../../agent/messages.ts';
 import { writeStdout } from '../../mcp/stdout-guard.ts';
 import { terminalSafe } from '../../terminal-text.ts';
@@ -194,7 +195,9 @@ export class Display {
     live.result = result;
     if (!this.options.live) {
       const mark = result.isError ? `✗ ${result.code ?? 'error'}` : '✓';
-      this.note(`  ${mark} ${live.tool} (${Math.round(result.durationMs)} ms): ${clip(result.content, 200)}`);
+      this.note(
+        `  ${mark} ${live.tool} (${Math.round(result.durationMs)} ms)${blocksNote(result, ' ', '')}: ${clip(result.content, 200)}`,
+      );
       return;
     }
     if (this.held) return;
@@ -240,7 +243,8 @@ export class Display {
     const room = width - (2 + tool.length + 1 + input.length + 2 + elapsed.length + 2);
     let tail = '';
     if (c.result) {
-      const text = c.result.isError ? `${c.result.code ?? 'error'}: ${c.result.content}` : c.result.content;
+      // The blocks first: a clipped text must not hide that the result holds an image.
+      const text = `${blocksNote(c.result, '', ' ')}${c.result.isError ? `${c.result.code ?? 'error'}: ` : ''}${c.result.content}`;
       tail = paint(terminalSafe(clip(text, Math.max(room, 10))), c.result.isError ? 'red' : 'dim');
     } else if (c.progress) tail = progressText(c.progress, paint, true, Math.max(room, 10));
     const head = `${icon} ${paint(tool, 'bold')} ${paint(input, 'dim')}  ${paint(elapsed, 'yellow')}`;
@@ -258,6 +262,12 @@ export class Display {
     clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+/** `[image image/png, resource file:///a.pdf]`, between `before` and `after`, when the result holds non-text blocks; else nothing. */
+function blocksNote(result: CallResult, before: string, after: string): string {
+  const names = blockNames(result.blocks ?? []);
+  return names.length ? `${before}[${names.join(', ')}]${after}` : '';
 }
 
 /** `[████░░░░░░] 4/10 message` with a total, `message` (or `4`) without. */

@@ -16,7 +16,9 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { blockText } from '../../agent/blocks.ts';
 import type { Message, Usage } from '../../agent/messages.ts';
+import type { ContentBlock } from '../../contract.ts';
 import { openHostFile, readHostFile } from '../../paths.ts';
 
 export type SessionRecord =
@@ -146,13 +148,42 @@ export class Session {
       if (this.repair) writeSync(this.fd, this.repair);
       this.repair = undefined;
     }
-    writeSync(this.fd, `${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n`);
+    const saved = record.type === 'message' ? { ...record, message: withoutLargeBinaries(record.message) } : record;
+    writeSync(this.fd, `${JSON.stringify({ ts: new Date().toISOString(), ...saved })}\n`);
   }
 
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
+}
+
+/**
+ * A binary block (image, audio, a resource's blob) over this many base64 characters is saved as a
+ * text block naming it: a session file is read whole on resume, and a few screenshots would make
+ * it megabytes. Smaller ones are kept, so a resumed conversation still shows them to the model.
+ */
+export const SESSION_BINARY_CHARS = 64 * 1024;
+
+/** `message`, with each binary block over `SESSION_BINARY_CHARS` replaced by the text naming it. */
+function withoutLargeBinaries(message: Message): Message {
+  if (message.role !== 'tool' || !message.results.some((r) => r.blocks)) return message;
+  const tooLarge = (b: ContentBlock) =>
+    ((b.type === 'image' || b.type === 'audio') && b.data.length > SESSION_BINARY_CHARS) ||
+    (b.type === 'resource' && (b.resource.blob?.length ?? 0) > SESSION_BINARY_CHARS);
+  return {
+    role: 'tool',
+    results: message.results.map((r) =>
+      r.blocks?.some(tooLarge)
+        ? {
+            ...r,
+            blocks: r.blocks.map((b) =>
+              tooLarge(b) ? { type: 'text' as const, text: `${blockText(b)} (not kept in the session file)` } : b,
+            ),
+          }
+        : r,
+    ),
+  };
 }
 
 function newId(): string {
@@ -240,9 +271,34 @@ function isMessage(value: unknown): value is Message {
         Array.isArray(m.results) &&
         m.results.every(
           (r: Record<string, unknown> | null) =>
-            strings(r, 'callId', 'name', 'content') && typeof r?.isError === 'boolean',
+            strings(r, 'callId', 'name', 'content') &&
+            typeof r?.isError === 'boolean' &&
+            (r.blocks === undefined || (Array.isArray(r.blocks) && r.blocks.every(isBlock))),
         )
       );
+    default:
+      return false;
+  }
+}
+
+/** A content block of a shape the providers read (sessions saved before blocks existed have none). */
+function isBlock(value: unknown): boolean {
+  const b = value as Record<string, unknown> | null;
+  switch (b?.type) {
+    case 'text':
+      return strings(b, 'text');
+    case 'image':
+    case 'audio':
+      return strings(b, 'data', 'mimeType');
+    case 'resource_link':
+      return strings(b, 'uri', 'name');
+    case 'resource': {
+      const r = b.resource as Record<string, unknown> | null;
+      return (
+        strings(r, 'uri') &&
+        ['mimeType', 'text', 'blob'].every((key) => r?.[key] === undefined || typeof r[key] === 'string')
+      );
+    }
     default:
       return false;
   }

@@ -25,6 +25,12 @@ runLoopSuite({
       .at(-1)
       .content.filter((b: any) => b.type === 'tool_result')
       .map((b: any) => ({ id: b.tool_use_id, content: b.content })),
+  imagesIn: (body) =>
+    body.messages
+      .flatMap((m: any) => m.content)
+      .flatMap((b: any) => (b.type === 'tool_result' && Array.isArray(b.content) ? b.content : []))
+      .filter((b: any) => b.type === 'image')
+      .map((b: any) => `data:${b.source.media_type};base64,${b.source.data}`),
 });
 
 describe('anthropic provider', () => {

@@ -9,7 +9,7 @@ import type { Provider } from '../../../core/agent/messages.ts';
 import type { Host } from '../../../core/host.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { FakeServer, Step } from '../../fixtures/providers/fake-server.ts';
-import { kitHost, recorder } from '../helpers.ts';
+import { kitHost, PNG, recorder, withBlocks } from '../helpers.ts';
 
 export interface WireCase {
   name: string;
@@ -18,6 +18,8 @@ export interface WireCase {
   provider(server: FakeServer, options?: { apiKey?: string; log?: Logger }): Provider;
   /** The tool results a request sends back for the previous turn, in the order they appear. */
   resultsIn(body: any): { id: string; content: string }[];
+  /** Every image a request sends, as a `data:` URL, in order. */
+  imagesIn(body: any): string[];
 }
 
 export function runLoopSuite(c: WireCase): void {
@@ -61,6 +63,30 @@ export function runLoopSuite(c: WireCase): void {
       // the fast call finished first: they ran at the same time
       expect(rec.of('tool_result').map((e) => e.call.id)).to.deep.equal(['call_fast', 'call_slow']);
       expect(result.usage).to.deep.include({ inputTokens: 20, outputTokens: 10 });
+    });
+
+    it('sends the image a tool returned the way the API takes it, and the conversation stays valid after it', async () => {
+      server = await c.start([
+        {
+          turn: {
+            toolCalls: [
+              { id: 'call_pic', name: 'greet', input: { who: 'Ada' } },
+              { id: 'call_fail', name: 'fail', input: { message: 'boom' } },
+            ],
+          },
+        },
+        { turn: { text: 'A pixel.' } },
+        { turn: { text: 'Still here.' } },
+      ]);
+      const agent = new Agent({ host: withBlocks(host), provider: c.provider(server), maxTurns: 8 });
+      const result = await agent.run('look');
+      expect(result).to.include({ stopReason: 'end_turn', text: 'A pixel.' });
+      expect((await agent.run('and now?')).text).to.equal('Still here.');
+      expect(server.violations).to.deep.equal([]);
+      expect(c.imagesIn(server.requests[1]!.body)).to.deep.equal([`data:image/png;base64,${PNG}`]);
+      expect(c.imagesIn(server.requests[2]!.body)).to.deep.equal([`data:image/png;base64,${PNG}`]);
+      const results = agent.messages.find((m) => m.role === 'tool');
+      expect(results?.role === 'tool' && results.results.map((r) => r.blocks?.length ?? 0)).to.deep.equal([6, 0]);
     });
 
     it('answers an unknown tool with an error result and goes on with the turn', async () => {

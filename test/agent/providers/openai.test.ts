@@ -29,6 +29,11 @@ runLoopSuite({
       ...(options.log ? { log: options.log } : {}),
     }),
   resultsIn: (body) => trailingToolMessages(body).map((m) => ({ id: m.tool_call_id, content: m.content })),
+  imagesIn: (body) =>
+    body.messages
+      .flatMap((m: any) => (m.role === 'user' && Array.isArray(m.content) ? m.content : []))
+      .filter((part: any) => part.type === 'image_url')
+      .map((part: any) => part.image_url.url),
 });
 
 describe('openai provider', () => {

@@ -33,6 +33,11 @@ for (const stream of [true, false]) {
         ...(options.log ? { log: options.log } : {}),
       }),
     resultsIn: (body) => trailingOutputs(body).map((item) => ({ id: item.call_id, content: item.output })),
+    imagesIn: (body) =>
+      body.input
+        .flatMap((item: any) => (Array.isArray(item.output) ? item.output : []))
+        .filter((part: any) => part.type === 'input_image')
+        .map((part: any) => part.image_url),
   });
 }
 

@@ -2,12 +2,78 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { SessionStore } from '../../../core/cli/repl/sessions.ts';
+import type { Message } from '../../../core/agent/messages.ts';
+import { SESSION_BINARY_CHARS, SessionStore } from '../../../core/cli/repl/sessions.ts';
+import { PNG } from '../../agent/helpers.ts';
 import { tempDir } from '../../helpers.ts';
 
 const line = (record: object) => `${JSON.stringify({ ts: '2026-01-01T00:00:00.000Z', ...record })}\n`;
 
 describe('saved sessions', () => {
+  it("keeps a result's small images and saves one over the limit as a text naming it", () => {
+    const tmp = tempDir();
+    try {
+      const store = new SessionStore(tmp.dir);
+      const session = store.open();
+      const large = 'A'.repeat(SESSION_BINARY_CHARS + 4);
+      const call: Message = { role: 'assistant', text: '', toolCalls: [{ id: 'c1', name: 'shot', arguments: '{}' }] };
+      const results: Message = {
+        role: 'tool',
+        results: [
+          {
+            callId: 'c1',
+            name: 'shot',
+            content: 'two shots',
+            isError: false,
+            blocks: [
+              { type: 'image', data: PNG, mimeType: 'image/png' },
+              { type: 'image', data: large, mimeType: 'image/png' },
+            ],
+          },
+        ],
+      };
+      session.write({ type: 'message', message: { role: 'user', content: 'hi' } });
+      session.write({ type: 'message', message: call });
+      session.write({ type: 'message', message: results });
+      session.close();
+      const loaded = store.load(session.id).messages.at(-1);
+      expect(loaded?.role === 'tool' && loaded.results[0]!.blocks).to.deep.equal([
+        { type: 'image', data: PNG, mimeType: 'image/png' },
+        {
+          type: 'text',
+          text: `[image image/png, ${large.length} base64 chars not shown] (not kept in the session file)`,
+        },
+      ]);
+      expect(readFileSync(session.file, 'utf8')).not.to.include(large);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('refuses a saved result whose blocks are not content blocks, as a damaged line', () => {
+    const tmp = tempDir();
+    try {
+      const store = new SessionStore(tmp.dir);
+      mkdirSync(store.dir, { recursive: true });
+      const result = (blocks: unknown) => ({
+        type: 'message',
+        message: { role: 'tool', results: [{ callId: 'c1', name: 'shot', content: 'x', isError: false, blocks }] },
+      });
+      const call = { role: 'assistant', text: '', toolCalls: [{ id: 'c1', name: 'shot', arguments: '{}' }] };
+      tmp.write(
+        join('.rousseau', 'sessions', 's1.jsonl'),
+        line({ type: 'message', message: call }) +
+          line(result([{ type: 'text', text: 'ok' }])) +
+          line(result([{ type: 'image', data: 5, mimeType: 'image/png' }])),
+      );
+      const loaded = store.load('s1');
+      expect(loaded.messages).to.have.length(2);
+      expect(loaded.warning).to.match(/line 3 is damaged/);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   it('writes one timestamped JSON line per record and reads the conversation back', () => {
     const tmp = tempDir();
     try {

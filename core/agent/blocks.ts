@@ -1,0 +1,54 @@
+/**
+ * What the providers share about a result's content blocks: which media types the model APIs take
+ * as images and documents, and how a block they cannot take is named in text instead
+ * (docs/agent.md, "Rich results"). A leaf: no run-time imports.
+ */
+import type { ContentBlock } from '../contract.ts';
+
+/** The image types every provider's API takes (Anthropic, OpenAI chat and Responses alike). */
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/** An image the model APIs take, with its media type, or undefined. */
+export function imageOf(block: ContentBlock): { mimeType: string; data: string } | undefined {
+  return block.type === 'image' && IMAGE_TYPES.has(block.mimeType.toLowerCase()) && block.data
+    ? { mimeType: block.mimeType.toLowerCase(), data: block.data }
+    : undefined;
+}
+
+/** A PDF embedded as a resource (base64 `blob`), which Anthropic and the Responses API take as a document. */
+export function pdfOf(block: ContentBlock): { uri: string; data: string } | undefined {
+  return block.type === 'resource' &&
+    block.resource.mimeType?.toLowerCase() === 'application/pdf' &&
+    block.resource.blob
+    ? { uri: block.resource.uri, data: block.resource.blob }
+    : undefined;
+}
+
+/** The text a block becomes where it cannot go as itself: its text, or a line naming it (never its bytes). */
+export function blockText(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'image':
+    case 'audio':
+      return `[${block.type} ${block.mimeType}, ${block.data.length} base64 chars not shown]`;
+    case 'resource_link':
+      return `[resource link ${block.uri} "${block.name}"${block.mimeType ? ` (${block.mimeType})` : ''}]`;
+    case 'resource': {
+      const { uri, mimeType, text, blob } = block.resource;
+      if (text !== undefined) return text;
+      return `[resource ${uri} (${mimeType ?? 'binary'}), ${blob?.length ?? 0} base64 chars not shown]`;
+    }
+  }
+}
+
+/** Short names of a result's non-text blocks, for a one-line summary: `image image/png`, `resource file:///a.pdf`. */
+export function blockNames(blocks: readonly ContentBlock[]): string[] {
+  const names: string[] = [];
+  for (const b of blocks) {
+    if (b.type === 'image' || b.type === 'audio') names.push(`${b.type} ${b.mimeType}`);
+    else if (b.type === 'resource_link') names.push(`link ${b.uri}`);
+    else if (b.type === 'resource') names.push(`resource ${b.resource.uri}`);
+  }
+  return names;
+}

@@ -1,0 +1,136 @@
+// `start --mcp` while plugins load: `initialize` and `tools/list` answer at once with the tools in
+// so far, each further plugin is announced with tools/list_changed, a call to a tool still loading
+// waits for it, and plugins register in config order whatever finished first.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { BIN, FIXTURES, tempDir, until } from '../helpers.ts';
+
+const MCP = join(FIXTURES, 'mcp');
+const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
+const code = (r: unknown) => (r as CallToolResult)._meta?.['rousseau-host/code'];
+
+describe('rousseau-host start --mcp while plugins load', function () {
+  this.timeout(30_000);
+  const tmp = tempDir('rh-mcp-startup-');
+  const gate = join(tmp.dir, 'gate');
+  let client: Client;
+  let stderr = '';
+  let listChanges = 0;
+
+  before(async () => {
+    const config = tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: [
+          { module: join(MCP, 'tools.ts'), isolation: 'inline' },
+          // Waits for the gate. The copy after it loads at once, but comes later in the config: it
+          // registers only after the first, and collides with it (same plugin, same tool).
+          { module: join(MCP, 'slow-load.ts'), options: { gate, tag: 'first' }, loadTimeoutMs: 60_000 },
+          { module: join(MCP, 'slow-load.ts'), options: { tag: 'second' } },
+        ],
+        policy: { default: 'allow' },
+        log: { audit: false },
+      }),
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'start', '--mcp', '--config', config],
+      cwd: tmp.dir,
+      stderr: 'pipe',
+    });
+    transport.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    client = new Client({ name: 'test-client', version: '1.0.0' });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanges++);
+    await client.connect(transport);
+  });
+  after(async () => {
+    writeFileSync(gate, ''); // a test that failed early must not leave the load waiting
+    await client.close();
+    tmp.cleanup();
+  });
+
+  it('lists the tools loaded so far, announces the slow plugin with list_changed, and a call to its tool waits for it', async () => {
+    // The inline plugin is in at once; the slow one waits for the gate, however long the list is asked for.
+    const early = await until(
+      async () => {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        return names.includes('echo') ? names : undefined;
+      },
+      { timeoutMs: 10_000, message: () => `echo never listed; stderr: ${stderr}` },
+    );
+    expect(early).to.deep.equal(['chatty', 'echo', 'fail', 'progress', 'stall', 'wait']);
+    const waiting = client.callTool({ name: 'late_echo', arguments: { text: 'hi' } });
+    let answered = false;
+    void waiting.then(() => (answered = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answered, 'the call waits for its plugin').to.equal(false);
+    const before = listChanges;
+
+    writeFileSync(gate, '');
+    expect(text(await waiting)).to.equal('first:hi');
+    await until(() => listChanges > before, { timeoutMs: 10_000, message: 'no tools/list_changed' });
+    expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal([
+      'chatty',
+      'echo',
+      'fail',
+      'late_echo',
+      'progress',
+      'stall',
+      'wait',
+    ]);
+  });
+
+  it('keeps the earlier plugin of two that collide, though the later one loaded first, and answers an unknown tool once all are in', async () => {
+    expect(text(await client.callTool({ name: 'late_echo', arguments: { text: 'again' } }))).to.equal('first:again');
+    await until(() => /plugin slow-load failed: .*slow-load/.test(stderr), {
+      timeoutMs: 10_000,
+      message: () => `the later copy never failed; stderr: ${stderr}`,
+    });
+    const unknown = await client.callTool({ name: 'nope', arguments: {} });
+    expect([unknown.isError, code(unknown)]).to.deep.equal([true, 'unknown_tool']);
+  });
+});
+
+describe('rousseau-host start --mcp before the client initializes', function () {
+  this.timeout(30_000);
+
+  it('sends no tools/list_changed while no client has initialized, though a plugin registers', async () => {
+    const tmp = tempDir('rh-mcp-quiet-');
+    const config = tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: [{ module: join(MCP, 'slow-load.ts'), options: { tag: 'quiet' } }],
+        log: { audit: false },
+      }),
+    );
+    const child = spawn(process.execPath, [BIN, 'start', '--mcp', '--config', config, '--log-level', 'debug'], {
+      cwd: tmp.dir,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await until(() => stderr.includes('loaded plugin slow-load'), {
+        timeoutMs: 20_000,
+        message: () => `the plugin to load; stderr: ${stderr}`,
+      });
+      // The announcement would go out in the tick after the registration; give it a moment to show.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(stdout).to.equal('');
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.stdin.end();
+      await exited;
+      tmp.cleanup();
+    }
+  });
+});
