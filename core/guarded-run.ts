@@ -140,7 +140,10 @@ class GuardedRun implements RunRequest {
         );
       this.pauseClock();
       try {
-        return readElicitResult(await abortable(handler(request, from), { signal: from.signal }), request.requestedSchema);
+        return readElicitResult(
+          await abortable(handler(request, from), { signal: from.signal }),
+          request.requestedSchema,
+        );
       } finally {
         this.resumeClock();
       }
@@ -169,7 +172,8 @@ class GuardedRun implements RunRequest {
     try {
       return await asking({ tool: this.tool, callId: this.callId, ...this.session(), signal });
     } catch (error) {
-      if (signal.aborted) throw new Error(`${what}: the call ended before the answer came (${messageOf(signal.reason)})`);
+      if (signal.aborted)
+        throw new Error(`${what}: the call ended before the answer came (${messageOf(signal.reason)})`);
       throw error;
     } finally {
       this.asking = false;

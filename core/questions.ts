@@ -39,7 +39,6 @@ const ALLOWED: Record<FieldKind, readonly string[]> = {
 
 type FieldKind = 'boolean' | 'string' | 'number' | 'enum' | 'oneOf' | 'multi';
 
-
 /** `ctx.elicit`'s request, copied and checked; throws an Error that says what is wrong. */
 export function readElicitRequest(value: unknown): ElicitRequest {
   const request = copied(value, 'ctx.elicit');
@@ -83,9 +82,11 @@ function fieldProblem(field: unknown): string | undefined {
   if (!kind)
     return 'must be a string, number, integer, boolean, single-select (enum or oneOf) or multi-select (array) field; forms do not nest';
   for (const key of Object.keys(field)) {
-    if (!ALLOWED[kind].includes(key)) return `may not have "${key}" (a ${kind} field takes ${ALLOWED[kind].join(', ')})`;
+    if (!ALLOWED[kind].includes(key))
+      return `may not have "${key}" (a ${kind} field takes ${ALLOWED[kind].join(', ')})`;
   }
-  for (const key of TEXT_KEYS) if (field[key] !== undefined && typeof field[key] !== 'string') return `${key} must be a string`;
+  for (const key of TEXT_KEYS)
+    if (field[key] !== undefined && typeof field[key] !== 'string') return `${key} must be a string`;
   for (const key of ['minLength', 'maxLength', 'minItems', 'maxItems']) {
     const n = field[key];
     if (n !== undefined && !(Number.isInteger(n) && (n as number) >= 0)) return `${key} must be a whole number`;
@@ -162,15 +163,35 @@ export function readElicitResult(value: unknown, schema: ElicitSchema): ElicitRe
   const content = answer.content ?? {};
   if (!isRecord(content)) throw new Error('the accepted answer to ctx.elicit has content that is not an object');
   for (const name of schema.required ?? []) {
-    if (content[name] === undefined) throw new Error(`the accepted answer to ctx.elicit has no value for required field "${name}"`);
+    if (content[name] === undefined)
+      throw new Error(`the accepted answer to ctx.elicit has no value for required field "${name}"`);
   }
   for (const [name, given] of Object.entries(content)) {
     const field = Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
     if (!field) throw new Error(`the accepted answer to ctx.elicit has "${name}", which is not a field of the form`);
-    const why = valueProblem(field, kindOf(field as unknown as Record<string, unknown>)!, given);
+    const why = fieldValueProblem(field, given);
     if (why) throw new Error(`the accepted answer to ctx.elicit has a value for "${name}" that ${why}`);
   }
   return { action, content: content as Record<string, ElicitValue> };
+}
+
+/** Why `value` does not fit a field of a checked form (`readElicitRequest`), or undefined. */
+export function fieldValueProblem(field: ElicitField, value: unknown): string | undefined {
+  return valueProblem(field, kindOf(field as unknown as Record<string, unknown>)!, value);
+}
+
+/** The choices of a checked form's field, with what the user reads for each; undefined for a free field. */
+export function fieldChoices(field: ElicitField): Choice[] | undefined {
+  const f = field as unknown as Record<string, unknown>;
+  const kind = kindOf(f)!;
+  if (kind === 'oneOf') return f.oneOf as Choice[];
+  if (kind === 'multi') {
+    const items = f.items as { enum?: string[]; anyOf?: Choice[] };
+    return items.anyOf ?? items.enum!.map((value) => ({ const: value, title: value }));
+  }
+  if (kind !== 'enum') return undefined;
+  const names = f.enumNames as string[] | undefined;
+  return (f.enum as string[]).map((value, i) => ({ const: value, title: names?.[i] ?? value }));
 }
 
 /** Why `value` does not fit `field`, or undefined. */
@@ -296,6 +317,8 @@ function isStrings(value: unknown): value is string[] {
 function isChoices(value: unknown): value is Choice[] {
   return (
     Array.isArray(value) &&
-    value.every((c) => isRecord(c) && typeof c.const === 'string' && typeof c.title === 'string' && Object.keys(c).length === 2)
+    value.every(
+      (c) => isRecord(c) && typeof c.const === 'string' && typeof c.title === 'string' && Object.keys(c).length === 2,
+    )
   );
 }
