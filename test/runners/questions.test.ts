@@ -15,7 +15,15 @@ const FORM = {
   properties: {
     name: { type: 'string', title: 'Name', minLength: 1 },
     size: { type: 'string', enum: ['s', 'm', 'l'], default: 'm' },
-    extras: { type: 'array', items: { anyOf: [{ const: 'milk', title: 'Milk' }, { const: 'sugar', title: 'Sugar' }] } },
+    extras: {
+      type: 'array',
+      items: {
+        anyOf: [
+          { const: 'milk', title: 'Milk' },
+          { const: 'sugar', title: 'Sugar' },
+        ],
+      },
+    },
     cups: { type: 'integer', minimum: 1, maximum: 4 },
     hot: { type: 'boolean' },
   },
@@ -173,7 +181,11 @@ for (const isolation of ['inline', 'worker', 'process'] as const) {
         stopReason: 'endTurn',
       });
       expect(asked).to.deep.equal([
-        { messages: [{ role: 'user', content: { type: 'text', text: 'Say hi' } }], systemPrompt: 'Be brief.', maxTokens: 4096 },
+        {
+          messages: [{ role: 'user', content: { type: 'text', text: 'Say hi' } }],
+          systemPrompt: 'Be brief.',
+          maxTokens: 4096,
+        },
       ]);
       const bad = await host.call(
         'ask_model',
