@@ -111,7 +111,12 @@ for (const isolation of ['inline', 'worker', 'process'] as const) {
       const result = await host.call(
         'ask_user',
         { message: 'Where?', form: nested },
-        { elicit: async () => (asked++, { action: 'cancel' }) },
+        {
+          elicit: async () => {
+            asked++;
+            return { action: 'cancel' };
+          },
+        },
       );
       expect(errorOf(result)).to.match(/requestedSchema field "address" must be a string, number/);
       expect(asked).to.equal(0);
