@@ -13,12 +13,23 @@ import type { FakeServer, Step } from '../fixtures/providers/fake-server.ts';
 import { OPENAI_TEST_KEY, startOpenAIServer } from '../fixtures/providers/openai-server.ts';
 import { FIXTURES } from '../helpers.ts';
 
+/** The fields of a request body this test reads, in either wire format. */
+interface WireBody {
+  system?: { text: string }[];
+  max_tokens?: number;
+  tools?: unknown;
+  messages: { role: string; content: string | { text?: string }[] }[];
+}
+
+const textOf = (content: WireBody['messages'][number]['content']) =>
+  typeof content === 'string' ? content : content.map((b) => b.text).join('');
+
 interface Case {
   name: string;
   start(steps: Step[]): Promise<FakeServer>;
   provider(url: string): Provider;
   /** The sample request's system prompt, output limit and messages, as this wire carries them. */
-  sent(body: any): { system: unknown; limit: unknown; messages: unknown; tools: unknown };
+  sent(body: WireBody): { system: unknown; limit: unknown; messages: unknown; tools: unknown };
 }
 
 const CASES: Case[] = [
@@ -29,7 +40,7 @@ const CASES: Case[] = [
     sent: (body) => ({
       system: body.system?.[0]?.text,
       limit: body.max_tokens,
-      messages: body.messages.map((m: any) => [m.role, m.content.map((b: any) => b.text).join('')]),
+      messages: body.messages.map((m) => [m.role, textOf(m.content)]),
       tools: body.tools,
     }),
   },
@@ -39,9 +50,9 @@ const CASES: Case[] = [
     provider: (baseUrl) =>
       openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${baseUrl}/v1`, retries: 0, maxTokens: 1000 }),
     sent: (body) => ({
-      system: body.messages.find((m: any) => m.role === 'system')?.content,
+      system: body.messages.find((m) => m.role === 'system')?.content,
       limit: body.max_tokens,
-      messages: body.messages.filter((m: any) => m.role !== 'system').map((m: any) => [m.role, m.content]),
+      messages: body.messages.filter((m) => m.role !== 'system').map((m) => [m.role, textOf(m.content)]),
       tools: body.tools,
     }),
   },
@@ -96,7 +107,7 @@ for (const c of CASES) {
           stopReason: 'endTurn',
         });
         expect(server.requests).to.have.length(3);
-        expect(c.sent(server.requests[1]!.body)).to.deep.equal({
+        expect(c.sent(server.requests[1]!.body as WireBody)).to.deep.equal({
           system: 'One word.',
           limit: 50,
           messages: [['user', 'Name a colour.']],

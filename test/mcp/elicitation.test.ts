@@ -80,8 +80,8 @@ describe('ctx.elicit, ctx.sample and ask over MCP (HTTP with sessions)', functio
   };
   const decisions = () =>
     readFileSync(audit, 'utf8')
-      .trim()
       .split('\n')
+      .filter(Boolean)
       .map((l) => JSON.parse(l) as AuditLine)
       .filter((l) => l.event === 'decision' && l.tool === 'echo');
 
@@ -168,10 +168,11 @@ describe('ctx.elicit, ctx.sample and ask over MCP (HTTP with sessions)', functio
     const message = String(asked[2]!.message);
     expect(message).to.contain('The tool "echo" (plugin tools) needs approval: policy rule policy.ask[0]');
     expect(message).to.contain('Input: {"text":"\\u202eevil"}'); // escaped: it cannot reorder the text it shows
-    expect((asked[2]!.requestedSchema as typeof FORM).properties).to.have.property('decision');
+    expect(asked[2]).to.have.nested.property('requestedSchema.properties.decision');
 
     // Audit lines are written in batches: wait for the last call's.
-    const lines = (await until(() => decisions().length === 5 && decisions())).slice(-4);
+    await until(() => decisions().length === 5);
+    const lines = decisions().slice(-4);
     expect(lines.map((l) => [l.answer, l.answeredBy])).to.deep.equal([
       ['approved', 'mcp-client'],
       ['refused', 'mcp-client'],
