@@ -69,7 +69,8 @@ class GuardedRun implements RunRequest {
   private running = false;
   private deadline?: Deadline;
   /** The time left on the call's clock when it last started or resumed (`ctx.elicit` stops it), and when that was. */
-  private clock = { left: 0, since: 0 };
+  private clockLeft = 0;
+  private clockSince = 0;
   /** A `ctx.elicit` or `ctx.sample` is waiting for its answer: one at a time, so a plugin cannot flood the user or the model. */
   private asking = false;
   private abandon?: NodeJS.Timeout;
@@ -188,14 +189,14 @@ class GuardedRun implements RunRequest {
     if (!this.deadline) return;
     this.deadline.cancel();
     this.deadline = undefined;
-    this.clock.left -= performance.now() - this.clock.since;
+    this.clockLeft -= performance.now() - this.clockSince;
   }
 
   /** The clock runs on with what was left (a timer of its own: rare, and not worth a queue in deadlines.ts). */
   private resumeClock(): void {
     if (this.settled || this.deadline) return;
-    this.clock.since = performance.now();
-    const timer = setTimeout(this.expire, Math.max(1, Math.ceil(this.clock.left)));
+    this.clockSince = performance.now();
+    const timer = setTimeout(this.expire, Math.max(1, Math.ceil(this.clockLeft)));
     this.deadline = { cancel: () => clearTimeout(timer) };
   }
 
@@ -230,7 +231,8 @@ class GuardedRun implements RunRequest {
       this.shutdown();
       return;
     }
-    this.clock = { left: this.registered.timeoutMs, since: performance.now() };
+    this.clockLeft = this.registered.timeoutMs;
+    this.clockSince = performance.now();
     this.deadline = deadline(this.registered.timeoutMs, this.expire);
     this.external?.addEventListener('abort', this.cancel, { once: true });
     this.call.env.inflight.add(this.shutdown);
