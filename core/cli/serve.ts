@@ -67,6 +67,7 @@ export async function serveHttp(values: Values, stop: Stop, flags: ServeFlags): 
       port: flags.port ?? config.port ?? DEFAULT_PORT,
       hostname: flags.hostname ?? config.host ?? '127.0.0.1',
       stateless: values.stateless === true || config.stateless === true,
+      askClient: !values.yes,
       ...(auth ? { authenticate: auth.authenticate } : {}),
       ...(auth?.protectedResource ? { protectedResource: auth.protectedResource } : {}),
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),

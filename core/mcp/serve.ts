@@ -88,10 +88,13 @@ function watchToolChanges(host: Host): () => void {
  * is announced with `notifications/tools/list_changed`. A host whose config fails to load closes
  * the connection and rejects with its error.
  */
-export async function serveMcpStdio(host: Host | Promise<Host>, opts: { signal?: AbortSignal } = {}): Promise<void> {
+export async function serveMcpStdio(
+  host: Host | Promise<Host>,
+  opts: { signal?: AbortSignal; askClient?: boolean } = {},
+): Promise<void> {
   const guard = guardStdout();
   const ready = Promise.resolve(host);
-  const server = createMcpServer(ready, { listChanged: true });
+  const server = createMcpServer(ready, { listChanged: true, askClient: opts.askClient ?? true });
   const ownClose = server.onclose;
   const closed = new Promise<void>(
     (resolve) =>
@@ -206,6 +209,8 @@ class LineLimit extends Transform {
 
 export interface McpHttpOptions {
   port: number;
+  /** Put the policy's `ask` to clients that can elicit (default true; false with `--yes`). */
+  askClient?: boolean;
   /** Default `127.0.0.1`. */
   hostname?: string;
   signal?: AbortSignal;
@@ -385,7 +390,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       res.setHeader('Allow', 'POST');
       return reply(res, 405, 'Method not allowed: this server is stateless, send every message as a POST');
     }
-    const server = createMcpServer(host, { listChanged: false });
+    const server = createMcpServer(host, { listChanged: false, askClient: opts.askClient ?? true });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     // A client that goes away mid-call cancels it: closing the server aborts its handlers' signals.
     res.on('close', () => {
@@ -434,7 +439,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       holdsPlace = false;
       initializing--;
     };
-    const server = createMcpServer(host, { listChanged: true });
+    const server = createMcpServer(host, { listChanged: true, askClient: opts.askClient ?? true });
     const session: Session = {
       owner,
       server,

@@ -22,16 +22,18 @@ import type { Caller, CallOptions, CallResult } from '../types.ts';
 import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
+import { clientHandlers } from './client-questions.ts';
 
 /**
- * The server never sends elicitation requests, so it needs no JSON Schema validator; the SDK's
+ * Elicitation requests go out through `extra.sendRequest` and their answers are checked by the host
+ * (questions.ts), never by the SDK's `elicitInput`: no JSON Schema validator is needed. The SDK's
  * default builds an Ajv instance per `Server`, which a stateless HTTP request would pay for.
  */
 const NO_ELICITATION: jsonSchemaValidator = {
   getValidator: () => () => ({
     valid: false,
     data: undefined,
-    errorMessage: 'rousseau-host sends no elicitation requests',
+    errorMessage: 'rousseau-host checks elicitation answers itself',
   }),
 };
 
@@ -55,6 +57,11 @@ const DEFAULT_MCP_LOG_LEVEL: LoggingLevel = 'info';
 export interface McpServerOptions {
   /** Promise `notifications/tools/list_changed`: there is a session to send it on (not stateless HTTP). */
   listChanged: boolean;
+  /**
+   * Put the policy's `ask` to a client that can elicit (default true). False when the host has its
+   * own answer (`--yes`): the operator's choice is not overridden by asking the client.
+   */
+  askClient?: boolean;
 }
 
 /** The servers of each host that promised list_changed and are still connected. */
@@ -78,7 +85,10 @@ export function sendToolListChanged(host: Host): void {
  * be loading: `initialize` is answered at once, and `tools/list` and `tools/call` wait for it; a
  * host whose plugins load in the background lists those registered so far (docs/mcp.md, "Start-up").
  */
-export function createMcpServer(host: Host | Promise<Host>, { listChanged }: McpServerOptions): Server {
+export function createMcpServer(
+  host: Host | Promise<Host>,
+  { listChanged, askClient = true }: McpServerOptions,
+): Server {
   const server = new Server(HOST_INFO, {
     capabilities: { tools: { listChanged }, logging: {} },
     jsonSchemaValidator: NO_ELICITATION,
@@ -133,6 +143,8 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
     if (extra.sessionId) options.sessionId = tag ??= sessionTag(extra.sessionId);
     const caller = callerOf(extra.authInfo);
     if (caller) options.caller = caller;
+    const { approve, ...questions } = clientHandlers(server.getClientCapabilities(), extra);
+    Object.assign(options, questions, askClient && approve ? { approve } : {});
     const token = _meta?.progressToken;
     let sent: Promise<void> | undefined;
     if (token !== undefined) {
