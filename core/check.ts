@@ -125,10 +125,14 @@ function checkTools(file: string, tools: readonly ToolReport[], options: CheckOp
     if (tool.inputSchemaError) {
       add('/inputSchema', tool.inputSchemaError);
     } else {
-      checkInputSchema(tool.inputSchema, '/inputSchema', add, style);
+      checkObjectSchema(tool.inputSchema, '/inputSchema', add, style, 'providers require it');
       // An MCP server's schemas are not the user's to tighten.
       if (!options.lenient) openSchemas(tool.inputSchema, '/inputSchema', add);
     }
+    if (tool.outputSchemaError) add('/outputSchema', tool.outputSchemaError);
+    // Undescribed output properties only warn: the model reads the data, never writes it.
+    else if (tool.outputSchema !== undefined)
+      checkObjectSchema(tool.outputSchema, '/outputSchema', add, 'warning', "MCP's structuredContent is an object");
     if (tool.executeType !== 'function' && !options.lenient) {
       add('/execute', `execute must be a function, got ${tool.executeType}`);
     }
@@ -153,17 +157,19 @@ function checkTools(file: string, tools: readonly ToolReport[], options: CheckOp
 
 type Add = (pointer: string, message: string, severity?: Violation['severity']) => void;
 
-function checkInputSchema(schema: unknown, at: string, add: Add, style: Violation['severity']): void {
+/**
+ * A tool's input schema (`inputSchema`: providers require an object) or output schema
+ * (`outputSchema`: MCP serves `data` as `structuredContent`, which is an object).
+ */
+function checkObjectSchema(schema: unknown, at: string, add: Add, style: Violation['severity'], why: string): void {
+  const key = at.slice(1);
   if (kindOf(schema) !== 'object') {
-    add(at, `inputSchema must be a JSON-Schema object (Type.Object(...)), got ${kindOf(schema)}`);
+    add(at, `${key} must be a JSON-Schema object (Type.Object(...)), got ${kindOf(schema)}`);
     return;
   }
   const s = schema as Record<string, unknown>;
   if (s.type !== 'object') {
-    add(
-      `${at}/type`,
-      `inputSchema must have type "object" (providers require it), got ${JSON.stringify(s.type) ?? 'undefined'}`,
-    );
+    add(`${at}/type`, `${key} must have type "object" (${why}), got ${JSON.stringify(s.type) ?? 'undefined'}`);
   }
   checkSchema(s, at, add, { lenient: style === 'warning' });
 }

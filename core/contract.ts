@@ -81,8 +81,11 @@ export interface EmbeddedResource {
   blob?: string;
 }
 
-/** What `execute` may return: text for the model, or text with an error flag and structured data. */
-export type ToolOutput = string | { content: string; isError?: boolean; data?: unknown };
+/**
+ * What `execute` may return: text for the model, or its content (text, or content blocks: images,
+ * audio, resources) with an error flag and structured data (checked against `outputSchema`).
+ */
+export type ToolOutput = string | { content: string | ContentBlock[]; isError?: boolean; data?: unknown };
 
 /**
  * One tool. Contract: stateless between calls (two agents may call it at once), honours
@@ -96,6 +99,11 @@ export interface Tool<Input extends TSchema = TSchema, Options = Record<string, 
   /** A JSON-Schema object (`type: "object"`), every property described. */
   inputSchema: Input;
   annotations?: ToolAnnotations;
+  /**
+   * The shape of the `data` the tool returns: an object schema (MCP's rule). Each result's `data`
+   * is checked against it, and MCP clients receive it as `structuredContent`.
+   */
+  outputSchema?: TSchema;
   /** Overrides the plugin's timeout for this tool. */
   timeoutMs?: number;
   execute(input: Static<Input>, ctx: ToolContext<Options>): ToolOutput | Promise<ToolOutput>;

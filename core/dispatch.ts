@@ -68,7 +68,7 @@ export async function dispatch(
   const verdict = judging instanceof Promise ? await judging : judging;
   if (!verdict.ok) return call.finish(verdict);
   const ran = await runGuarded(call, decided.tool, decided.input);
-  return call.finish(ran.ok ? normalise(name, decided.tool.plugin, ran.output) : ran);
+  return call.finish(ran.ok ? normalise(decided.tool, ran.output) : ran);
 }
 
 /**

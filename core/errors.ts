@@ -20,6 +20,7 @@ export const RESULT_CODES = [
   'crashed',
   'quarantined',
   'tool_error',
+  'invalid_output',
   'output_too_large',
 ] as const;
 export type ResultCode = (typeof RESULT_CODES)[number];

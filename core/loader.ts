@@ -210,6 +210,7 @@ function toDefinition(t: NonNullable<Awaited<ReturnType<PluginRunner['load']>>['
     name: t.name as string,
     description: t.description as string,
     inputSchema: t.inputSchema as Record<string, unknown>,
+    ...(t.outputSchema ? { outputSchema: t.outputSchema as Record<string, unknown> } : {}),
     ...(t.annotations ? { annotations: t.annotations as ToolDefinition['annotations'] } : {}),
     ...(typeof t.timeoutMs === 'number' ? { timeoutMs: t.timeoutMs } : {}),
   };

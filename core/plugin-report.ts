@@ -7,7 +7,15 @@ import { messageOf } from './errors.ts';
 import { plainData } from './safe-json.ts';
 
 const PLUGIN_KEYS = new Set(['name', 'version', 'description', 'options', 'tools', 'setup', 'dispose']);
-const TOOL_KEYS = new Set(['name', 'description', 'inputSchema', 'annotations', 'timeoutMs', 'execute']);
+const TOOL_KEYS = new Set([
+  'name',
+  'description',
+  'inputSchema',
+  'outputSchema',
+  'annotations',
+  'timeoutMs',
+  'execute',
+]);
 
 /** The plugin's default export, described as plain data (functions become their `typeof`). */
 export interface PluginReport {
@@ -33,6 +41,9 @@ export interface ToolReport {
   inputSchema?: unknown;
   /** Why the schema could not be turned into JSON (a function in it, a cycle, a BigInt). */
   inputSchemaError?: string;
+  outputSchema?: unknown;
+  /** Why the output schema could not be turned into JSON. */
+  outputSchemaError?: string;
   annotations?: unknown;
   timeoutMs?: unknown;
   executeType: string;
@@ -62,6 +73,11 @@ export function describeTool(value: unknown): ToolReport {
   const schema = toPlainJson(t.inputSchema);
   if ('error' in schema) report.inputSchemaError = `inputSchema is not plain JSON: ${schema.error}`;
   else report.inputSchema = schema.value;
+  if (t.outputSchema !== undefined) {
+    const output = toPlainJson(t.outputSchema);
+    if ('error' in output) report.outputSchemaError = `outputSchema is not plain JSON: ${output.error}`;
+    else report.outputSchema = output.value;
+  }
   return report;
 }
 

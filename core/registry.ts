@@ -36,6 +36,8 @@ export interface RegisteredTool {
   timeoutMs: number;
   /** Compiled on first call: compiling every schema at start-up would tax hosts with many tools. */
   validator(): Validator;
+  /** The `outputSchema`'s, compiled on first use; none when the tool declares no output schema. */
+  outputValidator?(): Validator;
   /** Whether the schema declares a `default` anywhere (only then are defaults applied per call). */
   hasDefaults: boolean;
 }
@@ -44,6 +46,7 @@ export interface ToolDefinition {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
   annotations?: ToolAnnotations;
   timeoutMs?: number;
 }
@@ -101,17 +104,21 @@ export class Registry {
   private register(handle: PluginHandle, tools: readonly ToolDefinition[]): void {
     for (const tool of tools) {
       let compiled: Validator | undefined;
+      let output: Validator | undefined;
+      const { outputSchema } = tool;
       this.byName.set(tool.name, {
         info: {
           name: tool.name,
           description: tool.description,
           inputSchema: tool.inputSchema,
+          ...(outputSchema ? { outputSchema } : {}),
           ...(tool.annotations ? { annotations: tool.annotations } : {}),
           plugin: handle.name,
         },
         plugin: handle,
         timeoutMs: tool.timeoutMs ?? handle.timeoutMs,
         validator: () => (compiled ??= compileLinear(tool.inputSchema)),
+        ...(outputSchema ? { outputValidator: () => (output ??= compileLinear(outputSchema)) } : {}),
         hasDefaults: hasDefaults(tool.inputSchema),
       });
     }
@@ -154,10 +161,11 @@ export class Registry {
         ...(h.loadMs === undefined ? {} : { loadMs: Math.round(h.loadMs * 10) / 10 }),
         tools: this.tools()
           .filter((t) => t.plugin === h.name && !h.error)
-          .map(({ name, description, inputSchema, annotations }) => ({
+          .map(({ name, description, inputSchema, outputSchema, annotations }) => ({
             name,
             description,
             inputSchema,
+            ...(outputSchema ? { outputSchema } : {}),
             ...(annotations ? { annotations } : {}),
           })),
       };

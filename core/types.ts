@@ -63,8 +63,13 @@ export interface CallResult {
   durationMs: number;
   /** The content was cut to the plugin's output cap (head + tail kept, a marker between). */
   truncated?: boolean;
-  /** Structured data the tool returned beside its text. */
+  /** Structured data the tool returned beside its text (matching its `outputSchema`, when it has one). */
   data?: unknown;
+  /**
+   * The data's JSON was over the plugin's output cap: its long strings were cut (head and tail
+   * kept), or, when that was not enough, it was left out and `content` says so.
+   */
+  dataTruncated?: boolean;
   /**
    * The result as content blocks, when the tool returned blocks (images, audio, resources):
    * `content` is then their text, with each other block named in it (docs/plugins.md, "Results").
@@ -91,6 +96,8 @@ export interface ToolInfo {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** The JSON Schema of the tool's `data`, when it declares one (an object schema). */
+  outputSchema?: Record<string, unknown>;
   annotations?: ToolAnnotations;
   /** The plugin the tool belongs to. */
   plugin: string;
@@ -114,5 +121,5 @@ export interface PluginStatus {
   /** What imported the module; none for an MCP server. */
   loader?: PluginLoader;
   loadMs?: number;
-  tools: Pick<ToolInfo, 'name' | 'description' | 'inputSchema' | 'annotations'>[];
+  tools: Pick<ToolInfo, 'name' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations'>[];
 }

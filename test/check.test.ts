@@ -49,6 +49,26 @@ describe('contract check', () => {
     expect(errors(plain)).to.deep.equal([]);
   });
 
+  it('checks an outputSchema: an object schema (MCP serves structuredContent as one), regexes that compile, plain JSON', () => {
+    const withOutput = (outputSchema: unknown) => plugin({ tools: [{ ...goodTool(), outputSchema }] });
+    expect(errors(withOutput(Type.Object({ temp: Type.Number() })))).to.deep.equal([]);
+    // Undescribed output properties only warn: the model reads the data, it never writes it.
+    expect(check(withOutput(Type.Object({ temp: Type.Number() }))).map((v) => v.severity)).to.not.include('error');
+    const [array] = errors(withOutput(Type.Array(Type.String())));
+    expect(array).to.deep.include({ pointer: '/tools/0/outputSchema/type' });
+    expect(array?.message).to.match(
+      /outputSchema must have type "object" \(MCP's structuredContent is an object\), got "array"/,
+    );
+    expect(errors(withOutput('nope'))[0]?.message).to.match(/outputSchema must be a JSON-Schema object/);
+    expect(pointers(withOutput({ type: 'object', properties: { s: { type: 'string', pattern: '(' } } }))).to.include(
+      '/tools/0/outputSchema/properties/s/pattern',
+    );
+    expect(errors(withOutput({ type: 'object', default: 1n }))[0]).to.deep.include({
+      pointer: '/tools/0/outputSchema',
+    });
+    expect(check(withOutput(Type.Object({}))).filter((v) => /unknown tool key/.test(v.message))).to.deep.equal([]);
+  });
+
   it('requires the default export to be an object', () => {
     for (const bad of [null, 42, 'x', [], () => {}]) {
       const [v] = errors(bad);

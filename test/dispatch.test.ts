@@ -148,10 +148,15 @@ describe('call pipeline (inline)', () => {
     }
   });
 
-  it('output_too_large: structured data over the cap', async () => {
+  it('structured data over the cap does not fail the call: its long string is cut to fit, head and tail kept', async () => {
     const r = await host.call('returns', '{"kind":"big-data"}');
-    expect(r.code).to.equal('output_too_large');
-    expect(r.content).to.contain('4096');
+    expect(r.isError, r.content).to.equal(false);
+    expect(r.dataTruncated).to.equal(true);
+    const { blob } = r.data as { blob: string };
+    expect(Buffer.byteLength(JSON.stringify(r.data))).to.be.at.most(4096);
+    expect(blob).to.match(
+      /^y+\n\n\[… \d+ bytes omitted of 300000: output capped at \d+ bytes, head and tail kept …\]\n\ny+$/,
+    );
   });
 
   it('caps text output: head and tail kept, a marker between, truncated flag set', async () => {

@@ -21,6 +21,8 @@ export const call: Command = {
         printJson({ tool, ...result });
       } else {
         if (result.isError) printError(`error (${result.code ?? 'tool_error'}):`);
+        // The text names each image, audio or resource block (type, MIME type, size, URI): base64
+        // never reaches a terminal. `--json` has the blocks themselves.
         print(result.content);
       }
       return result.isError ? EXIT.failure : EXIT.ok;

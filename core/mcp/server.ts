@@ -222,6 +222,7 @@ export function listTools(host: Host, caller?: Caller): McpTool[] {
       ...(t.annotations?.title ? { title: t.annotations.title } : {}),
       description: t.description,
       inputSchema: t.inputSchema as McpTool['inputSchema'],
+      ...(t.outputSchema ? { outputSchema: t.outputSchema as McpTool['outputSchema'] } : {}),
       ...(annotations ? { annotations } : {}),
     });
   }
@@ -231,17 +232,21 @@ export function listTools(host: Host, caller?: Caller): McpTool[] {
 /**
  * Every failure is a result with `isError` (spec 2025-11-25: even unknown tools and invalid input,
  * so the model can react); `_meta` carries our result code for clients that want to tell a timeout
- * from a denial.
+ * from a denial. A tool's blocks (images, audio, resources) are served as they are; its data as
+ * `structuredContent`, whose JSON the text already holds when the tool has an `outputSchema`.
  */
 function toCallToolResult(r: CallResult): CallToolResult {
-  const result: CallToolResult = { content: [{ type: 'text', text: r.content }] };
+  const result: CallToolResult = {
+    content: r.blocks ? (r.blocks as CallToolResult['content']) : [{ type: 'text', text: r.content }],
+  };
   if (r.isError) result.isError = true;
   if (r.data !== null && typeof r.data === 'object' && !Array.isArray(r.data))
     result.structuredContent = r.data as Record<string, unknown>;
-  if (r.code || r.truncated) {
+  if (r.code || r.truncated || r.dataTruncated) {
     result._meta = {
       ...(r.code ? { 'rousseau-host/code': r.code } : {}),
       ...(r.truncated ? { 'rousseau-host/truncated': true } : {}),
+      ...(r.dataTruncated ? { 'rousseau-host/dataTruncated': true } : {}),
     };
   }
   return result;

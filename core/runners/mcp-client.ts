@@ -17,6 +17,7 @@ import type { PassThrough } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { ContentBlock, ToolOutput } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
@@ -252,6 +253,7 @@ export function createMcpRunner(
           name: names[i],
           description: t.description,
           inputSchema: t.inputSchema,
+          ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
           ...(annotations ? { annotations } : {}),
           executeType: 'function',
           unknownKeys: [],
@@ -351,31 +353,16 @@ export function createMcpRunner(
 }
 
 /**
- * An MCP result as a tool output: text blocks joined; other blocks named (the model gets text);
- * `structuredContent` kept as data, and as the text when there is no other.
+ * An MCP result as a tool output: text alone as a string; with images, audio or resources, the
+ * blocks as they came (the output stage checks and caps them); `structuredContent` as data, and as
+ * the text when there is no other.
  */
-function toOutput(result: Record<string, unknown>): { content: string; isError: boolean; data?: unknown } {
+function toOutput(result: Record<string, unknown>): ToolOutput {
   const blocks = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
-  const text = blocks.map(blockText).join('\n');
   const data = result.structuredContent ?? ('toolResult' in result ? result.toolResult : undefined);
-  return {
-    content: text || (data === undefined ? '' : JSON.stringify(data)),
-    isError: result.isError === true,
-    ...(data === undefined ? {} : { data }),
-  };
-}
-
-function blockText(block: Record<string, unknown>): string {
-  switch (block.type) {
-    case 'text':
-      return String(block.text ?? '');
-    case 'resource': {
-      const r = (block.resource ?? {}) as Record<string, unknown>;
-      return typeof r.text === 'string' ? r.text : `[resource ${String(r.uri)} (${String(r.mimeType ?? 'binary')})]`;
-    }
-    case 'resource_link':
-      return `[resource ${String(block.uri)}${block.name ? ` "${String(block.name)}"` : ''}]`;
-    default: // image, audio: the text channel cannot carry them
-      return `[${String(block.type)} ${String(block.mimeType ?? '')}, ${typeof block.data === 'string' ? block.data.length : 0} base64 chars not shown]`;
-  }
+  const isError = result.isError === true;
+  const extra = data === undefined ? {} : { data };
+  if (blocks.some((b) => b?.type !== 'text')) return { content: blocks as ContentBlock[], isError, ...extra };
+  const text = blocks.map((b) => String(b.text ?? '')).join('\n');
+  return { content: text || (data === undefined ? '' : JSON.stringify(data)), isError, ...extra };
 }

@@ -1,5 +1,5 @@
 // A ToolContext for calling `execute` directly, the way the host calls it, minus the host.
-import type { PluginLogger, ToolContext } from 'rousseau-host';
+import type { PluginLogger, ToolContext, ToolOutput } from 'rousseau-host';
 
 const quiet: PluginLogger = { error() {}, warn() {}, info() {}, debug() {} };
 
@@ -17,7 +17,9 @@ export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
   };
 }
 
-/** The text of what `execute` returned, whichever of its two shapes it used. */
-export function textOf(output: string | { content: string }): string {
-  return typeof output === 'string' ? output : output.content;
+/** The text of what `execute` returned, whichever of its shapes it used (a string, or text blocks). */
+export function textOf(output: ToolOutput): string {
+  if (typeof output === 'string') return output;
+  if (typeof output.content === 'string') return output.content;
+  return output.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
 }

@@ -183,6 +183,31 @@ describe('rousseau-host CLI', function () {
     expect(JSON.parse(unknown.stdout).code).to.equal('unknown_tool');
   });
 
+  it('call: --json shows blocks and data; text mode prints the text and names the other blocks, never their base64', async () => {
+    config({ builtins: false, plugins: [{ module: fixture('rich.ts') }], policy: { default: 'allow' } });
+    const json = await runCli(['call', 'every_block', '--json'], { cwd: t.dir });
+    expect(json.code, json.stderr).to.equal(0);
+    const result = JSON.parse(json.stdout) as { blocks: { type: string; data?: string }[] };
+    expect(result.blocks.map((b) => b.type)).to.deep.equal(['text', 'audio', 'resource_link', 'resource', 'resource']);
+    expect(result.blocks[1]?.data).to.equal(Buffer.from('RIFF....WAVE').toString('base64'));
+    const text = await runCli(['call', 'every_block'], { cwd: t.dir });
+    expect(text.stdout).to.equal(
+      [
+        'all kinds',
+        '[audio audio/wav, 12 B]',
+        '[resource link file:///notes.md "notes" text/markdown]',
+        '[resource file:///a.txt text/plain]',
+        'embedded text',
+        '[resource file:///b.bin, 3 B]',
+        '',
+      ].join('\n'),
+    );
+    const picture = await runCli(['call', 'picture'], { cwd: t.dir });
+    expect(picture.stdout).to.equal('a red dot\n[image image/png, 70 B]\n');
+    const weather = await runCli(['call', 'weather', '{"mode":"text"}', '--json'], { cwd: t.dir });
+    expect(JSON.parse(weather.stdout)).to.deep.include({ data: { city: 'Paris', temperature: 21.5 } });
+  });
+
   it('call: an ask decision is denied without a terminal, approved with --yes', async () => {
     config({
       builtins: false,

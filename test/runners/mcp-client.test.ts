@@ -6,10 +6,12 @@ import { join } from 'node:path';
 import { createHost, type Host } from '../../core/host.ts';
 import type { HostConfig } from '../../core/config-schema.ts';
 import type { Logger } from '../../core/log.ts';
+import { PNG } from '../fixtures/plugins/rich.ts';
 import { capturingLogger, FIXTURES, until } from '../helpers.ts';
 
 const SERVER = join(FIXTURES, 'mcp', 'server.mjs');
 const HTTP_SERVER = join(FIXTURES, 'mcp', 'http-server.mjs');
+const RICH_SERVER = join(FIXTURES, 'mcp', 'rich-server.mjs');
 
 /** Starts the Streamable HTTP fixture on `port` (0: any); resolves once it listens, with its port. */
 function startHttpServer(port = 0): Promise<{ child: ChildProcess; port: number }> {
@@ -155,6 +157,58 @@ describe('MCP servers as plugins', function () {
     );
     expect(after).to.not.equal(before);
     expect(await host.call('fixture_echo', { text: 'back' })).to.include({ isError: false, content: 'back' });
+  });
+});
+
+describe('MCP servers as plugins: rich results', function () {
+  this.timeout(20_000);
+  let host: Host;
+
+  before(async () => {
+    host = await hostWith([{ name: 'srv', mcp: { command: process.execPath, args: [RICH_SERVER] } }]);
+  });
+  after(() => host.close());
+
+  it("keeps a server's image as an image block, byte for byte, and names it in the text", async () => {
+    const r = await host.call('srv_screenshot', {});
+    expect(r.isError, r.content).to.equal(false);
+    expect(r.blocks).to.deep.equal([
+      { type: 'text', text: 'the screen' },
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+    ]);
+    expect(r.content).to.equal('the screen\n[image image/png, 70 B]');
+  });
+
+  it('keeps audio, resource links and embedded resources as blocks', async () => {
+    const r = await host.call('srv_media', {});
+    expect(r.blocks?.map((b) => b.type)).to.deep.equal(['audio', 'resource_link', 'resource', 'resource']);
+    expect(r.blocks?.[1]).to.deep.equal({
+      type: 'resource_link',
+      uri: 'file:///notes.md',
+      name: 'notes',
+      mimeType: 'text/markdown',
+    });
+    expect(r.content).to.contain('[resource file:///b.bin application/octet-stream, 3 B]');
+  });
+
+  it("keeps the server's outputSchema and takes its structuredContent as data", async () => {
+    const tool = host.tools().find((t) => t.name === 'srv_read_text_file');
+    expect(tool?.outputSchema).to.deep.include({ type: 'object', required: ['content'] });
+    const r = await host.call('srv_read_text_file', { bytes: 100 });
+    expect(r.isError, r.content).to.equal(false);
+    expect(r.data).to.deep.equal({ content: r.content });
+  });
+
+  it('reads 150 KB through a server that repeats its text in structuredContent: text and data cut, the call succeeds', async () => {
+    const r = await host.call('srv_read_text_file', { bytes: 150_000 });
+    expect(r.isError, r.content).to.equal(false);
+    expect(r).to.include({ truncated: true, dataTruncated: true });
+    expect(r.content).to.match(
+      /^HEAD\.+\n\n\[… \d+ bytes omitted of 150000: output capped at 65536 bytes, head and tail kept …\]\n\n\.+TAIL$/,
+    );
+    const data = r.data as { content: string };
+    expect(data.content).to.match(/^HEAD\.+\n\n\[… \d+ bytes omitted of 150000: .*\]\n\n\.+TAIL$/);
+    expect(Buffer.byteLength(JSON.stringify(data))).to.be.at.most(65_536);
   });
 });
 
