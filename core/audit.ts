@@ -108,6 +108,8 @@ export interface DecisionFields {
   rule?: string | undefined;
   reason?: string | undefined;
   answer?: string | undefined;
+  /** Who answered an `ask`: `terminal`, `mcp-client`, or what the embedder's approver calls itself. */
+  answeredBy?: string | undefined;
   approvalMs?: number | undefined;
   source?: string | undefined;
 }
@@ -124,6 +126,7 @@ export function decisionEntry(d: DecisionFields): AuditEntry {
     if (d.rule !== undefined) line += `,"rule":${json(d.rule)}`;
     if (d.reason) line += `,"reason":${json(d.reason)}`;
     if (d.answer) line += `,"answer":${json(d.answer)}`;
+    if (d.answeredBy !== undefined) line += `,"answeredBy":${json(d.answeredBy)}`;
     if (d.approvalMs !== undefined) line += `,"approvalMs":${d.approvalMs}`;
     if (d.source) line += `,"source":${json(d.source)}`;
     return `${line}}`;

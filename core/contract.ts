@@ -54,6 +54,102 @@ export interface ToolContext<Options = Record<string, unknown>> {
    * follow, a link, a path it derives): the step must get no further than a call could. Never throws.
    */
   authorize(input: unknown): Promise<Authorization>;
+  /**
+   * Asks the user for a few values (MCP's form elicitation): an MCP client with the `elicitation`
+   * capability, the terminal in the REPL. Headless runs answer `cancel`. The answer's `content` has
+   * been checked against `requestedSchema`. Throws when no one can be asked, when the schema is not
+   * one MCP allows, when the call ends first, or while another question of this call is open. The
+   * tool's timeout stands still while the user answers (docs/plugins.md, "Asking the user").
+   */
+  elicit(request: ElicitRequest): Promise<ElicitResult>;
+  /**
+   * Asks a model for one message, without tools (MCP's sampling): an MCP client with the `sampling`
+   * capability, or the agent loop's own model. Throws when there is none, or when the call ends
+   * first. `maxTokens` is capped (docs/plugins.md, "Asking the model").
+   */
+  sample(request: SampleRequest): Promise<SampleResult>;
+}
+
+/** What `ctx.elicit` asks: a message and a flat form (MCP's `requestedSchema`). */
+export interface ElicitRequest {
+  message: string;
+  requestedSchema: ElicitSchema;
+}
+
+/** A flat object whose properties are primitive fields; nothing nests. */
+export interface ElicitSchema {
+  type: 'object';
+  properties: Record<string, ElicitField>;
+  required?: string[];
+}
+
+/**
+ * One field of a form, as MCP defines them: a string (with `format` `email`, `uri`, `date` or
+ * `date-time`), a number or integer, a boolean, a single choice (`enum`, or `oneOf` of
+ * `{ const, title }`), or several choices (`type: 'array'` whose `items` are an `enum` or an
+ * `anyOf` of `{ const, title }`). Each may have a `title`, a `description` and a `default`.
+ */
+export type ElicitField =
+  | (FieldText & { type: 'boolean'; default?: boolean })
+  | (FieldText & {
+      type: 'string';
+      minLength?: number;
+      maxLength?: number;
+      format?: 'email' | 'uri' | 'date' | 'date-time';
+      default?: string;
+    })
+  | (FieldText & { type: 'number' | 'integer'; minimum?: number; maximum?: number; default?: number })
+  | (FieldText & { type: 'string'; enum: string[]; enumNames?: string[]; default?: string })
+  | (FieldText & { type: 'string'; oneOf: Choice[]; default?: string })
+  | (FieldText & {
+      type: 'array';
+      items: { type: 'string'; enum: string[] } | { anyOf: Choice[] };
+      minItems?: number;
+      maxItems?: number;
+      default?: string[];
+    });
+
+interface FieldText {
+  title?: string;
+  description?: string;
+}
+
+/** A titled choice: `const` is the value, `title` what the user reads. */
+export interface Choice {
+  const: string;
+  title: string;
+}
+
+/** A value the user gave: a multi-select field's is an array of its choices. */
+export type ElicitValue = string | number | boolean | string[];
+
+/** The user's answer: `accept` with the values, `decline` (said no), or `cancel` (dismissed it). */
+export type ElicitResult =
+  | { action: 'accept'; content: Record<string, ElicitValue> }
+  | { action: 'decline' | 'cancel' };
+
+/** What `ctx.sample` asks: a conversation for the model to carry on (MCP's `sampling/createMessage`). */
+export interface SampleRequest {
+  messages: SampleMessage[];
+  systemPrompt?: string;
+  /** The most tokens the answer may have; the host caps it. */
+  maxTokens: number;
+}
+
+export interface SampleMessage {
+  role: 'user' | 'assistant';
+  content: SampleContent;
+}
+
+/** Text; an image (base64 `data`) where the model that answers takes images. */
+export type SampleContent = { type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string };
+
+/** The model's answer. `stopReason` is MCP's (`endTurn`, `maxTokens`, `stopSequence`) or the model's own word. */
+export interface SampleResult {
+  role: 'assistant';
+  content: SampleContent;
+  model: string;
+  stopReason?: string;
 }
 
 /** The host's answer to `ctx.authorize`. */

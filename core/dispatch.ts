@@ -23,19 +23,9 @@ import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { schemaProblems } from './schema-errors.ts';
-import type { CallOptions, CallResult, Caller, ToolInfo } from './types.ts';
+import type { ApproveFn, CallOptions, CallResult, Caller } from './types.ts';
 
-/** Asks a person whether a call may run. `always` approves this exact input for the session. */
-export type ApproveFn = (request: ApprovalRequest) => Promise<boolean | 'always'> | boolean | 'always';
-
-export interface ApprovalRequest {
-  tool: ToolInfo;
-  /** The canonical JSON of the validated input: what the tool will receive. */
-  input: string;
-  decision: PolicyDecision;
-  callId: string;
-  sessionId?: string;
-}
+export type { ApprovalRequest, ApproveFn } from './types.ts';
 
 export interface DispatchEnv {
   registry: Registry;
@@ -226,6 +216,9 @@ function ownCallOptions(given: CallOptions): CallOptions {
   if (Object.hasOwn(given, 'caller')) options.caller = given.caller;
   if (Object.hasOwn(given, 'onProgress')) options.onProgress = given.onProgress;
   if (Object.hasOwn(given, 'onLog')) options.onLog = given.onLog;
+  if (Object.hasOwn(given, 'approve')) options.approve = given.approve;
+  if (Object.hasOwn(given, 'elicit')) options.elicit = given.elicit;
+  if (Object.hasOwn(given, 'sample')) options.sample = given.sample;
   return options;
 }
 
@@ -280,8 +273,8 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
   return { ok: true, input };
 }
 
-/** The policy's decision after approval (`ok: false`: the call does not run), and how an `ask` was answered. */
-type Verdict = Step & { answer?: Answer; approvalMs?: number };
+/** The policy's decision after approval (`ok: false`: the call does not run), how an `ask` was answered and by whom. */
+type Verdict = Step & { answer?: Answer; answeredBy?: string; approvalMs?: number };
 const ALLOWED: Verdict = Object.freeze({ ok: true });
 
 /** How an `ask` was answered, for the audit trail. */
@@ -300,7 +293,9 @@ async function approve(call: Call, decided: Ready, signal?: AbortSignal): Promis
       content: `Call to "${tool.info.name}" denied${because}. Do not retry it; try another way or ask the user.`,
     };
   }
-  if (!env.approve) {
+  // The call's own approver (the MCP client that made it, say) before the host's.
+  const approver: ApproveFn | undefined = call.options.approve ?? env.approve;
+  if (!approver) {
     return {
       answer: 'no_approver',
       ok: false,
@@ -309,6 +304,7 @@ async function approve(call: Call, decided: Ready, signal?: AbortSignal): Promis
     };
   }
   let answer: Answer = 'refused';
+  const by = approver.answeredBy === undefined ? {} : { answeredBy: approver.answeredBy };
   const asked = performance.now();
   const waited = () => {
     const approvalMs = performance.now() - asked;
@@ -319,15 +315,16 @@ async function approve(call: Call, decided: Ready, signal?: AbortSignal): Promis
   const stop = signal ? AbortSignal.any([signal, env.closing]) : env.closing;
   try {
     const request = { tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) };
-    const given = await abortable(stop.aborted ? undefined : env.approve(request), { signal: stop });
+    const given = await abortable(stop.aborted ? undefined : approver(request), { signal: stop });
     if (given === 'always') env.policy.allowForSession(tool.info.name, canonical(), call.options);
     if (given === true || given === 'always') {
-      return { ok: true, answer: given === true ? 'approved' : 'approved_always', approvalMs: waited() };
+      return { ok: true, answer: given === true ? 'approved' : 'approved_always', ...by, approvalMs: waited() };
     }
   } catch (error) {
     if (stop.aborted) {
       return {
         answer: 'cancelled',
+        ...by,
         approvalMs: waited(),
         ok: false,
         code: 'cancelled',
@@ -339,6 +336,7 @@ async function approve(call: Call, decided: Ready, signal?: AbortSignal): Promis
   }
   return {
     answer,
+    ...by,
     approvalMs: waited(),
     ok: false,
     code: 'denied',
@@ -367,6 +365,7 @@ function audited(call: Call, { tool, decision, canonical }: Ready, verdict: Verd
       rule: decision.rule?.id,
       reason: decision.reason,
       answer: verdict.answer,
+      answeredBy: verdict.answeredBy,
       approvalMs: verdict.approvalMs === undefined ? undefined : round(verdict.approvalMs),
       source,
     }),

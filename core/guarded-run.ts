@@ -4,11 +4,13 @@
  * on expiry the run's signal aborts with a `TimeoutError` and the answer is `timeout` at once; an
  * answer that arrives later is dropped.
  */
-import type { Authorization } from './contract.ts';
+import { abortable } from './abortable.ts';
+import type { Authorization, ElicitResult, SampleResult } from './contract.ts';
 import { deadline, type Deadline } from './deadlines.ts';
 import { messageOf, type ResultCode } from './errors.ts';
 import type { Logger } from './log.ts';
 import { type Failed, outcomeFailure, type Step } from './output.ts';
+import { readElicitRequest, readElicitResult, readSampleRequest, readSampleResult } from './questions.ts';
 import type { RegisteredTool } from './registry.ts';
 import {
   AUTHORIZE_BUDGET_SPENT,
@@ -18,7 +20,7 @@ import {
   type RunRequest,
   timeoutReason,
 } from './runners/runner.ts';
-import type { CallOptions } from './types.ts';
+import type { Asking, CallOptions } from './types.ts';
 
 /** What a guarded run needs of the call it belongs to. */
 export interface GuardedCall {
@@ -66,6 +68,10 @@ class GuardedRun implements RunRequest {
   /** The runner has the call and has not answered yet: the slot is ours. */
   private running = false;
   private deadline?: Deadline;
+  /** The time left on the call's clock when it last started or resumed (`ctx.elicit` stops it), and when that was. */
+  private clock = { left: 0, since: 0 };
+  /** A `ctx.elicit` or `ctx.sample` is waiting for its answer: one at a time, so a plugin cannot flood the user or the model. */
+  private asking = false;
   private abandon?: NodeJS.Timeout;
   private onStopped?: () => void;
   private readonly cancel = () =>
@@ -119,6 +125,89 @@ class GuardedRun implements RunRequest {
     return this.call.authorize(input, this.signal);
   }
 
+  /**
+   * `ctx.elicit`: the call's `elicit` handler asks the user. A person may take their time, so the
+   * call's timeout stands still until the answer comes; cancellation and the host's close still end
+   * the wait.
+   */
+  elicit(value: unknown): Promise<ElicitResult> {
+    return this.ask('ctx.elicit', async (from) => {
+      const request = readElicitRequest(value);
+      const handler = this.call.options.elicit;
+      if (!handler)
+        throw new Error(
+          'ctx.elicit: no one can be asked here (no terminal, and the caller offered no way to ask the user, such as an MCP client with the elicitation capability)',
+        );
+      this.pauseClock();
+      try {
+        return readElicitResult(
+          await abortable(handler(request, from), { signal: from.signal }),
+          request.requestedSchema,
+        );
+      } finally {
+        this.resumeClock();
+      }
+    });
+  }
+
+  /** `ctx.sample`: the call's `sample` handler asks a model; its time counts against the call's timeout. */
+  sample(value: unknown): Promise<SampleResult> {
+    return this.ask('ctx.sample', async (from) => {
+      const request = readSampleRequest(value);
+      const handler = this.call.options.sample;
+      if (!handler)
+        throw new Error(
+          'ctx.sample: no model can be asked here (the agent loop offers its own; over MCP a client with the sampling capability does)',
+        );
+      return readSampleResult(await abortable(handler(request, from), { signal: from.signal }));
+    });
+  }
+
+  /** One question of the call at a time, and none once the call has its answer; an error says which rule stopped it. */
+  private async ask<T>(what: string, asking: (from: Asking) => Promise<T>): Promise<T> {
+    if (this.settled) throw new Error(`${what}: the call has ended`);
+    if (this.asking) throw new Error(`${what}: another question of this call is still open; ask one at a time`);
+    this.asking = true;
+    const { signal } = this;
+    try {
+      return await asking({ tool: this.tool, callId: this.callId, ...this.session(), signal });
+    } catch (error) {
+      if (signal.aborted)
+        throw new Error(`${what}: the call ended before the answer came (${messageOf(signal.reason)})`);
+      throw error;
+    } finally {
+      this.asking = false;
+    }
+  }
+
+  private session(): { sessionId?: string } {
+    return this.sessionId ? { sessionId: this.sessionId } : {};
+  }
+
+  private pauseClock(): void {
+    if (!this.deadline) return;
+    this.deadline.cancel();
+    this.deadline = undefined;
+    this.clock.left -= performance.now() - this.clock.since;
+  }
+
+  /** The clock runs on with what was left (a timer of its own: rare, and not worth a queue in deadlines.ts). */
+  private resumeClock(): void {
+    if (this.settled || this.deadline) return;
+    this.clock.since = performance.now();
+    const timer = setTimeout(this.expire, Math.max(1, Math.ceil(this.clock.left)));
+    this.deadline = { cancel: () => clearTimeout(timer) };
+  }
+
+  private readonly expire = () => {
+    const limit = this.registered.timeoutMs;
+    this.stop(
+      timeoutReason(limit),
+      'timeout',
+      `Tool "${this.tool}" timed out after ${limit} ms. Try a smaller request, or another approach.`,
+    );
+  };
+
   whenStopped(listener: () => void): void {
     if (this.stopped) queueMicrotask(listener);
     else this.onStopped = listener;
@@ -141,14 +230,8 @@ class GuardedRun implements RunRequest {
       this.shutdown();
       return;
     }
-    const limit = this.registered.timeoutMs;
-    this.deadline = deadline(limit, () =>
-      this.stop(
-        timeoutReason(limit),
-        'timeout',
-        `Tool "${this.tool}" timed out after ${limit} ms. Try a smaller request, or another approach.`,
-      ),
-    );
+    this.clock = { left: this.registered.timeoutMs, since: performance.now() };
+    this.deadline = deadline(this.registered.timeoutMs, this.expire);
     this.external?.addEventListener('abort', this.cancel, { once: true });
     this.call.env.inflight.add(this.shutdown);
     const { limiter } = this.registered.plugin;

@@ -2,9 +2,17 @@
  * The shapes the host hands to its callers: call options and results, plugin statuses, tool
  * listings. A leaf: no run-time imports.
  */
-import type { ContentBlock, ToolAnnotations } from './contract.ts';
+import type {
+  ContentBlock,
+  ElicitRequest,
+  ElicitResult,
+  SampleRequest,
+  SampleResult,
+  ToolAnnotations,
+} from './contract.ts';
 import type { HostErrorCode, ResultCode } from './errors.ts';
 import type { LogLevel } from './log.ts';
+import type { PolicyDecision } from './policy.ts';
 
 export type Isolation = 'inline' | 'worker' | 'process';
 
@@ -30,7 +38,45 @@ export interface CallOptions {
    * name callers and scopes; the audit records the caller's name on every line of the call.
    */
   caller?: Caller;
+  /** Answers this call's `ask` decisions (and its `ctx.authorize` questions) instead of the host's `approve`. */
+  approve?: ApproveFn;
+  /** Puts the tool's `ctx.elicit` questions to the user. Without it `ctx.elicit` throws: no one can be asked. */
+  elicit?: ElicitHandler;
+  /** Answers the tool's `ctx.sample` requests with a model. Without it `ctx.sample` throws. */
+  sample?: SampleHandler;
 }
+
+/**
+ * Asks a person whether a call may run. `always` approves this exact input for the session.
+ * `answeredBy` names who answers (`terminal`, `mcp-client`) in the audit trail.
+ */
+export interface ApproveFn {
+  (request: ApprovalRequest): Promise<boolean | 'always'> | boolean | 'always';
+  readonly answeredBy?: string;
+}
+
+export interface ApprovalRequest {
+  tool: ToolInfo;
+  /** The canonical JSON of the validated input: what the tool will receive. */
+  input: string;
+  decision: PolicyDecision;
+  callId: string;
+  sessionId?: string;
+}
+
+/** Which call a question comes from; `signal` aborts when the call ends (its answer is then dropped). */
+export interface Asking {
+  tool: string;
+  callId: string;
+  sessionId?: string;
+  signal: AbortSignal;
+}
+
+/** Puts a validated `ctx.elicit` request to the user; the host checks the answer against the form. */
+export type ElicitHandler = (request: ElicitRequest, from: Asking) => Promise<ElicitResult>;
+
+/** Answers a validated `ctx.sample` request (`maxTokens` already capped); the host checks the answer's shape. */
+export type SampleHandler = (request: SampleRequest, from: Asking) => Promise<SampleResult>;
 
 /** An authenticated caller: a token's name or a JWT's subject, and the scopes it was granted. */
 export interface Caller {

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { messageOf } from '../errors.ts';
 import type { Host } from '../host.ts';
-import type { CallResult, Progress, ToolInfo } from '../types.ts';
+import type { CallResult, ElicitHandler, Progress, SampleHandler, ToolInfo } from '../types.ts';
 import {
   addUsage,
   ProviderError,
@@ -47,6 +47,8 @@ export interface AgentOptions {
   sessionId?: string;
   /** The conversation to carry on (a saved session): it must be valid, every call with its results. */
   messages?: readonly Message[];
+  /** Puts the tools' `ctx.elicit` questions to the user (the REPL's terminal form). Without it they throw. */
+  elicit?: ElicitHandler;
 }
 
 export interface RunOptions {
@@ -107,6 +109,9 @@ export type AgentEvent =
   | { type: 'turn_end'; turn: number; stopReason: StopReason; usage: Usage; costUsd?: number; session: UsageReport }
   | { type: 'error'; error: AgentError };
 
+/** The model's stop reasons in MCP's words, for `ctx.sample`'s answer. */
+const SAMPLE_STOP_REASON: Partial<Record<StopReason, string>> = { end_turn: 'endTurn', max_tokens: 'maxTokens' };
+
 export class Agent {
   readonly provider: Provider;
   readonly sessionId: string;
@@ -118,6 +123,9 @@ export class Agent {
   private readonly spent: Usage = { inputTokens: 0, outputTokens: 0 };
   private tools: { from: readonly ToolInfo[]; set: ToolSet } | undefined;
   private running = false;
+  private readonly elicit: ElicitHandler | undefined;
+  /** The usage of the run in progress: a tool's `ctx.sample` adds its model request to it. */
+  private runUsage: Usage | undefined;
 
   constructor(options: AgentOptions) {
     this.host = options.host;
@@ -127,6 +135,7 @@ export class Agent {
     this.maxRepeatedFailures = options.maxRepeatedFailures ?? 3;
     this.sessionId = options.sessionId ?? randomUUID();
     if (options.messages) this.history.push(...options.messages);
+    this.elicit = options.elicit;
     this.toolSet();
   }
 
@@ -153,6 +162,7 @@ export class Agent {
       }
     };
     const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+    this.runUsage = usage;
     const failures = new Map<string, number>();
     let text = '';
     let turns = 0;
@@ -233,8 +243,39 @@ export class Agent {
       }
     } finally {
       this.running = false;
+      this.runUsage = undefined;
     }
   }
+
+  /**
+   * A tool's `ctx.sample`, answered by this agent's own model: one request, no tools, the tool's
+   * system prompt (not the agent's), its tokens counted in the run's usage. The providers take text;
+   * an image in the request is refused with a clear error.
+   */
+  private readonly sample: SampleHandler = async (request, { signal }) => {
+    const messages: Message[] = request.messages.map(({ role, content }, i) => {
+      if (content.type !== 'text')
+        throw new Error(`ctx.sample: messages[${i}] is ${content.type} content; the agent's model is sent text only`);
+      return role === 'user' ? { role, content: content.text } : { role, text: content.text, toolCalls: [] };
+    });
+    const response = await this.provider.complete(
+      {
+        ...(request.systemPrompt ? { system: request.systemPrompt } : {}),
+        messages,
+        tools: [],
+        maxTokens: request.maxTokens,
+      },
+      { signal },
+    );
+    addUsage(this.spent, response.usage);
+    if (this.runUsage) addUsage(this.runUsage, response.usage);
+    return {
+      role: 'assistant',
+      content: { type: 'text', text: response.message.text },
+      model: this.provider.model,
+      stopReason: SAMPLE_STOP_REASON[response.stopReason] ?? response.stopReason,
+    };
+  };
 
   /**
    * Runs every call of one turn at once; the results come back in call order, one per call, with
@@ -255,6 +296,8 @@ export class Agent {
           callId: call.id,
           sessionId: this.sessionId,
           onProgress: (progress) => emit({ type: 'tool_progress', call, progress }),
+          sample: this.sample,
+          ...(this.elicit ? { elicit: this.elicit } : {}),
           ...(signal ? { signal } : {}),
         });
         if (result.isError) {

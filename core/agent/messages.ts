@@ -89,6 +89,8 @@ export interface ModelRequest {
   system?: string;
   messages: readonly Message[];
   tools: readonly ToolSpec[];
+  /** The most output tokens for this request (a tool's `ctx.sample`); the provider's own limit still applies. */
+  maxTokens?: number;
 }
 
 export interface ModelResponse {
@@ -141,6 +143,12 @@ export class ProviderError extends Error {
     this.code = code;
     if (options.status !== undefined) this.status = options.status;
   }
+}
+
+/** The output limit of one request: the lower of the request's and the provider's, when either is set. */
+export function outputLimit(request: ModelRequest, configured: number | undefined): number | undefined {
+  if (request.maxTokens === undefined) return configured;
+  return configured === undefined ? request.maxTokens : Math.min(request.maxTokens, configured);
 }
 
 export function addUsage(total: Usage, more: Usage): void {

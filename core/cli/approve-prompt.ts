@@ -13,7 +13,7 @@
  */
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
-import type { ApproveFn } from '../dispatch.ts';
+import type { ApprovalRequest, ApproveFn } from '../types.ts';
 import type { PolicyDecision } from '../policy.ts';
 import { terminalSafe } from '../terminal-text.ts';
 
@@ -25,39 +25,80 @@ export interface Screen {
 
 /** The prompt on this process's terminal, or `undefined` when stdin or stderr is not one. */
 export function terminalApprover(screen?: Screen): ApproveFn | undefined {
+  const prompt = terminalPrompt(screen);
+  return prompt && approverOn(prompt);
+}
+
+/** Questions asked on this process's terminal (stdin, stderr), or `undefined` when either is not one. */
+export function terminalPrompt(screen?: Screen): LinePrompt | undefined {
   if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
-  return promptApprover(process.stdin, process.stderr, screen);
+  return linePrompt(process.stdin, process.stderr, screen);
+}
+
+/** Asks on `output`, reads the answer from `input`. */
+export function promptApprover(input: Readable, output: Writable, screen?: Screen): ApproveFn {
+  return approverOn(linePrompt(input, output, screen));
 }
 
 /**
- * Asks on `output`, reads the answer from `input`. Tool calls of one agent turn run concurrently:
- * their prompts are asked one after another, never interleaved.
+ * One line read after a question: the text typed, `null` for Ctrl-C, `undefined` when the input
+ * ended (Ctrl-D).
  */
-export function promptApprover(input: Readable, output: Writable, screen?: Screen): ApproveFn {
+export type Ask = (question: string) => Promise<string | null | undefined>;
+
+/** Dialogs on a terminal: approvals and forms (elicit-prompt.ts) share one, so they never interleave. */
+export interface LinePrompt {
+  /**
+   * Runs `dialog` once no other is open; the rest of the output is held until it ends. `say` writes
+   * a line. When `signal` aborts, the question open then ends as if the input had.
+   */
+  open<T>(dialog: (ask: Ask, say: (line: string) => void) => Promise<T>, signal?: AbortSignal): Promise<T>;
+}
+
+/**
+ * Tool calls of one agent turn run concurrently: their dialogs are opened one after another, never
+ * interleaved.
+ */
+export function linePrompt(input: Readable, output: Writable, screen?: Screen): LinePrompt {
   let queue: Promise<unknown> = Promise.resolve();
-  const ask = async (question: string): Promise<string> => {
-    screen?.hold();
+  const ask = async (question: string, signal?: AbortSignal) => {
     const rl = createInterface({ input, output });
     try {
-      return await new Promise<string>((resolve) => {
-        // Ctrl-C at the prompt is a no, and then what it is everywhere else: an interrupt (the
-        // REPL cancels the turn). readline would otherwise swallow it and leave the prompt open.
-        rl.on('SIGINT', () => {
-          resolve('');
-          process.emit('SIGINT', 'SIGINT');
-        });
-        rl.on('close', () => resolve(''));
-        rl.question(question).then(
-          (text) => resolve(text.trim().toLowerCase()),
-          () => resolve(''),
+      return await new Promise<string | null | undefined>((resolve) => {
+        // readline would otherwise swallow Ctrl-C and leave the question open.
+        rl.on('SIGINT', () => resolve(null));
+        rl.on('close', () => resolve(undefined));
+        rl.question(question, signal ? { signal } : {}).then(
+          (text) => resolve(text.trim()),
+          () => resolve(undefined),
         );
       });
     } finally {
       rl.close();
-      screen?.release();
     }
   };
-  return ({ tool, input: canonical, decision }) => {
+  return {
+    open(dialog, signal) {
+      const run = queue.then(async () => {
+        screen?.hold();
+        try {
+          return await dialog(
+            (question) => ask(question, signal),
+            (line) => output.write(`${line}\n`),
+          );
+        } finally {
+          screen?.release();
+        }
+      });
+      queue = run.catch(() => undefined);
+      return run;
+    },
+  };
+}
+
+/** The policy's `ask` as a y(es) / n(o) / a(lways) question. */
+export function approverOn(prompt: LinePrompt): ApproveFn {
+  const approve = ({ tool, input: canonical, decision }: ApprovalRequest) => {
     const { rule } = decision;
     const asked = rule ? `rule ${rule.id}` : 'the default policy';
     // What the rule tests, so the person sees why this input, and not another, is asked about.
@@ -70,10 +111,15 @@ export function promptApprover(input: Readable, output: Writable, screen?: Scree
         '[y]es / [n]o / [a]lways for this exact input in this session: ',
       ].join('\n'),
     );
-    const answer = queue.then(() => ask(question));
-    queue = answer.catch(() => undefined);
-    return answer.then((text) => (text === 'a' || text === 'always' ? 'always' : text === 'y' || text === 'yes'));
+    return prompt.open(async (ask) => {
+      const text = await ask(question);
+      // Ctrl-C at the prompt is a no, and then what it is everywhere else: an interrupt (the REPL cancels the turn).
+      if (text === null) process.emit('SIGINT', 'SIGINT');
+      const answer = text?.toLowerCase();
+      return answer === 'a' || answer === 'always' ? 'always' : answer === 'y' || answer === 'yes';
+    });
   };
+  return Object.assign(approve, { answeredBy: 'terminal' });
 }
 
 function describeRule(rule: NonNullable<PolicyDecision['rule']>): string {

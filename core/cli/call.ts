@@ -1,6 +1,7 @@
 /** `rousseau-host call TOOL [JSON | -]`: one call through the whole pipeline. */
 import { hostFromFlags, EXIT, print, printError, printJson, readStdin, UsageError, type Command } from './command.ts';
 import { terminalApprover } from './approve-prompt.ts';
+import { headlessElicitor } from './elicit-prompt.ts';
 
 export const call: Command = {
   name: 'call',
@@ -16,7 +17,8 @@ export const call: Command = {
     const approve = values.yes ? () => true : terminalApprover();
     const host = await hostFromFlags(values, approve ? { approve } : {});
     try {
-      const result = await host.call(tool, input, { signal: stop.signal, sessionId: 'cli' });
+      // One call, no conversation: a question the tool asks is dismissed (docs/plugins.md, "Asking the user").
+      const result = await host.call(tool, input, { signal: stop.signal, sessionId: 'cli', elicit: headlessElicitor });
       if (values.json) {
         printJson({ tool, ...result });
       } else {

@@ -14,7 +14,8 @@ import { loadReplayScript, replayProvider } from '../agent/providers/replay.ts';
 import type { Host } from '../host.ts';
 import type { PluginStatus, ToolInfo } from '../types.ts';
 import { watchPlugins } from '../watch.ts';
-import { terminalApprover } from './approve-prompt.ts';
+import { approverOn, terminalPrompt } from './approve-prompt.ts';
+import { elicitorOn, headlessElicitor } from './elicit-prompt.ts';
 import {
   EXIT,
   hostFromFlags,
@@ -83,7 +84,9 @@ export const start: Command = {
       streamText: interactive,
       ...(interactive ? { markdown: { colour: colourFor(process.stdout) } } : {}),
     });
-    const approve = values.yes ? () => true : terminalApprover(display);
+    // Approvals and a tool's questions share the terminal: one dialog at a time.
+    const terminal = terminalPrompt(display);
+    const approve = values.yes ? () => true : terminal && approverOn(terminal);
     const host = await hostFromFlags(values, approve ? { approve } : {});
     // Reload lines go to stderr, and above the prompt once the REPL has one open.
     let notice = (line: string) => printError(line);
@@ -135,6 +138,8 @@ export const start: Command = {
         return EXIT.failure;
       }
       const agentConfig = host.config.agent ?? {};
+      // A tool's ctx.elicit is a form in the REPL; a one-shot run (-p, piped) has no one to fill it in.
+      const elicit = interactive && !scripted && terminal ? elicitorOn(terminal) : headlessElicitor;
       // One provider until `/model` picks another: a replay script plays on across `/clear` and `/resume`.
       const makeAgent = (options: { sessionId?: string; messages?: readonly Message[]; model?: string } = {}) => {
         if (options.model) provider = makeProvider(options.model);
@@ -142,6 +147,7 @@ export const start: Command = {
           host,
           provider,
           system: agentConfig.system ?? `${DEFAULT_SYSTEM}\nThe workspace is ${host.workspace}.`,
+          elicit,
           ...(agentConfig.maxTurns ? { maxTurns: agentConfig.maxTurns } : {}),
           ...(agentConfig.maxRepeatedFailures ? { maxRepeatedFailures: agentConfig.maxRepeatedFailures } : {}),
           ...(options.sessionId ? { sessionId: options.sessionId } : {}),

@@ -22,16 +22,18 @@ import type { Caller, CallOptions, CallResult } from '../types.ts';
 import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
+import { clientHandlers } from './client-questions.ts';
 
 /**
- * The server never sends elicitation requests, so it needs no JSON Schema validator; the SDK's
+ * Elicitation requests go out through `extra.sendRequest` and their answers are checked by the host
+ * (questions.ts), never by the SDK's `elicitInput`: no JSON Schema validator is needed. The SDK's
  * default builds an Ajv instance per `Server`, which a stateless HTTP request would pay for.
  */
 const NO_ELICITATION: jsonSchemaValidator = {
   getValidator: () => () => ({
     valid: false,
     data: undefined,
-    errorMessage: 'rousseau-host sends no elicitation requests',
+    errorMessage: 'rousseau-host checks elicitation answers itself',
   }),
 };
 
@@ -128,6 +130,7 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
     if (extra.sessionId) options.sessionId = tag ??= sessionTag(extra.sessionId);
     const caller = callerOf(extra.authInfo);
     if (caller) options.caller = caller;
+    Object.assign(options, clientHandlers(server.getClientCapabilities(), extra));
     const token = _meta?.progressToken;
     let sent: Promise<void> | undefined;
     if (token !== undefined) {

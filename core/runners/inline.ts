@@ -4,7 +4,7 @@
  * synchronous loop would still freeze the host. Built-ins and trusted plugins only; see
  * docs/isolation.md.
  */
-import type { Authorization } from '../contract.ts';
+import type { Authorization, ElicitResult, SampleResult } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
 import type { Logger, LogLevel } from '../log.ts';
 import type { Progress } from '../types.ts';
@@ -97,5 +97,13 @@ class InlineCall implements CallPort {
 
   authorize(input: unknown): Promise<Authorization> {
     return this.request.authorize(input);
+  }
+
+  elicit(request: unknown): Promise<ElicitResult> {
+    return this.request.elicit(request);
+  }
+
+  sample(request: unknown): Promise<SampleResult> {
+    return this.request.sample(request);
   }
 }

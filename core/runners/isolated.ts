@@ -361,6 +361,9 @@ class IsolatedRunner implements PluginRunner {
       case 'authorize':
         void this.authorize(box, message);
         break;
+      case 'question':
+        void this.question(box, message);
+        break;
       case 'child':
         if (message.exited) box.children.delete(message.pid);
         else if (box.state.name === 'gone')
@@ -536,6 +539,20 @@ class IsolatedRunner implements PluginRunner {
     const request = box.calls.get(id)?.request;
     const result = request ? await request.authorize(input) : CALL_ENDED;
     if (!isEnding(box)) box.isolate.send({ type: 'authorized', id, seq, result });
+  }
+
+  /** Answers a call's `ctx.elicit` or `ctx.sample` (the call checks and bounds them); a call no longer in flight gets none. */
+  private async question(box: Sandbox, { id, seq, kind, request }: Extract<FromWorker, { type: 'question' }>) {
+    const call = box.calls.get(id)?.request;
+    let answer: Extract<ToWorker, { type: 'answer' }>;
+    try {
+      if (!call) throw new Error(`ctx.${kind}: the call has ended`);
+      const result = await (kind === 'sample' ? call.sample(request) : call.elicit(request));
+      answer = { type: 'answer', id, seq, ok: true, result };
+    } catch (error) {
+      answer = { type: 'answer', id, seq, ok: false, message: messageOf(error) };
+    }
+    if (!isEnding(box)) box.isolate.send(answer);
   }
 
   /** Counts a crash or timeout against the budget; logs and audits it, and the quarantine it may start. */

@@ -5,7 +5,7 @@
  * `TimeoutError` DOMException on timeout) and stops waiting at once. A runner reacts to that abort
  * as its isolation allows: inline can only signal; an isolated runner kills the worker or process.
  */
-import type { Authorization } from '../contract.ts';
+import type { Authorization, ElicitResult, SampleResult } from '../contract.ts';
 import type { PluginReport, ToolReport } from '../plugin-report.ts';
 import type { Isolation, LogEntry, PluginLoader, Progress, Violation } from '../types.ts';
 import type { QuarantinePolicy } from './crash-budget.ts';
@@ -75,6 +75,10 @@ export interface RunRequest {
   onLog?: (entry: LogEntry) => void;
   /** `ctx.authorize`: the policy's verdict on another input for this tool, within this call. */
   authorize(input: unknown): Promise<Authorization>;
+  /** `ctx.elicit`, checked and answered by the call's handler; rejects with an Error the tool may show. */
+  elicit(request: unknown): Promise<ElicitResult>;
+  /** `ctx.sample`, checked and answered by the call's handler; rejects with an Error the tool may show. */
+  sample(request: unknown): Promise<SampleResult>;
 }
 
 /** How a run ended, before the dispatcher normalises it into a `CallResult`. */

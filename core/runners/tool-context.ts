@@ -3,7 +3,15 @@
  * (a `CallPort`): the inline runner answers from the dispatcher's request, the worker entry relays to
  * the host over its channel. Everything a tool sees is built here, so it is the same everywhere.
  */
-import type { Authorization, PluginLogger, ToolContext } from '../contract.ts';
+import type {
+  Authorization,
+  ElicitRequest,
+  ElicitResult,
+  PluginLogger,
+  SampleRequest,
+  SampleResult,
+  ToolContext,
+} from '../contract.ts';
 import type { LogLevel } from '../log.ts';
 import type { LogEntry, Progress } from '../types.ts';
 
@@ -17,6 +25,8 @@ export interface CallPort {
   log(level: LogLevel, message: string, data?: Record<string, unknown>): void;
   progress(progress: Progress): void;
   authorize(input: unknown): Promise<Authorization>;
+  elicit(request: unknown): Promise<ElicitResult>;
+  sample(request: unknown): Promise<SampleResult>;
 }
 
 /** A progress report, without the fields that were not given (it is sent as JSON as it is). */
@@ -36,6 +46,8 @@ export class CallContext implements ToolContext {
   /** Own properties, not methods: a tool may destructure them (`const { progress } = ctx`). */
   readonly progress: (done: number, total?: number, message?: string) => void;
   readonly authorize: (input: unknown) => Promise<Authorization>;
+  readonly elicit: (request: ElicitRequest) => Promise<ElicitResult>;
+  readonly sample: (request: SampleRequest) => Promise<SampleResult>;
   private readonly port: CallPort;
   private callLog?: PluginLogger;
 
@@ -47,6 +59,8 @@ export class CallContext implements ToolContext {
     this.workspace = workspace;
     this.progress = (done, total, message) => port.progress(progressOf(done, total, message));
     this.authorize = (input) => port.authorize(input);
+    this.elicit = (request) => port.elicit(request);
+    this.sample = (request) => port.sample(request);
   }
 
   get signal(): AbortSignal {

@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Authorization } from '../contract.ts';
+import type { Authorization, ElicitResult, SampleResult } from '../contract.ts';
 import { HostError, hostError, messageOf } from '../errors.ts';
 import { isLogLevel, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { Progress } from '../types.ts';
@@ -67,6 +67,16 @@ const calls = new Map<number, WorkerCall>();
 /** `ctx.authorize` requests waiting for the host's answer, by `seq`. */
 const authorizations = new Map<number, (result: Authorization) => void>();
 let nextAuthorization = 0;
+/** `ctx.elicit` and `ctx.sample` questions waiting for the host's answer, by `seq`. */
+const questions = new Map<number, Question>();
+let nextQuestion = 0;
+
+interface Question {
+  /** The call that asked: its abort rejects the question. */
+  id: number;
+  resolve(result: ElicitResult | SampleResult): void;
+  reject(error: Error): void;
+}
 /** Which call's code is running, followed into its timers and promises: a fatal fault there is that call's. */
 const running = new AsyncLocalStorage<Extract<ToWorker, { type: 'run' }>>();
 let instance: PluginInstance | undefined;
@@ -126,6 +136,13 @@ channel.onMessage((message: ToWorker) => {
       authorizations.get(message.seq)?.(message.result);
       authorizations.delete(message.seq);
       break;
+    case 'answer': {
+      const question = questions.get(message.seq);
+      questions.delete(message.seq);
+      if (message.ok) question?.resolve(message.result);
+      else question?.reject(new Error(message.message));
+      break;
+    }
     case 'ping':
       post({ type: 'pong' });
       break;
@@ -271,6 +288,12 @@ class WorkerCall implements CallPort {
   abort(reason: DOMException): void {
     this.reason = reason;
     this.controller?.abort(reason);
+    // The host stops waiting for the user or the model too; the tool is not left waiting on an answer that will not come.
+    for (const [seq, question] of questions) {
+      if (question.id !== this.id) continue;
+      questions.delete(seq);
+      question.reject(new Error(`the call ended before the answer came (${reason.message})`));
+    }
   }
 
   log(level: LogLevel, message: string, meta?: Record<string, unknown>): void {
@@ -297,6 +320,31 @@ class WorkerCall implements CallPort {
         authorizations.set(seq, resolve);
       } catch (error) {
         resolve({ allowed: false, message: `the input cannot be sent to the host: ${messageOf(error)}` });
+      }
+    });
+  }
+
+  elicit(request: unknown): Promise<ElicitResult> {
+    return this.ask('elicit', request) as Promise<ElicitResult>;
+  }
+
+  sample(request: unknown): Promise<SampleResult> {
+    return this.ask('sample', request) as Promise<SampleResult>;
+  }
+
+  /** Relays a question; the host checks it, asks, and checks the answer before sending it back. */
+  private ask(kind: 'elicit' | 'sample', request: unknown): Promise<ElicitResult | SampleResult> {
+    const seq = ++nextQuestion;
+    return new Promise((resolve, reject) => {
+      if (this.reason) {
+        reject(new Error(`ctx.${kind}: the call has ended`));
+        return;
+      }
+      try {
+        post({ type: 'question', id: this.id, seq, kind, request });
+        questions.set(seq, { id: this.id, resolve, reject });
+      } catch (error) {
+        reject(new Error(`ctx.${kind}: the request cannot be sent to the host: ${messageOf(error)}`));
       }
     });
   }

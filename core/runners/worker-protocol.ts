@@ -2,7 +2,7 @@
  * The messages between the host and a plugin's worker thread or process. Everything is plain data (structured clone):
  * functions never cross, and a tool's result is checked before it is sent (wire.ts).
  */
-import type { Authorization } from '../contract.ts';
+import type { Authorization, ElicitResult, SampleResult } from '../contract.ts';
 import type { HostErrorCode } from '../errors.ts';
 import type { LogLevel } from '../log.ts';
 import type { Progress } from '../types.ts';
@@ -37,6 +37,9 @@ export type ToWorker =
   | { type: 'abort'; id: number; reason: { name: string; message: string } }
   /** The host's answer to an `authorize` the call `id` sent. */
   | { type: 'authorized'; id: number; seq: number; result: Authorization }
+  /** The host's answer to a `question` the call `id` sent: the answer, or why there is none (the tool's promise rejects with it). */
+  | { type: 'answer'; id: number; seq: number; ok: true; result: ElicitResult | SampleResult }
+  | { type: 'answer'; id: number; seq: number; ok: false; message: string }
   /** Whether the isolate's event loop still turns (a call timed out: was it a loop, or a promise that never settles?). */
   | { type: 'ping' }
   /** The host is closing: dispose, end child processes, answer `closed`. */
@@ -60,6 +63,8 @@ export type FromWorker =
   | { type: 'progress'; id: number; progress: Progress }
   /** `ctx.authorize(input)` in call `id`; `seq` pairs it with its answer. */
   | { type: 'authorize'; id: number; seq: number; input: unknown }
+  /** `ctx.elicit(request)` or `ctx.sample(request)` in call `id`; `seq` pairs it with its `answer`. */
+  | { type: 'question'; id: number; seq: number; kind: 'elicit' | 'sample'; request: unknown }
   /** A child process the plugin started (or that ended): the host kills what is left when the worker ends. */
   | { type: 'child'; pid: number; exited: boolean }
   | { type: 'closed' }

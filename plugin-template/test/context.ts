@@ -13,6 +13,11 @@ export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
     progress() {},
     // No policy here: every step a tool asks about is allowed.
     authorize: async () => ({ allowed: true }),
+    // No user and no model here either, as in a headless run: a question is dismissed, a sample refused.
+    elicit: async () => ({ action: 'cancel' }),
+    sample: async () => {
+      throw new Error('ctx.sample: no model can be asked here');
+    },
     ...overrides,
   };
 }

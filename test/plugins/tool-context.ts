@@ -17,6 +17,11 @@ export function toolContext<Options = Record<string, unknown>>(
     workspace,
     progress() {},
     authorize: async () => ({ allowed: true }),
+    // No user and no model here either, as in a headless run: a question is dismissed, a sample refused.
+    elicit: async () => ({ action: 'cancel' }),
+    sample: async () => {
+      throw new Error('ctx.sample: no model can be asked here');
+    },
   };
 }
 

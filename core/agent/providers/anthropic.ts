@@ -12,6 +12,7 @@
  * tokens for most) are simply not cached; nothing is billed for trying.
  */
 import {
+  outputLimit,
   ProviderError,
   type AssistantMessage,
   type CompleteOptions,
@@ -67,7 +68,7 @@ export function anthropicProvider(options: AnthropicOptions = {}): Provider {
       if (lastBlock && !(lastBlock.type === 'text' && !lastBlock.text)) lastBlock.cache_control = EPHEMERAL;
       const body = {
         model,
-        max_tokens: options.maxTokens ?? 8192,
+        max_tokens: outputLimit(request, options.maxTokens ?? 8192),
         stream: true,
         ...(request.system ? { system: [{ type: 'text', text: request.system, cache_control: EPHEMERAL }] } : {}),
         messages,

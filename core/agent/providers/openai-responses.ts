@@ -9,6 +9,7 @@
  * conversation goes each time, so nothing of it is kept on OpenAI's side.
  */
 import {
+  outputLimit,
   ProviderError,
   type CompleteOptions,
   type Message,
@@ -75,12 +76,13 @@ export function openaiResponsesProvider(options: OpenAIResponsesOptions = {}): P
     model,
     ...pricingFor(model, options),
     async complete(request: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
+      const limit = outputLimit(request, options.maxTokens);
       const body = {
         model,
         stream,
         store: false,
         ...(request.system ? { instructions: request.system } : {}),
-        ...(options.maxTokens ? { max_output_tokens: options.maxTokens } : {}),
+        ...(limit ? { max_output_tokens: limit } : {}),
         input: toWire(request.messages),
         ...(request.tools.length
           ? {

@@ -11,6 +11,7 @@
  * takes; `maxTokensField` overrides the choice.
  */
 import {
+  outputLimit,
   ProviderError,
   type CompleteOptions,
   type Message,
@@ -95,11 +96,12 @@ export function openaiProvider(options: OpenAIOptions = {}): Provider {
     model,
     ...pricingFor(model, options),
     async complete(request: ModelRequest, { signal, onText }: CompleteOptions = {}): Promise<ModelResponse> {
+      const limit = outputLimit(request, options.maxTokens);
       const body = {
         model,
         stream: true,
         stream_options: { include_usage: true },
-        ...(options.maxTokens ? { [maxTokensField]: options.maxTokens } : {}),
+        ...(limit ? { [maxTokensField]: limit } : {}),
         messages: toWire(request.system, request.messages),
         ...(request.tools.length
           ? {
