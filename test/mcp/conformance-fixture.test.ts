@@ -10,7 +10,7 @@ import {
   type CallToolResult,
   CreateMessageRequestSchema,
   type CreateMessageRequest,
-  type ElicitRequest,
+  type ElicitRequestFormParams,
   ElicitRequestSchema,
   type LoggingMessageNotification,
   LoggingMessageNotificationSchema,
@@ -46,7 +46,7 @@ describe('the conformance fixture over MCP (HTTP with sessions)', function () {
   let host: Host;
   let server: Awaited<ReturnType<typeof serveMcpHttp>>;
   const clients: Client[] = [];
-  const asked: ElicitRequest['params'][] = [];
+  const asked: ElicitRequestFormParams[] = [];
   const sampled: CreateMessageRequest['params'][] = [];
 
   /** A client as the suite's: it declares sampling and elicitation, and answers both. */
@@ -56,7 +56,7 @@ describe('the conformance fixture over MCP (HTTP with sessions)', function () {
       { capabilities: { sampling: {}, elicitation: {} } },
     );
     client.setRequestHandler(ElicitRequestSchema, (request) => {
-      asked.push(request.params);
+      asked.push(request.params as ElicitRequestFormParams);
       return { action: 'accept', content: { username: 'testuser', email: 'test@example.com' } };
     });
     client.setRequestHandler(CreateMessageRequestSchema, (request) => {
