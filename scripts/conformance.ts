@@ -47,7 +47,7 @@ const SCENARIOS = [
 /**
  * Warnings known and why. The suite's SSE polling client POSTs its call with the header
  * `MCP-Protocol-Version: 2025-03-26`, whose clients cannot read an event without data: the SDK's
- * transport then sends no priming event (nor its `retry`), as the spec wants (docs/mcp.md, "HTTP").
+ * transport then sends no priming event, nor its `retry` (docs/mcp.md, "Conformance").
  */
 const KNOWN_WARNINGS: Record<string, string> = {
   'server-sse-priming-event': 'the POST declares protocol 2025-03-26, which gets no priming event',
