@@ -1,8 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { FIXTURES, ROOT } from '../helpers.ts';
+import { node22 } from '../../scripts/node22.ts';
+import { FIXTURES } from '../helpers.ts';
 
 const SCRIPT = join(FIXTURES, 'native-import', 'load-plugins.mjs');
 
@@ -19,25 +19,6 @@ function run(node: string): Outcome {
   expect(stderr).to.equal('');
   expect(status).to.equal(0);
   return JSON.parse(stdout) as Outcome;
-}
-
-/**
- * A Node that strips types by default (≥ 22.18): `RH_NODE22` if set, else the npm package `node@22`
- * installed once under node_modules/.cache (from npm's cache when it has it).
- */
-function node22(): string {
-  if (process.env.RH_NODE22) return process.env.RH_NODE22;
-  const prefix = join(ROOT, 'node_modules', '.cache', 'rousseau-node22');
-  const bin = join(prefix, 'node_modules', 'node', 'bin', 'node');
-  if (!existsSync(bin)) {
-    mkdirSync(prefix, { recursive: true });
-    writeFileSync(join(prefix, 'package.json'), '{ "name": "rousseau-node22", "private": true }');
-    execFileSync('npm', ['install', '--prefer-offline', '--no-save', '--no-audit', '--no-fund', 'node@22'], {
-      cwd: prefix,
-      stdio: 'ignore',
-    });
-  }
-  return bin;
 }
 
 /** Node 20: jiti takes every plugin, and serves the same tools as Node's loader does. */
