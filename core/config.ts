@@ -26,12 +26,13 @@ const MODULE = 'rousseau';
 
 /** Finds the config from `cwd` upward, or loads `configFile`. */
 export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?: string }): Promise<LoadedConfig> {
-  const [{ cosmiconfig, getDefaultSearchPlaces }, { createJiti }] = await Promise.all([
-    import('cosmiconfig'),
-    import('jiti'),
-  ]);
-  const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true, alias: hostAliases() });
-  const loadTs = async (file: string) => jiti.import(file, { default: true });
+  const { cosmiconfig, getDefaultSearchPlaces } = await import('cosmiconfig');
+  // jiti only for a TypeScript config: a JSON one, or none, does not pay its ~80 ms import.
+  const loadTs = async (file: string) => {
+    const { createJiti } = await import('jiti');
+    const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true, alias: hostAliases() });
+    return jiti.import(file, { default: true });
+  };
   const explorer = cosmiconfig(MODULE, {
     searchStrategy: 'project',
     searchPlaces: [

@@ -12,7 +12,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { abortable } from './abortable.ts';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createJiti, type Jiti } from 'jiti';
+import type { Jiti } from 'jiti';
 import { checkPlugin } from './check.ts';
 import type { BuiltinEntryConfig, HostConfig, PluginEntryConfig } from './config-schema.ts';
 import { HostError, hostError, messageOf } from './errors.ts';
@@ -345,11 +345,14 @@ function packageEntry(root: string): string | undefined {
   return esmResolve(join(root, main ?? 'index'));
 }
 
+// jiti costs ~100 ms to import: loaded on first use (it is CommonJS, so synchronously), never by a
+// host whose plugins are files Node imports itself.
+const require = createRequire(import.meta.url);
 let resolver: Jiti | undefined;
 
 /** jiti's resolution (Node's rules, plus the TypeScript extensions): a file path, or undefined. */
 function esmResolve(id: string, parentURL?: string): string | undefined {
-  resolver ??= createJiti(import.meta.url);
+  resolver ??= (require('jiti') as typeof import('jiti')).createJiti(import.meta.url);
   const url = resolver.esmResolve(isAbsolute(id) ? pathToFileURL(id).href : id, {
     conditions: CONDITIONS,
     try: true,

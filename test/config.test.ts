@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyPath, loadConfig, validateConfig } from '../core/config.ts';
 import { HostError } from '../core/errors.ts';
-import { tempDir } from './helpers.ts';
+import { runCli, tempDir } from './helpers.ts';
 
 function configError(fn: () => unknown): HostError {
   try {
@@ -115,5 +115,22 @@ describe('config', () => {
     expect(keyPath('/plugins/1/timeoutMs')).to.equal('plugins[1].timeoutMs');
     expect(keyPath('')).to.equal('');
     expect(keyPath('/policy/deny/0/a~1b')).to.equal('policy.deny[0].a/b');
+  });
+
+  it('imports jiti for a TypeScript config only: a JSON config, or none, starts without it', async function () {
+    this.timeout(30_000);
+    // NODE_DEBUG=module: Node names every CommonJS module it loads on stderr (jiti is one).
+    const loadsJiti = async (cwd: string) => {
+      const r = await runCli(['tools', '--json'], { cwd, env: { NODE_DEBUG: 'module' } });
+      expect(r.code, r.stderr).to.equal(0);
+      return /jiti\.cjs/.test(r.stderr);
+    };
+    t.write('package.json', '{"name":"proj"}');
+    expect(await loadsJiti(t.dir)).to.equal(false);
+    t.write('rousseau.config.json', '{ "builtins": false }');
+    expect(await loadsJiti(t.dir)).to.equal(false);
+    t.write('ts/package.json', '{"name":"proj-ts"}');
+    t.write('ts/rousseau.config.ts', 'export default { builtins: false };\n');
+    expect(await loadsJiti(join(t.dir, 'ts'))).to.equal(true);
   });
 });

@@ -5,6 +5,10 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+// Isolated plugins (worker threads, child processes) start from that bundle too, not from source
+// through jiti: ~0.2 s less CPU per child process, and the suite starts hundreds of them.
+process.env.RH_BUNDLED_WORKER = '1';
+
 export function mochaGlobalSetup(): void {
   execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.js', import.meta.url)), '--if-stale'], {
     stdio: 'inherit',

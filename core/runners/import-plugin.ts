@@ -13,12 +13,13 @@ import * as nodeModule from 'node:module';
 import { createRequire } from 'node:module';
 import { extname, join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createJiti, type Jiti } from 'jiti';
+import type { Jiti } from 'jiti';
 import { messageOf } from '../errors.ts';
 import { hostAliases, PACKAGE_ROOT } from '../paths.ts';
 import type { PluginLoader } from '../types.ts';
 
-let jiti: Jiti | undefined;
+/** jiti, imported on first use: ~100 ms a plugin that Node's own loader takes never pays. */
+let jiti: Promise<Jiti> | undefined;
 
 export interface ImportedPlugin {
   /** The module's default export; `undefined` when it has none (the contract check then says so). */
@@ -42,9 +43,11 @@ export async function importPlugin(file: string, fresh = false): Promise<Importe
   }
   if (fresh) forgetModules(file);
   // jiti's transpile cache (fsCache) is on by default; JITI_FS_CACHE=false or a directory overrides it.
-  jiti ??= createJiti(import.meta.url, { alias: hostAliases(), interopDefault: true });
+  jiti ??= import('jiti').then(({ createJiti }) =>
+    createJiti(import.meta.url, { alias: hostAliases(), interopDefault: true }),
+  );
   try {
-    return { exported: pluginOf(await jiti.import(file)), loader: 'jiti' };
+    return { exported: pluginOf(await (await jiti).import(file)), loader: 'jiti' };
   } catch (error) {
     throw withThrowSite(error);
   }

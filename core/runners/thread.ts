@@ -1,9 +1,8 @@
 /** A plugin in a worker thread of the host's process: cheap to start, shares the host's pid. */
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { messageOf } from '../errors.ts';
-import { FROM_SOURCE } from '../paths.ts';
 import { watchReported } from './child-processes.ts';
-import { ENTRY_FILE, entryFromSource, type IsolateFault, type StartIsolate } from './isolate.ts';
+import { BUNDLED, ENTRY_FILE, entryFromSource, type IsolateFault, type StartIsolate } from './isolate.ts';
 import { UNHANDLED_REJECTION, type FromWorker, type WorkerData } from './worker-protocol.ts';
 
 /**
@@ -71,5 +70,5 @@ function faultOf(error: unknown): IsolateFault {
 }
 
 function newWorker(options: WorkerOptions): Worker {
-  return FROM_SOURCE ? new Worker(entryFromSource(), { ...options, eval: true }) : new Worker(ENTRY_FILE, options);
+  return BUNDLED ? new Worker(ENTRY_FILE, options) : new Worker(entryFromSource(), { ...options, eval: true });
 }
