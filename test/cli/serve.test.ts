@@ -164,6 +164,25 @@ describe('rousseau-host serve', function () {
     expect(await served.exited).to.equal(0);
   });
 
+  it('takes --host-id, as the hosts behind a load balancer are started: session ids and audit lines carry it', async () => {
+    project(t, { auth: { tokens: [{ name: 'ci', tokenEnv: 'RH_TEST_TOKEN' }] } });
+    served = await startServe(t.dir, ['--host-id', 'h2']);
+    const transport = new StreamableHTTPClientTransport(new URL(served.url), {
+      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+    });
+    const client = new Client({ name: 'serve-test', version: '1.0.0' });
+    await client.connect(transport);
+    expect(transport.sessionId).to.match(/^h2\./);
+    await client.callTool({ name: 'slow', arguments: { ms: 1, tag: 'h2' } });
+    await client.close();
+    served.child.kill('SIGTERM');
+    expect(await served.exited, served.stderr()).to.equal(0);
+    expect(auditOf(t.dir)).to.match(/"host":"h2","event":"call"/);
+    const bad = await runCli(['serve', '--port', '0', '--host-id', 'h2/x'], { cwd: t.dir });
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include('--host-id');
+  });
+
   it('is a usage error for a port that is no number', async () => {
     const r = await runCli(['serve', '--port', 'eighty'], { cwd: t.dir });
     expect(r.code).to.equal(2);
