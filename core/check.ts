@@ -237,11 +237,7 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
       for (const [key, sub] of Object.entries(s.properties as Record<string, unknown>)) {
         const p = `${at}/properties/${escapeSegment(key)}`;
         if (kindOf(sub) === 'object' && !hasDescription(sub as Record<string, unknown>)) {
-          add(
-            `${p}/description`,
-            `property "${key}" has no description: ${undescribedWhy(at)}`,
-            style,
-          );
+          add(`${p}/description`, `property "${key}" has no description: ${undescribedWhy(at)}`, style);
         }
         walkSchema(sub, p, add, style);
       }

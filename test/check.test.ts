@@ -73,7 +73,7 @@ describe('contract check', () => {
     expect(check(withOutput(Type.Object({}))).filter((v) => /unknown tool key/.test(v.message))).to.deep.equal([]);
   });
 
-  it("says an undescribed option leaves users guessing, and an undescribed input leaves the model guessing", () => {
+  it('says an undescribed option leaves users guessing, and an undescribed input leaves the model guessing', () => {
     const messages = check(
       plugin({
         options: Type.Object({ units: Type.String() }),

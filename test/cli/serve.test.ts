@@ -151,7 +151,7 @@ describe('rousseau-host serve', function () {
     const r = await runCli(['serve', '--port', '0', '--json'], { cwd: t.dir, env: { RH_TEST_NOT_SET: '' } });
     expect(r.code, r.stderr).to.equal(1);
     expect(JSON.parse(r.stdout).error.code).to.equal('RH_ERR_SERVE_AUTH');
-    expect(r.stderr).to.include('token "deploy"').and.include('RH_TEST_NOT_SET');
+    expect(r.stderr).to.include('token "deploy"').and.include('RH_TEST_NOT_SET=$(openssl rand -hex 32)');
   });
 
   it('takes --host and --port over serve.host and serve.port, and says it serves loopback only without auth', async () => {

@@ -428,7 +428,7 @@ describe('serveMcpHttp --stateless (Streamable HTTP, no sessions)', function () 
     expect((await fetch(server.url, { method: 'GET' })).status).to.equal(405);
   });
 
-  it("on loopback behind a proxy, answers the Host name of serve.publicUrl, and still no other", async () => {
+  it('on loopback behind a proxy, answers the Host name of serve.publicUrl, and still no other', async () => {
     const proxied = await serveMcpHttp(host, { port: 0, stateless: true, publicUrl: 'https://tools.example.com/mcp' });
     try {
       const port = new URL(proxied.url).port;
