@@ -143,7 +143,10 @@ describe('rousseau-host serve', function () {
     const r = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--json'], { cwd: t.dir });
     expect(r.code, r.stderr).to.equal(1);
     expect(JSON.parse(r.stdout).error.code).to.equal('RH_ERR_SERVE_NO_AUTH');
-    expect(r.stderr).to.include('Refusing to serve on 0.0.0.0').and.include("tokenEnv: 'ROUSSEAU_TOKEN_CI'");
+    expect(r.stderr)
+      .to.include('Refusing to serve on 0.0.0.0')
+      .and.include("tokenEnv: 'ROUSSEAU_TOKEN_CI'")
+      .and.include('ROUSSEAU_TOKEN_CI=$(openssl rand -hex 32)');
   });
 
   it("stops at start when a token's variable is not set, naming the token and the variable", async () => {
