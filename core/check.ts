@@ -211,6 +211,13 @@ function forbiddenKeys(value: unknown, at: string, add: Add): void {
   }
 }
 
+/** What a property without a description costs, by the schema it is in: who reads it, and for what. */
+function undescribedWhy(at: string): string {
+  if (at.startsWith('/outputSchema')) return 'the model cannot know what the value means';
+  if (at.startsWith('/options')) return 'users cannot know what to set there';
+  return 'the model cannot know what to put there';
+}
+
 function walkSchema(schema: unknown, at: string, add: Add, style: Violation['severity']): void {
   if (typeof schema === 'boolean') return;
   if (kindOf(schema) !== 'object') {
@@ -230,11 +237,7 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
       for (const [key, sub] of Object.entries(s.properties as Record<string, unknown>)) {
         const p = `${at}/properties/${escapeSegment(key)}`;
         if (kindOf(sub) === 'object' && !hasDescription(sub as Record<string, unknown>)) {
-          add(
-            `${p}/description`,
-            `property "${key}" has no description: the model cannot know what to put there`,
-            style,
-          );
+          add(`${p}/description`, `property "${key}" has no description: ${undescribedWhy(at)}`, style);
         }
         walkSchema(sub, p, add, style);
       }

@@ -132,7 +132,7 @@ const Serve = Type.Object(
       Type.String({
         pattern: '^https?://',
         description:
-          'The URL clients reach the MCP endpoint at, when a proxy stands in front (the OAuth metadata names it). Default: built from the request.',
+          'The URL clients reach the MCP endpoint at, when a proxy stands in front (the OAuth metadata names it; a loopback server also answers its Host name). Default: built from the request.',
       }),
     ),
     stateless: Type.Optional(Type.Boolean({ description: 'No sessions: a fresh server per request (docs/mcp.md).' })),

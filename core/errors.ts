@@ -42,7 +42,7 @@ const HOST_ERRORS = {
   RH_ERR_PLUGIN_CRASHED: "Plugin '%s' crashed while loading: %s",
   RH_ERR_MCP_CONNECT: "Cannot connect to MCP server '%s': %s",
   RH_ERR_SERVE_NO_AUTH:
-    "Refusing to serve on %s without authentication: anyone who can reach that address could call your tools. Add tokens to the config, e.g. serve: { auth: { tokens: [{ name: 'ci', tokenEnv: 'ROUSSEAU_TOKEN_CI' }] } } (or serve.auth.oauth for an OAuth issuer), or serve on 127.0.0.1 (docs/serve.md)",
+    "Refusing to serve on %s without authentication: anyone who can reach that address could call your tools. Add tokens to the config, e.g. serve: { auth: { tokens: [{ name: 'ci', tokenEnv: 'ROUSSEAU_TOKEN_CI' }] } } and start it with ROUSSEAU_TOKEN_CI=$(openssl rand -hex 32) (or serve.auth.oauth for an OAuth issuer), or serve on 127.0.0.1 (docs/serve.md, in node_modules/rousseau-host/docs/ once installed)",
   RH_ERR_SERVE_AUTH: 'Cannot set up authentication (serve.auth): %s',
   RH_ERR_HOST_CLOSED: 'The host is closed',
   RH_ERR_INTERNAL: 'Internal error: %s',

@@ -12,6 +12,7 @@ import {
   SpanKind,
   SpanStatusCode,
   type Tracer,
+  type TracerProvider,
   trace,
 } from '@opentelemetry/api';
 import type { CallResult } from './types.ts';
@@ -27,9 +28,15 @@ const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
  * registered through another copy of the API is not our proxy, and counts as registered.
  */
 export function activeTracer(): Tracer | undefined {
+  return registeredTracerProvider() && trace.getTracerProvider().getTracer(TRACER_NAME);
+}
+
+/** The tracer provider an SDK registered (the API's proxy unwrapped), else undefined. */
+export function registeredTracerProvider(): TracerProvider | undefined {
   const provider = trace.getTracerProvider();
-  if (provider instanceof ProxyTracerProvider && provider.getDelegate() === NOOP_PROVIDER) return undefined;
-  return provider.getTracer(TRACER_NAME);
+  if (!(provider instanceof ProxyTracerProvider)) return provider;
+  const delegate = provider.getDelegate();
+  return delegate === NOOP_PROVIDER ? undefined : delegate;
 }
 
 /** What a tool call's span is started with. */

@@ -2,7 +2,8 @@
 // published, in DIR (default packed/): rousseau-host, and create-rousseau-tool carrying the template
 // and the host tarball's path, so a plugin it scaffolds installs that host (its README says how).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -24,10 +25,29 @@ function pack(dir, ...flags) {
   return join(out, JSON.parse(json)[0].filename);
 }
 
+/**
+ * Packs the tarball again without the repo's `scripts` and `workspaces`. An installed host needs
+ * neither, and npm (11) warns at every install of a package with a `prepare` script that it is
+ * an install script waiting for approval, though npm never runs it for a tarball or the registry.
+ */
+function withoutRepoFields(tarball) {
+  const dir = mkdtempSync(join(tmpdir(), 'rh-pack-'));
+  try {
+    execFileSync('tar', ['-xzf', tarball, '-C', dir]);
+    const file = join(dir, 'package', 'package.json');
+    const { scripts, workspaces, ...pkg } = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(file, `${JSON.stringify(pkg, null, 2)}\n`);
+    rmSync(tarball);
+    return pack(join(dir, 'package'), '--ignore-scripts');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // The host's `prepare` would rebuild dist/ unconditionally, swapping it under whatever runs from it
 // (a test suite, a CLI): build only when a source changed, then pack without the lifecycle scripts.
 execFileSync(process.execPath, [join(root, 'scripts', 'build.js'), '--if-stale'], { stdio: ['ignore', 2, 'inherit'] });
-const host = pack(root, '--ignore-scripts');
+const host = withoutRepoFields(pack(root, '--ignore-scripts'));
 const hostFile = join(scaffolder, 'host.json');
 writeFileSync(hostFile, `${JSON.stringify({ tarball: host })}\n`);
 let create;

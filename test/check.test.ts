@@ -54,6 +54,10 @@ describe('contract check', () => {
     expect(errors(withOutput(Type.Object({ temp: Type.Number() })))).to.deep.equal([]);
     // Undescribed output properties only warn: the model reads the data, it never writes it.
     expect(check(withOutput(Type.Object({ temp: Type.Number() }))).map((v) => v.severity)).to.not.include('error');
+    // And the warning says why for a value the model reads, not one it would write.
+    expect(check(withOutput(Type.Object({ temp: Type.Number() }))).map((v) => v.message)).to.deep.equal([
+      'property "temp" has no description: the model cannot know what the value means',
+    ]);
     const [array] = errors(withOutput(Type.Array(Type.String())));
     expect(array).to.deep.include({ pointer: '/tools/0/outputSchema/type' });
     expect(array?.message).to.match(
@@ -67,6 +71,17 @@ describe('contract check', () => {
       pointer: '/tools/0/outputSchema',
     });
     expect(check(withOutput(Type.Object({}))).filter((v) => /unknown tool key/.test(v.message))).to.deep.equal([]);
+  });
+
+  it('says an undescribed option leaves users guessing, and an undescribed input leaves the model guessing', () => {
+    const messages = check(
+      plugin({
+        options: Type.Object({ units: Type.String() }),
+        tools: [{ ...goodTool(), inputSchema: Type.Object({ city: Type.String() }, { additionalProperties: false }) }],
+      }),
+    ).map((v) => v.message);
+    expect(messages).to.include('property "units" has no description: users cannot know what to set there');
+    expect(messages).to.include('property "city" has no description: the model cannot know what to put there');
   });
 
   it('requires the default export to be an object', () => {

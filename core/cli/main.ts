@@ -11,7 +11,7 @@ import { guardStdout } from '../mcp/stdout-guard.ts';
 import { EXIT, GLOBAL_OPTIONS, print, printError, reportError, type Command } from './command.ts';
 import { signalExitCode, trapStopSignals } from './signals.ts';
 import { messageOf } from '../errors.ts';
-import { startTracingFromEnv } from './otel.ts';
+import { flushRegisteredTracing, startTracingFromEnv } from './otel.ts';
 
 /** Each command in its own module, imported only when it runs. A Map: a name like `toString` is no command. */
 const COMMANDS = new Map<string, { summary: string; load: () => Promise<Command> }>(
@@ -129,9 +129,10 @@ export async function main(argv: string[]): Promise<number> {
   const guard = guardStdout();
   const stop = trapStopSignals();
   // Started under the guard: an SDK exporting to the console writes to stderr, never into --json or MCP.
+  const warnTracing = (m: string) => printError(`rousseau-host: ${m}`);
   const endTracing = await startTracingFromEnv(
     resolve(typeof parsed.values.cwd === 'string' ? parsed.values.cwd : '.'),
-    (m) => printError(`rousseau-host: ${m}`),
+    warnTracing,
   );
   try {
     const code = await command
@@ -145,7 +146,7 @@ export async function main(argv: string[]): Promise<number> {
       });
     return stop.received && !stop.clean ? signalExitCode(stop.received) : code;
   } finally {
-    await endTracing?.();
+    await (endTracing ? endTracing() : flushRegisteredTracing(warnTracing));
     stop.release();
     guard.restore();
   }

@@ -61,19 +61,33 @@ export async function startTracingFromEnv(
     // The SDK reads the rest of OTEL_* itself: exporter, endpoint, headers, sampler, resource.
     const sdk = new NodeSDK(env.OTEL_SERVICE_NAME ? {} : { serviceName: 'rousseau-host' });
     sdk.start();
-    return async () => {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, SHUTDOWN_MS);
-        timer.unref();
-      });
-      await Promise.race([sdk.shutdown().catch((error: unknown) => warn(`tracing: ${messageOf(error)}`)), late]);
-      clearTimeout(timer);
-    };
+    return () => atMostShutdownMs(sdk.shutdown(), warn);
   } catch (error) {
     warn(`tracing: could not start ${OTEL_SDK_PACKAGE} (${file}): ${messageOf(error)}`);
     return undefined;
   }
+}
+
+/**
+ * Exports the spans an SDK registered before the CLI ran (`node --import ./otel.mjs`) still holds.
+ * The CLI ends with `process.exit`, so `beforeExit` never fires there: a batching span processor
+ * would otherwise lose the spans of the command's last seconds.
+ */
+export async function flushRegisteredTracing(warn: (message: string) => void): Promise<void> {
+  const { registeredTracerProvider } = await import('../tracing.ts');
+  const provider = registeredTracerProvider() as { forceFlush?: () => Promise<void> } | undefined;
+  if (typeof provider?.forceFlush === 'function') await atMostShutdownMs(provider.forceFlush(), warn);
+}
+
+/** Waits for the SDK's export, never longer than SHUTDOWN_MS, warning when it fails. */
+async function atMostShutdownMs(exported: Promise<void>, warn: (message: string) => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, SHUTDOWN_MS);
+    timer.unref();
+  });
+  await Promise.race([exported.catch((error: unknown) => warn(`tracing: ${messageOf(error)}`)), late]);
+  clearTimeout(timer);
 }
 
 /** The SDK's entry file, from the project first, then from wherever the host is installed. */

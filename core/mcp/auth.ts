@@ -145,7 +145,7 @@ function tokenDigests(entries: NonNullable<ServeAuthConfig['tokens']>, env: Node
       value = env[entry.tokenEnv];
       if (!value)
         throw hostError('RH_ERR_SERVE_AUTH', [
-          `${where} reads its value from the environment variable ${entry.tokenEnv}, which is not set (or empty)`,
+          `${where} reads its value from the environment variable ${entry.tokenEnv}, which is not set (or empty): set it to the token's value before starting the server (a new one: ${entry.tokenEnv}=$(openssl rand -hex 32))`,
         ]);
       if (value.length < 16)
         throw hostError('RH_ERR_SERVE_AUTH', [

@@ -276,6 +276,9 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
   const hostname = opts.hostname ?? '127.0.0.1';
   const loopbackOnly = isLoopbackName(hostname);
   if (!loopbackOnly && !opts.authenticate) throw hostError('RH_ERR_SERVE_NO_AUTH', [hostname]);
+  // A proxy on the same machine passes on the name clients reached it at: the public URL's, which
+  // is the operator's own and so no rebinding.
+  const publicName = opts.publicUrl === undefined ? undefined : new URL(opts.publicUrl).hostname;
   const idleMs = opts.sessionIdleMs ?? 30 * 60_000;
   const maxSessions = opts.maxSessions ?? 100;
   const sessions = new Map<string, Session>();
@@ -311,11 +314,12 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     const origin = req.headers.origin;
     if (origin !== undefined && !isLoopbackOrigin(origin))
       return reply(res, 403, `Origin ${origin} is not allowed: only loopback origins may call this server`);
-    if (loopbackOnly && !isLoopbackHost(req.headers.host))
+    const requestName = hostNameOf(req.headers.host);
+    if (loopbackOnly && !(requestName && (isLoopbackName(requestName) || requestName === publicName)))
       return reply(
         res,
         403,
-        `Host ${req.headers.host ?? '(none)'} is not allowed: this server answers loopback names only`,
+        `Host ${req.headers.host ?? '(none)'} is not allowed: this server listens on loopback and answers loopback names${publicName ? ` and ${publicName}` : ''} only. Behind a proxy, set serve.publicUrl to the URL clients use (docs/serve.md)`,
       );
     const { pathname } = new URL(req.url ?? '/', 'http://localhost');
     if (await probes.answer(req, res, pathname)) return;
@@ -638,11 +642,12 @@ function isLoopbackOrigin(origin: string): boolean {
   }
 }
 
-function isLoopbackHost(hostHeader: string | undefined): boolean {
-  if (!hostHeader) return false;
+/** The name a `Host` header gives, without its port; undefined when there is none or it is no name. */
+function hostNameOf(hostHeader: string | undefined): string | undefined {
+  if (!hostHeader) return undefined;
   try {
-    return isLoopbackName(new URL(`http://${hostHeader}`).hostname);
+    return new URL(`http://${hostHeader}`).hostname;
   } catch {
-    return false;
+    return undefined;
   }
 }

@@ -1,8 +1,10 @@
 // The CLI's OpenTelemetry start-up from OTEL_*: when it applies, the SDK found in the project, and
-// the warning when there is none.
+// the warning when there is none; and the spans of an SDK registered with --import, flushed at exit.
 import { expect } from 'chai';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { OTEL_SDK_PACKAGE, startTracingFromEnv, tracesWanted } from '../../core/cli/otel.ts';
-import { tempDir } from '../helpers.ts';
+import { FIXTURES, runCli, tempDir } from '../helpers.ts';
 
 describe('CLI tracing from OTEL_*', () => {
   it('wants traces when an exporter or an OTLP endpoint is named, unless the SDK is disabled or the exporter is none', () => {
@@ -60,6 +62,28 @@ exports.NodeSDK = class { constructor(config) { seen.push(['new', config]); } st
       expect(g[record]).to.deep.equal([['new', { serviceName: 'rousseau-host' }], ['start'], ['shutdown']]);
     } finally {
       delete g[record];
+      tmp.cleanup();
+    }
+  });
+
+  it('exports the spans an SDK registered with --import still holds before the command exits', async function () {
+    this.timeout(30_000);
+    const tmp = tempDir('rh-otel-import-');
+    try {
+      tmp.write('package.json', '{"name":"project","private":true}');
+      tmp.write(
+        'rousseau.config.json',
+        JSON.stringify({ builtins: false, plugins: [join(FIXTURES, 'plugins', 'echo.ts')], log: { audit: false } }),
+      );
+      const spans = join(tmp.dir, 'spans.jsonl');
+      const r = await runCli(['call', 'echo', '{"text":"traced"}'], {
+        cwd: tmp.dir,
+        // The SDK batches for a minute: only a flush at the end of the command gets the span out.
+        env: { NODE_OPTIONS: `--import ${join(FIXTURES, 'otel', 'batching-sdk.mjs')}`, RH_TEST_SPANS: spans },
+      });
+      expect(r.code, r.stderr).to.equal(0);
+      expect(existsSync(spans) ? readFileSync(spans, 'utf8') : '').to.equal('"execute_tool echo"\n');
+    } finally {
       tmp.cleanup();
     }
   });

@@ -143,7 +143,10 @@ describe('rousseau-host serve', function () {
     const r = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--json'], { cwd: t.dir });
     expect(r.code, r.stderr).to.equal(1);
     expect(JSON.parse(r.stdout).error.code).to.equal('RH_ERR_SERVE_NO_AUTH');
-    expect(r.stderr).to.include('Refusing to serve on 0.0.0.0').and.include("tokenEnv: 'ROUSSEAU_TOKEN_CI'");
+    expect(r.stderr)
+      .to.include('Refusing to serve on 0.0.0.0')
+      .and.include("tokenEnv: 'ROUSSEAU_TOKEN_CI'")
+      .and.include('ROUSSEAU_TOKEN_CI=$(openssl rand -hex 32)');
   });
 
   it("stops at start when a token's variable is not set, naming the token and the variable", async () => {
@@ -151,7 +154,7 @@ describe('rousseau-host serve', function () {
     const r = await runCli(['serve', '--port', '0', '--json'], { cwd: t.dir, env: { RH_TEST_NOT_SET: '' } });
     expect(r.code, r.stderr).to.equal(1);
     expect(JSON.parse(r.stdout).error.code).to.equal('RH_ERR_SERVE_AUTH');
-    expect(r.stderr).to.include('token "deploy"').and.include('RH_TEST_NOT_SET');
+    expect(r.stderr).to.include('token "deploy"').and.include('RH_TEST_NOT_SET=$(openssl rand -hex 32)');
   });
 
   it('takes --host and --port over serve.host and serve.port, and says it serves loopback only without auth', async () => {
@@ -162,6 +165,25 @@ describe('rousseau-host serve', function () {
     expect(served.stderr()).to.include('auth: none, loopback only');
     served.child.kill('SIGTERM');
     expect(await served.exited).to.equal(0);
+  });
+
+  it('takes --host-id, as the hosts behind a load balancer are started: session ids and audit lines carry it', async () => {
+    project(t, { auth: { tokens: [{ name: 'ci', tokenEnv: 'RH_TEST_TOKEN' }] } });
+    served = await startServe(t.dir, ['--host-id', 'h2']);
+    const transport = new StreamableHTTPClientTransport(new URL(served.url), {
+      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+    });
+    const client = new Client({ name: 'serve-test', version: '1.0.0' });
+    await client.connect(transport);
+    expect(transport.sessionId).to.match(/^h2\./);
+    await client.callTool({ name: 'slow', arguments: { ms: 1, tag: 'h2' } });
+    await client.close();
+    served.child.kill('SIGTERM');
+    expect(await served.exited, served.stderr()).to.equal(0);
+    expect(auditOf(t.dir)).to.match(/"host":"h2","event":"call"/);
+    const bad = await runCli(['serve', '--port', '0', '--host-id', 'h2/x'], { cwd: t.dir });
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include('--host-id');
   });
 
   it('is a usage error for a port that is no number', async () => {

@@ -428,6 +428,21 @@ describe('serveMcpHttp --stateless (Streamable HTTP, no sessions)', function () 
     expect((await fetch(server.url, { method: 'GET' })).status).to.equal(405);
   });
 
+  it('on loopback behind a proxy, answers the Host name of serve.publicUrl, and still no other', async () => {
+    const proxied = await serveMcpHttp(host, { port: 0, stateless: true, publicUrl: 'https://tools.example.com/mcp' });
+    try {
+      const port = new URL(proxied.url).port;
+      // nginx's `proxy_set_header Host $host` passes on the name without a port; $http_host keeps it.
+      expect(await statusWithHost(proxied.url, 'tools.example.com')).to.not.equal(403);
+      expect(await statusWithHost(proxied.url, `TOOLS.example.com:${port}`)).to.not.equal(403);
+      expect(await statusWithHost(proxied.url, `127.0.0.1:${port}`)).to.not.equal(403);
+      expect(await statusWithHost(proxied.url, 'rebind.example')).to.equal(403);
+      expect(await statusWithHost(proxied.url, 'tools.example.com.rebind.example')).to.equal(403);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('cancels the call when the client drops the request', async () => {
     const call = {
       jsonrpc: '2.0',

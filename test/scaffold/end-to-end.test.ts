@@ -71,6 +71,9 @@ describe('the author path outside the repo, from the packed tarballs', () => {
     const project = join(tmp.dir, 'project');
     tmp.write('project/package.json', '{ "name": "my-agent", "private": true }\n');
     await step('npm', ['install', '--no-audit', '--no-fund', hostTgz], project);
+    // The repo's scripts stay in the repo: npm would flag `prepare` as an install script at every install.
+    const installed = JSON.parse(readFileSync(join(project, 'node_modules', 'rousseau-host', 'package.json'), 'utf8'));
+    expect(installed).to.not.have.any.keys('scripts', 'workspaces');
     const added = await step('npx', ['rousseau-host', 'add', '../my-tool'], project);
     expect(added.stdout).to.include("Added 'rousseau-plugin-my-tool' to the plugins of");
 
