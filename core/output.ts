@@ -380,9 +380,18 @@ function capBlocks(
       content: `Tool "${name}" returned ${block.type} block ${index}${mime ? ` (${mime.slice(0, 100)})` : ''} of ${size} bytes, which does not fit in the plugin's output cap of ${cap} bytes${before ? ` beside ${before} bytes of blocks before it that cannot be cut either` : ''}. ${what} cannot be cut: ask for a smaller one, or raise the plugin's \`maxOutputBytes\` in the config.`,
     };
   }
+  // `content` joins the blocks with line breaks: an empty text block costs one, and a flood of them
+  // would otherwise pass the cap whole.
+  const breaks = Math.max(blocks.length - 1, 0);
+  if (fixed + breaks > cap)
+    return {
+      ok: false,
+      code: 'output_too_large',
+      content: `Tool "${name}" returned ${blocks.length} content blocks: the line breaks between them alone are ${breaks} bytes${fixed ? `, beside ${fixed} bytes of blocks that cannot be cut` : ''}, over the plugin's output cap of ${cap} bytes. Return fewer blocks (join short texts into one), or raise the plugin's \`maxOutputBytes\` in the config.`,
+    };
   const texts = capTexts(
     blocks.map((b) => (b.type === 'text' ? b.text : b.type === 'resource' ? b.resource.text : undefined)),
-    Math.max(cap - fixed, 0),
+    cap - fixed - breaks,
   );
   if (!texts.truncated) return { ok: true, blocks, truncated: false };
   const out: ContentBlock[] = [];
