@@ -305,10 +305,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (draining) {
-      res.setHeader('connection', 'close');
-      return reply(res, 503, 'The server is shutting down: send the request again to another host, or later');
-    }
+    if (draining) return refuseDraining(res);
     const origin = req.headers.origin;
     if (origin !== undefined && !isLoopbackOrigin(origin))
       return reply(res, 403, `Origin ${origin} is not allowed: only loopback origins may call this server`);
@@ -332,6 +329,8 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       if (!outcome) return;
       caller = outcome;
     }
+    // The server may have begun to close while the request was authenticated (a key set fetch).
+    if (draining) return refuseDraining(res);
     if (req.method === 'POST') {
       posts++;
       res.on('close', () => {
@@ -343,6 +342,8 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       const admitted = await admitCalls(limits, caller, req, res);
       if (!admitted) return;
       body = admitted.body;
+      // Or while its body was read: past this point it would open a session nothing closes.
+      if (draining) return refuseDraining(res);
     }
     return opts.stateless ? handleStateless(req, res, body) : handleSession(req, res, body, caller && ownerOf(caller));
   }
@@ -633,6 +634,12 @@ async function admitCalls(
   res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfterSeconds) });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message, data: { limit, retryAfterSeconds } }, id }));
   return undefined;
+}
+
+function refuseDraining(res: ServerResponse): void {
+  if (res.destroyed) return;
+  res.setHeader('connection', 'close');
+  reply(res, 503, 'The server is shutting down: send the request again to another host, or later');
 }
 
 /** A JSON-RPC error body, as the SDK's transport answers: clients parse it either way. */
