@@ -17,7 +17,7 @@ import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
 import { type GuardedCall, runGuarded } from './guarded-run.ts';
 import type { Logger } from './log.ts';
-import { type Failed, normalise, type Step } from './output.ts';
+import { capOutput, DEFAULT_MAX_OUTPUT_BYTES, type Failed, normalise, type Step } from './output.ts';
 import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
@@ -111,7 +111,11 @@ class Call implements GuardedCall {
       result = outcome.result;
       result.durationMs = durationMs;
     } else {
-      result = { isError: true, content: outcome.content, code: outcome.code, durationMs };
+      // A failure's text holds the tool's own (a thrown message, a block it got wrong) or the
+      // caller's (an unknown name): it goes to the model under the same cap as output.
+      const capped = capOutput(outcome.content, this.tool?.plugin.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
+      result = { isError: true, content: capped.text, code: outcome.code, durationMs };
+      if (capped.truncated) result.truncated = true;
     }
     if (this.env.audit.enabled) {
       // The input itself is on the decision's line; this line ties to it by call id and hash.

@@ -364,23 +364,34 @@ function capBlocks(
 ): Step<{ blocks: ContentBlock[]; truncated: boolean }> {
   let fixed = 0;
   for (const [index, block] of blocks.entries()) {
-    if (block.type === 'text' || (block.type === 'resource' && block.resource.text !== undefined)) continue;
+    if (block.type === 'text') continue;
     const payload = payloadOf(block);
-    const named = Buffer.byteLength(blockText(block));
+    const named = namedBytes(block);
     const size = payload === undefined ? named : decodedSize(payload);
     const before = fixed;
     fixed += payload === undefined ? named : size + named;
     if (fixed <= cap) continue;
     const mime = block.type === 'resource' ? block.resource.mimeType : block.mimeType;
+    const what =
+      payload !== undefined ? 'A binary block' : block.type === 'resource' ? "A resource's URI" : 'A resource link';
     return {
       ok: false,
       code: 'output_too_large',
-      content: `Tool "${name}" returned ${block.type} block ${index}${mime ? ` (${mime})` : ''} of ${size} bytes, which does not fit in the plugin's output cap of ${cap} bytes${before ? ` beside ${before} bytes of blocks before it that cannot be cut either` : ''}. ${payload === undefined ? 'A resource link' : 'A binary block'} cannot be cut: ask for a smaller one, or raise the plugin's \`maxOutputBytes\` in the config.`,
+      content: `Tool "${name}" returned ${block.type} block ${index}${mime ? ` (${mime.slice(0, 100)})` : ''} of ${size} bytes, which does not fit in the plugin's output cap of ${cap} bytes${before ? ` beside ${before} bytes of blocks before it that cannot be cut either` : ''}. ${what} cannot be cut: ask for a smaller one, or raise the plugin's \`maxOutputBytes\` in the config.`,
     };
   }
+  // `content` joins the blocks with line breaks: an empty text block costs one, and a flood of them
+  // would otherwise pass the cap whole.
+  const breaks = Math.max(blocks.length - 1, 0);
+  if (fixed + breaks > cap)
+    return {
+      ok: false,
+      code: 'output_too_large',
+      content: `Tool "${name}" returned ${blocks.length} content blocks: the line breaks between them alone are ${breaks} bytes${fixed ? `, beside ${fixed} bytes of blocks that cannot be cut` : ''}, over the plugin's output cap of ${cap} bytes. Return fewer blocks (join short texts into one), or raise the plugin's \`maxOutputBytes\` in the config.`,
+    };
   const texts = capTexts(
     blocks.map((b) => (b.type === 'text' ? b.text : b.type === 'resource' ? b.resource.text : undefined)),
-    Math.max(cap - fixed, 0),
+    cap - fixed - breaks,
   );
   if (!texts.truncated) return { ok: true, blocks, truncated: false };
   const out: ContentBlock[] = [];
@@ -436,6 +447,17 @@ export function capTexts(
     out[t] = tailPart === '' ? null : tailPart;
   }
   return { texts: out, truncated: true };
+}
+
+/**
+ * The bytes of a non-text block that the cap cannot cut: its line in `content` (for an embedded
+ * text, the line above the text) and the fields served beside it, a link's description included.
+ */
+function namedBytes(block: Exclude<ContentBlock, { type: 'text' }>): number {
+  if (block.type === 'resource' && block.resource.text !== undefined)
+    return Buffer.byteLength(blockText({ type: 'resource', resource: { ...block.resource, text: '' } }));
+  const description = block.type === 'resource_link' ? (block.description ?? '') : '';
+  return Buffer.byteLength(blockText(block)) + Buffer.byteLength(description);
 }
 
 /** The text of a result given as blocks: text as it is, every other block named (never its bytes). */

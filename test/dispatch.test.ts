@@ -130,6 +130,15 @@ describe('call pipeline (inline)', () => {
     expect(r.content).to.contain('disk on fire');
   });
 
+  it("caps a failure's text at the plugin's output cap, as it caps output: a thrown message is the tool's text too", async () => {
+    const r = await host.call('fail', { message: `BEGIN${'m'.repeat(100_000)}END` });
+    expect(r).to.include({ isError: true, code: 'tool_error', truncated: true });
+    expect(r.content).to.match(/^Tool "fail" failed: BEGIN/);
+    expect(r.content).to.match(/END$/);
+    // The kit plugin's cap is 4096 bytes; the marker that says what was cut comes on top.
+    expect(Buffer.byteLength(r.content.replace(/\n\n\[… .* …\]\n\n/, ''))).to.be.at.most(4096);
+  });
+
   it('normalises outputs: { content, isError, data }, and rejects other shapes', async () => {
     expect(await host.call('returns', '{"kind":"error-object"}')).to.include({
       isError: true,

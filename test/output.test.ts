@@ -134,14 +134,50 @@ describe('normalise: content blocks and structured data', () => {
     );
   });
 
+  it("counts every field of a block that cannot be cut: a link's description, a text resource's URI and MIME type", () => {
+    const huge = 'x'.repeat(10_000);
+    const cases: [string, unknown][] = [
+      ['link description', { type: 'resource_link', uri: 'file:///a', name: 'a', description: huge }],
+      ['text resource uri', { type: 'resource', resource: { uri: `file:///${huge}`, text: 'hi' } }],
+      ['text resource mimeType', { type: 'resource', resource: { uri: 'file:///a', mimeType: huge, text: 'hi' } }],
+    ];
+    for (const [what, block] of cases) {
+      const step = normalise(tool(1000), { content: [block] });
+      expect(step, what).to.deep.include({ ok: false, code: 'output_too_large' });
+      expect(!step.ok && step.content, what).to.match(/returned resource(_link)? block 0 .* cannot be cut/);
+    }
+    // Under the cap, a text resource's URI still leaves its text less room.
+    const result = ok(
+      normalise(tool(1000), {
+        content: [{ type: 'resource', resource: { uri: `file:///${'u'.repeat(400)}`, text: 'T'.repeat(900) } }],
+      }),
+    );
+    expect(result.truncated).to.equal(true);
+    // The cap counts what is kept, not the marker that says what was cut.
+    const kept = result.content.replace(/\n\n\[… .* …\]\n\n/, '');
+    expect(kept).to.match(/^\[resource file:\/\/\/u+\]\nT+$/);
+    expect(Buffer.byteLength(kept)).to.be.at.most(1000);
+  });
+
+  it('counts the line break between blocks: thousands of empty text blocks cannot pass the cap', () => {
+    const empty = (n: number) => Array.from({ length: n }, () => ({ type: 'text', text: '' }));
+    const step = normalise(tool(1000), { content: empty(10_000) });
+    expect(step).to.deep.include({ ok: false, code: 'output_too_large' });
+    expect(!step.ok && step.content).to.equal(
+      'Tool "t" returned 10000 content blocks: the line breaks between them alone are 9999 bytes, over the plugin\'s output cap of 1000 bytes. Return fewer blocks (join short texts into one), or raise the plugin\'s `maxOutputBytes` in the config.',
+    );
+    expect(ok(normalise(tool(1000), { content: empty(1000) })).content).to.equal('\n'.repeat(999));
+  });
+
   it('caps text blocks as one text in what the binary blocks leave: head and tail kept, the middle blocks dropped', () => {
     const texts = ['A', 'B', 'C', 'D'].map((c) => ({ type: 'text', text: c.repeat(400) }));
     const result = ok(
-      normalise(tool(1093), {
+      normalise(tool(1097), {
         content: [...texts.slice(0, 2), { type: 'image', data: PNG, mimeType: 'image/png' }, ...texts.slice(2)],
       }),
     );
-    // 1093 - 70 bytes of PNG - 23 of its name ("[image image/png, 70 B]") leave 1000 for 1600 bytes of text: 500 from the head, 500 from the tail.
+    // 1097 - 70 bytes of PNG - 23 of its name ("[image image/png, 70 B]") - 4 line breaks between the 5 blocks
+    // leave 1000 for 1600 bytes of text: 500 from the head, 500 from the tail.
     expect(result.truncated).to.equal(true);
     const kept = result.blocks!.map((b) => (b.type === 'text' ? b.text : b.type));
     expect(kept).to.deep.equal([

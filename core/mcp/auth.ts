@@ -78,6 +78,7 @@ export async function createServeAuth(
   options: ServeAuthOptions = {},
 ): Promise<ServeAuth | undefined> {
   const tokens = tokenDigests(config?.tokens ?? [], options.env ?? process.env);
+  const tokenNames = new Set(tokens.map((t) => t.caller.name));
   const oauth = config?.oauth ? await oauthVerifier(config.oauth, options.jwksCooldownMs) : undefined;
   if (!tokens.length && !oauth) return undefined;
   const required = config?.requiredScopes ?? [];
@@ -94,6 +95,10 @@ export async function createServeAuth(
     if (!caller && oauth && token.split('.').length === 3) {
       const verified = await oauth.verify(token);
       if (isAuthRefusal(verified)) return { ...verified, ...scope };
+      // Policy rules, limits and the audit know a caller by name alone: a subject the issuer lets
+      // someone pick must not make them a configured token's caller.
+      if (tokenNames.has(verified.name))
+        return invalid("the token's subject (sub, or client_id) is the name of a bearer token of this server");
       caller = verified;
     }
     if (!caller) return invalid('the token is not one this server knows');

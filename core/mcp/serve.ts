@@ -221,6 +221,11 @@ export interface McpHttpOptions {
   /** The most sessions kept; a new one closes the one idle longest. Default 100. */
   maxSessions?: number;
   /**
+   * With `authenticate`, the most sessions one caller keeps; their new one closes their own idle
+   * longest. Default a quarter of `maxSessions`: no one caller can hold every place.
+   */
+  maxSessionsPerCaller?: number;
+  /**
    * Who is calling (auth.ts): every request to the endpoint must prove a caller, who then owns the
    * sessions it opens. Required to listen on anything but loopback.
    */
@@ -281,9 +286,10 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
   const publicName = opts.publicUrl === undefined ? undefined : new URL(opts.publicUrl).hostname;
   const idleMs = opts.sessionIdleMs ?? 30 * 60_000;
   const maxSessions = opts.maxSessions ?? 100;
+  const maxPerCaller = opts.maxSessionsPerCaller ?? Math.max(1, Math.floor(maxSessions / 4));
   const sessions = new Map<string, Session>();
-  /** Initialize requests not yet answered: each holds a place among `maxSessions`. */
-  let initializing = 0;
+  /** Sessions whose initialize is not yet answered: each holds a place among `maxSessions`, and its caller's. */
+  const initializing = new Set<Session>();
   const limitsConfig = opts.limits ?? host.config.serve?.limits;
   const limits = limitsConfig ? new CallerLimits(limitsConfig) : undefined;
   let closing: Promise<void> | undefined;
@@ -307,10 +313,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (draining) {
-      res.setHeader('connection', 'close');
-      return reply(res, 503, 'The server is shutting down: send the request again to another host, or later');
-    }
+    if (draining) return refuseDraining(res);
     const origin = req.headers.origin;
     if (origin !== undefined && !isLoopbackOrigin(origin))
       return reply(res, 403, `Origin ${origin} is not allowed: only loopback origins may call this server`);
@@ -335,6 +338,8 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       if (!outcome) return;
       caller = outcome;
     }
+    // The server may have begun to close while the request was authenticated (a key set fetch).
+    if (draining) return refuseDraining(res);
     if (req.method === 'POST') {
       posts++;
       res.on('close', () => {
@@ -346,6 +351,8 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       const admitted = await admitCalls(limits, caller, req, res);
       if (!admitted) return;
       body = admitted.body;
+      // Or while its body was read: past this point it would open a session nothing closes.
+      if (draining) return refuseDraining(res);
     }
     return opts.stateless ? handleStateless(req, res, body) : handleSession(req, res, body, caller && ownerOf(caller));
   }
@@ -434,15 +441,15 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     // No session yet: this must be an initialize, which the new transport checks (400 otherwise).
     // Initializes in flight hold a place: checked one by one, clients that initialize at the same
     // moment would each see room for themselves.
-    if (sessions.size + initializing - idleSessions() >= maxSessions)
+    if (sessions.size + initializing.size - idleSessions() >= maxSessions)
       return reply(res, 503, `Too many sessions: all ${maxSessions} are busy; try again later`);
-    initializing++;
-    let holdsPlace = true;
-    const releasePlace = () => {
-      if (!holdsPlace) return;
-      holdsPlace = false;
-      initializing--;
-    };
+    if (owner !== undefined && busySessionsOf(owner) >= maxPerCaller)
+      return reply(
+        res,
+        503,
+        `Too many sessions: all ${maxPerCaller} sessions one caller may hold are busy; end one (DELETE) or try again later`,
+      );
+    const releasePlace = () => initializing.delete(session);
     const server = createMcpServer(host, { listChanged: true, askClient: opts.askClient ?? true });
     const session: Session = {
       owner,
@@ -454,6 +461,11 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
         retryInterval: MCP_HTTP_RETRY_MS,
         onsessioninitialized: (sid) => {
           releasePlace();
+          if (owner !== undefined && sessionsOf(owner) >= maxPerCaller) {
+            const idle = oldestIdle(owner);
+            if (idle)
+              endSession(idle, 'its caller opened more sessions than one caller may hold, and it was idle longest');
+          }
           if (sessions.size >= maxSessions) {
             const idle = oldestIdle();
             if (idle) endSession(idle, 'the most sessions were open and it was idle longest');
@@ -465,6 +477,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       open: 1,
       lastSeen: Date.now(),
     };
+    initializing.add(session);
     res.on('close', () => {
       releasePlace();
       session.open--;
@@ -485,11 +498,31 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     return idle;
   }
 
-  /** The session idle longest (no request open), if any. */
-  function oldestIdle(): string | undefined {
+  /** The caller's sessions, those still initializing included. */
+  function sessionsOf(owner: string): number {
+    let count = 0;
+    for (const session of [...sessions.values(), ...initializing]) if (session.owner === owner) count++;
+    return count;
+  }
+
+  /** The caller's sessions serving a request (still initializing included): those a new one cannot close. */
+  function busySessionsOf(owner: string): number {
+    let count = 0;
+    for (const session of sessions.values()) if (session.owner === owner && session.open > 0) count++;
+    for (const session of initializing) if (session.owner === owner) count++;
+    return count;
+  }
+
+  /** The session idle longest (no request open), of `owner` when given, if any. */
+  function oldestIdle(owner?: string): string | undefined {
     let found: [string, Session] | undefined;
     for (const entry of sessions)
-      if (entry[1].open === 0 && (!found || entry[1].lastSeen < found[1].lastSeen)) found = entry;
+      if (
+        entry[1].open === 0 &&
+        (owner === undefined || entry[1].owner === owner) &&
+        (!found || entry[1].lastSeen < found[1].lastSeen)
+      )
+        found = entry;
     return found?.[0];
   }
 
@@ -610,6 +643,12 @@ async function admitCalls(
   res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfterSeconds) });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message, data: { limit, retryAfterSeconds } }, id }));
   return undefined;
+}
+
+function refuseDraining(res: ServerResponse): void {
+  if (res.destroyed) return;
+  res.setHeader('connection', 'close');
+  reply(res, 503, 'The server is shutting down: send the request again to another host, or later');
 }
 
 /** A JSON-RPC error body, as the SDK's transport answers: clients parse it either way. */

@@ -239,6 +239,21 @@ describe('serveMcpHttp with authentication', function () {
     await auditedFor(audit, 'carol@example.com');
   });
 
+  it("refuses a JWT whose subject or client_id is a bearer token's name: it would get that caller's rules, limits and audit name", async () => {
+    const cases: [string, string][] = [
+      ['sub', await issuer.sign({ sub: 'alice' })],
+      // No subject: the caller would be its client_id.
+      ['client_id', await issuer.sign({ sub: '', client_id: 'bob' })],
+    ];
+    for (const [what, token] of cases) {
+      const res = await post(server.url, bearer(token));
+      expect(res.status, what).to.equal(401);
+      const header = res.headers.get('www-authenticate')!;
+      expect(header, what).to.include('error="invalid_token"');
+      expect(header, what).to.match(/name of a bearer token/);
+    }
+  });
+
   it('refuses an expired JWT, one for another audience and one from another issuer, each 401 invalid_token saying why', async () => {
     const cases: [string, string, RegExp][] = [
       ['expired', await issuer.sign({}, { expiresIn: Math.floor(Date.now() / 1000) - 120 }), /expired/],

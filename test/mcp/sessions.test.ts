@@ -350,6 +350,81 @@ describe('serveMcpHttp: session limits', function () {
     }
   });
 
+  it('keeps one caller to maxSessionsPerCaller: their new session closes their own idle one, and another caller still gets in', async () => {
+    // The caller is the bearer token as is: enough to tell two callers apart.
+    const server = await serveMcpHttp(host, {
+      port: 0,
+      maxSessions: 4,
+      maxSessionsPerCaller: 2,
+      authenticate: (req) => {
+        const name = req.headers.authorization?.replace(/^Bearer /, '');
+        return name ? { name, scopes: [], via: 'token' } : undefined;
+      },
+    });
+    const streams = new AbortController();
+    const as = (caller: string) => ({ authorization: `Bearer ${caller}` });
+    const initialize = (caller: string) =>
+      fetch(server.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: ACCEPT, ...as(caller) },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      });
+    const open = async (caller: string) => {
+      const res = await initialize(caller);
+      expect(res.status, caller).to.equal(200);
+      await res.text();
+      return res.headers.get('mcp-session-id')!;
+    };
+    const holdStream = async (caller: string, session: string) => {
+      const res = await fetch(server.url, {
+        headers: {
+          accept: 'text/event-stream',
+          'mcp-session-id': session,
+          'mcp-protocol-version': '2025-11-25',
+          ...as(caller),
+        },
+        signal: streams.signal,
+      });
+      expect(res.status).to.equal(200);
+    };
+    try {
+      const [a1, a2] = [await open('mallory'), await open('mallory')];
+      // A third, with both idle: the one idle longest goes, the caller still holds two.
+      const a3 = await open('mallory');
+      expect(server.sessions()).to.equal(2);
+      const pinged = await fetch(server.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: ACCEPT,
+          'mcp-session-id': a1,
+          'mcp-protocol-version': '2025-11-25',
+          ...as('mallory'),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+      });
+      expect(pinged.status).to.equal(404);
+      for (const session of [a2, a3]) await holdStream('mallory', session);
+      const refused = await initialize('mallory');
+      expect(refused.status).to.equal(503);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).to.contain(
+        'all 2 sessions one caller may hold are busy',
+      );
+      // Two places are left for everyone else.
+      await open('alice');
+      await open('bob');
+      expect(server.sessions()).to.equal(4);
+    } finally {
+      streams.abort();
+      await server.close();
+    }
+  });
+
   it('holds maxSessions when clients initialize at the same moment: the places left go, the rest get 503 at once', async () => {
     const server = await serveMcpHttp(host, { port: 0, maxSessions: 3 });
     const streams = new AbortController();

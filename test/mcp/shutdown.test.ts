@@ -57,3 +57,49 @@ describe('serveMcpHttp: close(graceMs)', function () {
     }
   });
 });
+
+describe('serveMcpHttp: close() while a request is being authenticated', function () {
+  this.timeout(20_000);
+
+  it('opens no session for it once closed, and answers it 503 when its connection is still there', async () => {
+    const host = await allowingHost([{ module: '../plugins/kit.ts', isolation: 'inline' }]);
+    try {
+      // An authentication that waits, as one fetching the issuer's key set does.
+      let arrived!: () => void;
+      const asked = new Promise<void>((resolve) => (arrived = resolve));
+      let pass!: () => void;
+      const passed = new Promise<void>((resolve) => (pass = resolve));
+      const server = await serveMcpHttp(host, {
+        port: 0,
+        authenticate: async () => {
+          arrived();
+          await passed;
+          return { name: 'alice', scopes: [], via: 'token' };
+        },
+      });
+      const answer = fetch(server.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      }).then(
+        (res) => res.status,
+        () => 'connection closed',
+      );
+      await asked;
+      const closed = server.close();
+      pass();
+      await closed;
+      expect(await answer).to.be.oneOf([503, 'connection closed']);
+      // Give a session the request might have opened time to register.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(server.sessions()).to.equal(0);
+    } finally {
+      await host.close();
+    }
+  });
+});

@@ -3,6 +3,7 @@
 // they do refuse it, so a passing request means something.
 import { expect } from 'chai';
 import { Agent } from '../../../core/agent/agent.ts';
+import type { ContentBlock } from '../../../core/contract.ts';
 import { anthropicProvider } from '../../../core/agent/providers/anthropic.ts';
 import { openaiProvider } from '../../../core/agent/providers/openai.ts';
 import { openaiResponsesProvider } from '../../../core/agent/providers/openai-responses.ts';
@@ -21,11 +22,12 @@ const SCRIPT: Step[] = [
 async function richRequest(
   start: (steps: Step[]) => Promise<FakeServer>,
   provider: (url: string) => Agent['provider'],
+  blocks?: ContentBlock[],
 ) {
   const { host, cleanup } = await kitHost();
   const server = await start(SCRIPT);
   try {
-    const result = await new Agent({ host: withBlocks(host), provider: provider(server.url) }).run('show me');
+    const result = await new Agent({ host: withBlocks(host, blocks), provider: provider(server.url) }).run('show me');
     expect(server.violations).to.deep.equal([]);
     expect(result.text).to.equal('Seen.');
     return server.requests[1]!.body;
@@ -51,7 +53,7 @@ describe('rich results: anthropic', () => {
     const body = await richRequest(startAnthropicServer, (url) =>
       anthropicProvider({ apiKey: ANTHROPIC_TEST_KEY, baseUrl: url, retries: 0 }),
     );
-    const result = body.messages.at(-1).content.find((b: any) => b.type === 'tool_result');
+    const result = body.messages.at(-1).content.find((b: { type?: string }) => b.type === 'tool_result');
     const { cache_control: _, ...plain } = result;
     expect(plain).to.deep.equal({
       type: 'tool_result',
@@ -180,7 +182,7 @@ describe('rich results: openai responses', () => {
     const body = await richRequest(startResponsesServer, (url) =>
       openaiResponsesProvider({ apiKey: RESPONSES_TEST_KEY, baseUrl: `${url}/v1`, retries: 0 }),
     );
-    const output = body.input.find((item: any) => item.type === 'function_call_output');
+    const output = body.input.find((item: { type?: string }) => item.type === 'function_call_output');
     expect(output).to.deep.equal({
       type: 'function_call_output',
       call_id: 'call_rich',
@@ -216,4 +218,40 @@ describe('rich results: openai responses', () => {
       await server.close();
     }
   });
+});
+
+describe('rich results: blocks whose bytes are not what their MIME type says', () => {
+  // A tool, or an MCP server, may name its bytes wrongly; the APIs check the bytes and refuse the
+  // whole request, which would end the turn. PNG bytes named JPEG go as PNG; bytes that are no
+  // image (or no PDF) go as the line that names them.
+  const LYING: ContentBlock[] = [
+    { type: 'image', data: PNG, mimeType: 'image/jpeg' },
+    { type: 'image', data: 'AAAAAAAAAAAAAAAA', mimeType: 'image/png' },
+    { type: 'resource', resource: { uri: 'file:///w/not.pdf', mimeType: 'application/pdf', blob: 'AAAAAAAA' } },
+  ];
+  const providers: [string, (steps: Step[]) => Promise<FakeServer>, (url: string) => Agent['provider']][] = [
+    [
+      'anthropic',
+      startAnthropicServer,
+      (url) => anthropicProvider({ apiKey: ANTHROPIC_TEST_KEY, baseUrl: url, retries: 0 }),
+    ],
+    [
+      'openai',
+      startOpenAIServer,
+      (url) => openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${url}/v1`, retries: 0 }),
+    ],
+    [
+      'responses',
+      startResponsesServer,
+      (url) => openaiResponsesProvider({ apiKey: RESPONSES_TEST_KEY, baseUrl: `${url}/v1`, retries: 0 }),
+    ],
+  ];
+  for (const [name, start, provider] of providers) {
+    it(`${name}: the turn goes on, each image sent as the type its bytes are`, async () => {
+      const body = JSON.stringify(await richRequest(start, provider, LYING));
+      expect(body).to.not.match(/data:image\/jpeg|"media_type":"image\/jpeg"/);
+      expect(body).to.match(/data:image\/png;base64,iVBORw0KGgo|"media_type":"image\/png","data":"iVBORw0KGgo/);
+      expect(body).to.not.include('AAAAAAAAAAAAAAAA');
+    });
+  }
 });
