@@ -51,7 +51,7 @@ describe('rich results: anthropic', () => {
     const body = await richRequest(startAnthropicServer, (url) =>
       anthropicProvider({ apiKey: ANTHROPIC_TEST_KEY, baseUrl: url, retries: 0 }),
     );
-    const result = body.messages.at(-1).content.find((b: any) => b.type === 'tool_result');
+    const result = body.messages.at(-1).content.find((b: { type: string }) => b.type === 'tool_result');
     const { cache_control: _, ...plain } = result;
     expect(plain).to.deep.equal({
       type: 'tool_result',
@@ -180,7 +180,7 @@ describe('rich results: openai responses', () => {
     const body = await richRequest(startResponsesServer, (url) =>
       openaiResponsesProvider({ apiKey: RESPONSES_TEST_KEY, baseUrl: `${url}/v1`, retries: 0 }),
     );
-    const output = body.input.find((item: any) => item.type === 'function_call_output');
+    const output = body.input.find((item: { type: string }) => item.type === 'function_call_output');
     expect(output).to.deep.equal({
       type: 'function_call_output',
       call_id: 'call_rich',
