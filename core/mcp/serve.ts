@@ -1,19 +1,16 @@
 /**
- * The host's tools over MCP: `start --mcp` (stdio) and `start --mcp-http PORT` (Streamable HTTP).
- *
- * stdio is one long session. HTTP keeps sessions (`Mcp-Session-Id`): a server per session, so a
- * client can cancel a call, set its log level, hear tools/list_changed and resume a broken SSE
- * stream; sessions end when idle and are bounded in number. Stateless HTTP (a fresh server per
- * request, no session) is there for hosts behind a load balancer; there a client that drops the
- * request cancels its call. docs/mcp.md says what each gives a client; docs/serve.md how a team
- * server authenticates its callers (auth.ts) and shuts down.
+ * The host's tools over Streamable HTTP (`start --mcp-http PORT`, `serve`); stdio.ts is the stdio
+ * front end. Sessions (`Mcp-Session-Id`): a server per session, so a client can cancel a call, set
+ * its log level, hear tools/list_changed and resume a broken SSE stream; sessions end when idle
+ * and are bounded in number. Stateless HTTP (a fresh server per request, no session) is there for
+ * hosts behind a load balancer; there a client that drops the request cancels its call.
+ * docs/mcp.md says what each gives a client; docs/serve.md how a team server authenticates its
+ * callers (auth.ts), limits them (caller-limits.ts), is probed (probes.ts) and shuts down.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Transform, type TransformCallback } from 'node:stream';
 import ipaddr from 'ipaddr.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   DEFAULT_MAX_REQUEST_BODY_SIZE,
@@ -36,173 +33,13 @@ import {
 import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
 import { BoundedEventStore } from './event-store.ts';
 import { createProbes } from './probes.ts';
-import {
-  authInfoOf,
-  createMcpServer,
-  sendToolListChanged,
-  sessionTag,
-  watchPluginStatuses,
-  withPlaces,
-} from './server.ts';
-import { guardStdout } from './stdout-guard.ts';
+import { authInfoOf, createMcpServer, sessionTag, watchToolChanges, withPlaces } from './server.ts';
 
 /** The path of the Streamable HTTP endpoint. */
 const MCP_HTTP_PATH = '/mcp';
 
 /** Where OAuth clients read what this server is (RFC 9728), also with the endpoint's path after it. */
 const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
-
-/** The longest message line read on stdio (the SDK's own buffer limit). */
-const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
-
-/**
- * Tells every session when the tool list changed: a plugin registered while the host loads, a
- * plugin quarantined or back (statuses are polled once every plugin is in), or a reload
- * (`start --watch`) that swapped tools. Returns the unsubscribe.
- */
-function watchToolChanges(host: Host): () => void {
-  let stopped = false;
-  let stopStatuses = () => {};
-  void host.ready.then(
-    () => {
-      if (stopped) return;
-      stopStatuses = watchPluginStatuses(host, () => {
-        host.log.info('tool list changed: a plugin was quarantined or came back');
-        sendToolListChanged(host);
-      });
-    },
-    () => {},
-  );
-  const stopChanges = host.onToolsChanged(() => sendToolListChanged(host));
-  return () => {
-    stopped = true;
-    stopStatuses();
-    stopChanges();
-  };
-}
-
-/**
- * Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal`
- * aborts. `host` may still be loading: `initialize` is answered at once; with its plugins loading
- * in the background, `tools/list` answers with the tools registered so far and each further plugin
- * is announced with `notifications/tools/list_changed`. A host whose config fails to load closes
- * the connection and rejects with its error.
- */
-export async function serveMcpStdio(host: Host | Promise<Host>, opts: { signal?: AbortSignal } = {}): Promise<void> {
-  const guard = guardStdout();
-  const ready = Promise.resolve(host);
-  const server = createMcpServer(ready, { listChanged: true });
-  const ownClose = server.onclose;
-  const closed = new Promise<void>(
-    (resolve) =>
-      (server.onclose = () => {
-        ownClose?.();
-        resolve();
-      }),
-  );
-  const end = () => void server.close();
-  let stopWatching = () => {};
-  ready.then((h) => {
-    if (ended) return;
-    stopWatching = watchToolChanges(h);
-    void h.ready.then(
-      () => h.log.debug(`serving ${h.tools().length} tools over MCP on stdio`),
-      () => {},
-    );
-  }, end);
-  let ended = false;
-  const lines = new LineLimit(MCP_STDIO_MAX_LINE_BYTES, () => {
-    const message = `a message line over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes (10 MiB) was dropped`;
-    ready.then(
-      (h) => h.log.warn(`MCP stdio: ${message}`),
-      () => {},
-    );
-    // No id: the line was never parsed, so it is unknown (JSON-RPC 2.0 §5).
-    guard.channel.write(
-      `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: ${message}` } })}\n`,
-    );
-  });
-  process.stdin.once('end', end);
-  process.stdin.once('close', end);
-  process.stdout.on('error', end); // EPIPE: the client is gone
-  opts.signal?.addEventListener('abort', end, { once: true });
-  try {
-    if (opts.signal?.aborted) return;
-    process.stdin.pipe(lines);
-    await server.connect(
-      new StdioServerTransport(lines, guard.channel, { maxBufferSize: MCP_STDIO_MAX_LINE_BYTES + 1 }),
-    );
-    await closed;
-    await ready; // the host's own error, when it is why the server closed
-  } finally {
-    ended = true;
-    stopWatching();
-    process.stdin.unpipe(lines);
-    process.stdin.pause();
-    process.stdin.off('end', end);
-    process.stdin.off('close', end);
-    process.stdout.off('error', end);
-    opts.signal?.removeEventListener('abort', end);
-    guard.restore();
-  }
-}
-
-/**
- * stdin cut into whole lines of at most `max` bytes, each its own chunk. Past its buffer limit the
- * SDK's transport closes without a word, and the server with it; here a longer line is dropped and
- * reported through `onOversize`, and the lines after it are read as usual.
- */
-class LineLimit extends Transform {
-  private held: Buffer[] = [];
-  private heldBytes = 0;
-  /** Inside a line already reported: drop bytes until its newline. */
-  private skipping = false;
-  private readonly max: number;
-  private readonly onOversize: () => void;
-
-  constructor(max: number, onOversize: () => void) {
-    super();
-    this.max = max;
-    this.onOversize = onOversize;
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    // Whole lines go on together (`run` is where the pending ones begin): a read that holds many
-    // messages stays one chunk for the SDK to split, instead of one chunk, and one copy, per line.
-    let run = 0;
-    for (let start = 0; start < chunk.length; ) {
-      const newline = chunk.indexOf(0x0a, start);
-      const complete = newline !== -1;
-      const end = complete ? newline + 1 : chunk.length;
-      if (this.skipping) {
-        this.skipping = !complete;
-        start = run = end;
-      } else if (this.heldBytes + end - start - (complete ? 1 : 0) > this.max) {
-        if (start > run) this.push(chunk.subarray(run, start));
-        this.held = [];
-        this.heldBytes = 0;
-        this.skipping = !complete;
-        this.onOversize();
-        start = run = end;
-      } else if (!complete) {
-        if (start > run) this.push(chunk.subarray(run, start));
-        this.held.push(chunk.subarray(start));
-        this.heldBytes += end - start;
-        start = run = end;
-      } else if (this.held.length) {
-        // The end of a line begun in an earlier read (always the first line of this one).
-        this.push(Buffer.concat([...this.held, chunk.subarray(start, end)]));
-        this.held = [];
-        this.heldBytes = 0;
-        start = run = end;
-      } else {
-        start = end;
-      }
-    }
-    if (chunk.length > run) this.push(chunk.subarray(run));
-    done();
-  }
-}
 
 export interface McpHttpOptions {
   port: number;

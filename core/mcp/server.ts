@@ -265,7 +265,7 @@ function toCallToolResult(r: CallResult): CallToolResult {
  * Calls `onChange` when a plugin's status changes (quarantined, back). Quarantine ends on a clock
  * inside the runners, so nothing can push that moment to us: a cheap poll of the statuses it is.
  */
-export function watchPluginStatuses(host: Host, onChange: () => void, intervalMs = 500): () => void {
+function watchPluginStatuses(host: Host, onChange: () => void, intervalMs = 500): () => void {
   const signature = () =>
     host
       .plugins()
@@ -280,4 +280,30 @@ export function watchPluginStatuses(host: Host, onChange: () => void, intervalMs
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Tells every session when the tool list changed: a plugin registered while the host loads, a
+ * plugin quarantined or back (statuses are polled once every plugin is in), or a reload
+ * (`start --watch`) that swapped tools. Returns the unsubscribe.
+ */
+export function watchToolChanges(host: Host): () => void {
+  let stopped = false;
+  let stopStatuses = () => {};
+  void host.ready.then(
+    () => {
+      if (stopped) return;
+      stopStatuses = watchPluginStatuses(host, () => {
+        host.log.info('tool list changed: a plugin was quarantined or came back');
+        sendToolListChanged(host);
+      });
+    },
+    () => {},
+  );
+  const stopChanges = host.onToolsChanged(() => sendToolListChanged(host));
+  return () => {
+    stopped = true;
+    stopStatuses();
+    stopChanges();
+  };
 }
