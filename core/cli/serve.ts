@@ -17,12 +17,13 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 export const serve: Command = {
   name: 'serve',
   summary:
-    'Serve every loaded tool over MCP (Streamable HTTP at /mcp) to a team: callers authenticate with the tokens or the OAuth issuer of serve.auth, and SIGTERM or Ctrl-C lets the calls in flight finish (serve.shutdownTimeoutMs) before it exits 0. Without serve.auth it listens on loopback only.',
-  usage: 'serve [--host H] [--port P] [--stateless] [--yes]',
+    'Serve every loaded tool over MCP (Streamable HTTP at /mcp) to a team: callers authenticate with the tokens or the OAuth issuer of serve.auth, and SIGTERM or Ctrl-C lets the calls in flight finish (serve.shutdownTimeoutMs) before it exits 0. Without serve.auth it listens on loopback only. --host-id ID names this host on its audit lines and session ids (default: $ROUSSEAU_HOST_ID, else hostname-pid).',
+  usage: 'serve [--host H] [--port P] [--stateless] [--host-id ID] [--yes]',
   options: {
     host: { type: 'string' },
     port: { type: 'string' },
     stateless: { type: 'boolean' },
+    'host-id': { type: 'string' },
     yes: { type: 'boolean', short: 'y' },
   },
   async run({ values, positionals, stop }) {

@@ -164,6 +164,23 @@ describe('rousseau-host serve', function () {
     expect(await served.exited).to.equal(0);
   });
 
+  it('names the host by --host-id at the head of its session ids and on its audit lines', async () => {
+    project(t, {});
+    served = await startServe(t.dir, ['--host-id', 'h7']);
+    const client = await connect(served.url);
+    try {
+      expect((client.transport as StreamableHTTPClientTransport).sessionId).to.match(/^h7\./);
+      await client.callTool({ name: 'greet', arguments: { who: 'h7' } });
+    } finally {
+      await client.close();
+    }
+    served.child.kill('SIGTERM');
+    expect(await served.exited).to.equal(0);
+    const lines = auditOf(t.dir).trim().split('\n');
+    expect(lines).to.not.be.empty;
+    for (const line of lines) expect(JSON.parse(line)).to.include({ host: 'h7' });
+  });
+
   it('is a usage error for a port that is no number', async () => {
     const r = await runCli(['serve', '--port', 'eighty'], { cwd: t.dir });
     expect(r.code).to.equal(2);
