@@ -3,7 +3,7 @@
 // fetch where the test reads a status and a header.
 import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -380,6 +380,20 @@ describe('serve.auth that cannot be used', () => {
     expect(error.code).to.equal('RH_ERR_SERVE_AUTH');
     expect(error.message).to.include('http://127.0.0.1:9/.well-known/oauth-authorization-server/issuer');
     expect(error.message).to.include('jwksUri');
+  });
+
+  it("fails a token's check with RH_ERR_SERVE_AUTH, naming the key set, when the issuer's key set cannot be read", async () => {
+    const issuer = await issuerServer();
+    try {
+      const jwksUri = `${issuer.issuer}/no-such-key-set`;
+      const auth = (await createServeAuth({ oauth: { issuer: issuer.issuer, audience: AUDIENCE, jwksUri } }))!;
+      const req = { headers: { authorization: `Bearer ${await issuer.sign()}` } } as IncomingMessage;
+      const error = await refusal(Promise.resolve(auth.authenticate(req)));
+      expect(error.code).to.equal('RH_ERR_SERVE_AUTH');
+      expect(error.message).to.include(jwksUri);
+    } finally {
+      await issuer.close();
+    }
   });
 
   it('is no authentication at all when it names neither tokens nor an issuer', async () => {
