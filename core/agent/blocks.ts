@@ -23,14 +23,3 @@ export function pdfOf(block: ContentBlock): { uri: string; data: string } | unde
     ? { uri: block.resource.uri, data: block.resource.blob }
     : undefined;
 }
-
-/** Short names of a result's non-text blocks, for a one-line summary: `image image/png`, `resource file:///a.pdf`. */
-export function blockNames(blocks: readonly ContentBlock[]): string[] {
-  const names: string[] = [];
-  for (const b of blocks) {
-    if (b.type === 'image' || b.type === 'audio') names.push(`${b.type} ${b.mimeType}`);
-    else if (b.type === 'resource_link') names.push(`link ${b.uri}`);
-    else if (b.type === 'resource') names.push(`resource ${b.resource.uri}`);
-  }
-  return names;
-}
