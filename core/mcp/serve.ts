@@ -135,6 +135,12 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     });
   });
 
+  /**
+   * One request, in order: refused while the server shuts down; the origin and Host checks; the
+   * probes and the OAuth metadata, which need no caller; then, at the endpoint, the caller proved,
+   * the request counted for a graceful shutdown, its tool calls admitted under the caller's limits,
+   * and the rest left to its session (or to a server of its own, stateless).
+   */
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (draining) {
       res.setHeader('connection', 'close');
@@ -157,12 +163,8 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     )
       return replyJson(res, 200, protectedResourceMetadata(resourceUrl(req), opts.protectedResource));
     if (pathname !== MCP_HTTP_PATH) return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
-    let caller: Caller | undefined;
-    if (opts.authenticate) {
-      const outcome = await authenticated(req, res);
-      if (!outcome) return;
-      caller = outcome;
-    }
+    const caller = opts.authenticate ? await authenticated(req, res) : undefined;
+    if (opts.authenticate && !caller) return; // refused: answered
     if (req.method === 'POST') {
       posts++;
       res.on('close', () => {
