@@ -2,7 +2,7 @@
  * The host as an MCP server: the SDK's low-level `Server` with our own `tools/list` and
  * `tools/call`, so clients see exactly the JSON Schema our plugins declare and every call runs
  * through `host.call` (validation, policy, isolation, timeout, cap, audit). Transports are in
- * serve.ts; this file knows nothing about them.
+ * stdio.ts and serve.ts (HTTP); this file knows nothing about them.
  */
 import { createHash } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -86,7 +86,7 @@ export function createMcpServer(host: Host | Promise<Host>, { listChanged }: Mcp
   let loaded = host instanceof Promise ? undefined : host;
   const ready = Promise.resolve(host);
   let closed = false;
-  // Chained, not replaced: a transport's owner (serve.ts) adds its own `onclose` after this one.
+  // Chained, not replaced: a transport's owner (stdio.ts) adds its own `onclose` after this one.
   server.onclose = () => {
     closed = true;
     if (loaded) sessions.get(loaded)?.delete(server);

@@ -8,14 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { HostError } from '../../core/errors.ts';
 import type { Host } from '../../core/host.ts';
 import { createServeAuth, type ServeAuth } from '../../core/mcp/auth.ts';
 import { type McpHttpServer, serveMcpHttp } from '../../core/mcp/serve.ts';
 import { tempDir, until } from '../helpers.ts';
-import { allowingHost } from './shared.ts';
+import { allowingHost, text } from './shared.ts';
 
 const ALICE = 'alice-token-0123456789abcdef';
 const BOB = 'bob-token-fedcba9876543210';
@@ -43,8 +42,6 @@ async function connect(url: string, token: string): Promise<Client> {
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: bearer(token) } }));
   return client;
 }
-
-const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
 
 interface AuditLine {
   event: string;
