@@ -2,7 +2,7 @@
  * The host's tools over Streamable HTTP (`start --mcp-http PORT`, `serve`); stdio.ts is the stdio
  * front end. Sessions (`Mcp-Session-Id`): a server per session, so a client can cancel a call, set
  * its log level, hear tools/list_changed and resume a broken SSE stream; sessions end when idle
- * and are bounded in number. Stateless HTTP (a fresh server per request, no session) is there for
+ * and are bounded in number (http-sessions.ts). Stateless HTTP (a fresh server per request, no session) is there for
  * hosts behind a load balancer; there a client that drops the request cancels its call.
  * docs/mcp.md says what each gives a client; docs/serve.md how a team server authenticates its
  * callers (auth.ts), limits them (caller-limits.ts), is probed (probes.ts) and shuts down.
@@ -32,8 +32,9 @@ import {
 } from './auth.ts';
 import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
 import { BoundedEventStore } from './event-store.ts';
+import { HttpSessions, type Session } from './http-sessions.ts';
 import { createProbes } from './probes.ts';
-import { authInfoOf, createMcpServer, sessionTag, watchToolChanges, withPlaces } from './server.ts';
+import { authInfoOf, createMcpServer, watchToolChanges, withPlaces } from './server.ts';
 
 /** The path of the Streamable HTTP endpoint. */
 const MCP_HTTP_PATH = '/mcp';
@@ -88,16 +89,6 @@ const MCP_HTTP_EVENT_CHARS_PER_SESSION = 4 * 1024 * 1024;
 /** The `retry` an SSE stream suggests: how soon a client whose stream broke reconnects. */
 const MCP_HTTP_RETRY_MS = 1000;
 
-interface Session {
-  /** The caller that opened it (`via:name`), when the server authenticates: no one else may use it. */
-  owner: string | undefined;
-  server: ReturnType<typeof createMcpServer>;
-  transport: StreamableHTTPServerTransport;
-  /** Requests (POST responses, GET streams) still open: a session serving one is not idle. */
-  open: number;
-  lastSeen: number;
-}
-
 /**
  * Serves the host over Streamable HTTP at `http://HOST:PORT/mcp`, on 127.0.0.1 unless told
  * otherwise. Requests from a browser page of another origin are refused (403), and so are
@@ -108,11 +99,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
   const hostname = opts.hostname ?? '127.0.0.1';
   const loopbackOnly = isLoopbackName(hostname);
   if (!loopbackOnly && !opts.authenticate) throw hostError('RH_ERR_SERVE_NO_AUTH', [hostname]);
-  const idleMs = opts.sessionIdleMs ?? 30 * 60_000;
-  const maxSessions = opts.maxSessions ?? 100;
-  const sessions = new Map<string, Session>();
-  /** Initialize requests not yet answered: each holds a place among `maxSessions`. */
-  let initializing = 0;
+  const sessions = new HttpSessions(host.log, opts.sessionIdleMs ?? 30 * 60_000, opts.maxSessions ?? 100);
   const limitsConfig = opts.limits ?? host.config.serve?.limits;
   const limits = limitsConfig ? new CallerLimits(limitsConfig) : undefined;
   let closing: Promise<void> | undefined;
@@ -243,36 +230,21 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
   ): Promise<void> {
     const id = req.headers['mcp-session-id'];
     if (typeof id === 'string') {
-      const session = sessions.get(id);
-      // The spec's answer to an unknown session: 404, and the client starts a new one. Another
-      // caller's session is unknown to this one: an id alone takes no session over.
-      if (!session || session.owner !== owner)
+      const session = sessions.find(id, owner);
+      // The spec's answer to an unknown session: 404, and the client starts a new one.
+      if (!session)
         return reply(
           res,
           404,
-          `Session not found: ${id} expired (idle ${idleMs} ms) or never existed; initialize a new session`,
+          `Session not found: ${id} expired (idle ${sessions.idleMs} ms) or never existed; initialize a new session`,
           -32001,
         );
-      session.open++;
-      session.lastSeen = Date.now();
-      res.on('close', () => {
-        session.open--;
-        session.lastSeen = Date.now();
-      });
+      sessions.serving(session, res);
       return session.transport.handleRequest(req, res, body);
     }
     // No session yet: this must be an initialize, which the new transport checks (400 otherwise).
-    // Initializes in flight hold a place: checked one by one, clients that initialize at the same
-    // moment would each see room for themselves.
-    if (sessions.size + initializing - idleSessions() >= maxSessions)
-      return reply(res, 503, `Too many sessions: all ${maxSessions} are busy; try again later`);
-    initializing++;
-    let holdsPlace = true;
-    const releasePlace = () => {
-      if (!holdsPlace) return;
-      holdsPlace = false;
-      initializing--;
-    };
+    const releasePlace = sessions.reserve();
+    if (!releasePlace) return reply(res, 503, `Too many sessions: all ${sessions.max} are busy; try again later`);
     const server = createMcpServer(host, { listChanged: true });
     const session: Session = {
       owner,
@@ -284,21 +256,16 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
         retryInterval: MCP_HTTP_RETRY_MS,
         onsessioninitialized: (sid) => {
           releasePlace();
-          if (sessions.size >= maxSessions) {
-            const idle = oldestIdle();
-            if (idle) endSession(idle, 'the most sessions were open and it was idle longest');
-          }
-          sessions.set(sid, session);
+          sessions.add(sid, session);
         },
-        onsessionclosed: (sid) => void endSession(sid, 'the client ended it'),
+        onsessionclosed: (sid) => void sessions.end(sid, 'the client ended it'),
       }),
-      open: 1,
+      open: 0,
       lastSeen: Date.now(),
     };
+    sessions.serving(session, res);
     res.on('close', () => {
       releasePlace();
-      session.open--;
-      session.lastSeen = Date.now();
       // Not initialized: nothing will ever reach this server again.
       if (session.transport.sessionId === undefined) {
         void session.transport.close();
@@ -309,40 +276,6 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     await session.transport.handleRequest(req, res, body);
   }
 
-  function idleSessions(): number {
-    let idle = 0;
-    for (const session of sessions.values()) if (session.open === 0) idle++;
-    return idle;
-  }
-
-  /** The session idle longest (no request open), if any. */
-  function oldestIdle(): string | undefined {
-    let found: [string, Session] | undefined;
-    for (const entry of sessions)
-      if (entry[1].open === 0 && (!found || entry[1].lastSeen < found[1].lastSeen)) found = entry;
-    return found?.[0];
-  }
-
-  function endSession(id: string, why: string): void {
-    const session = sessions.get(id);
-    if (!session) return;
-    sessions.delete(id);
-    // The id is the session's credential: logs name it by its tag, as the audit does.
-    host.log.debug(`MCP HTTP session ${sessionTag(id)} closed: ${why}`);
-    // Closing the server aborts the calls still running for it.
-    void session.transport.close();
-    void session.server.close();
-  }
-
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const [id, session] of sessions)
-        if (session.open === 0 && now - session.lastSeen >= idleMs) endSession(id, `idle for ${idleMs} ms`);
-    },
-    Math.max(10, Math.min(idleMs / 4, 60_000)),
-  );
-  sweep.unref();
   // Stateless, there is no session to tell.
   const stopWatching = opts.stateless ? () => {} : watchToolChanges(host);
 
@@ -355,7 +288,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       resolve();
     });
   }).catch((error: unknown) => {
-    clearInterval(sweep);
+    sessions.stopSweep();
     stopWatching();
     probes.close();
     throw error;
@@ -368,7 +301,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     (closing ??= (async () => {
       draining = true;
       opts.signal?.removeEventListener('abort', onAbort);
-      clearInterval(sweep);
+      sessions.stopSweep();
       stopWatching();
       probes.close();
       // No new connection from here; those open are ended below, once the calls on them are answered.
@@ -385,7 +318,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
         if (posts > 0)
           host.log.warn(`MCP HTTP: ${posts} request(s) still in flight after ${graceMs} ms: cancelling them`);
       }
-      for (const id of [...sessions.keys()]) endSession(id, 'the server is closing');
+      sessions.endAll('the server is closing');
       http.closeAllConnections();
       await stopped;
     })());
