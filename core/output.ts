@@ -485,6 +485,17 @@ export function blockText(block: ContentBlock): string {
   }
 }
 
+/** Short names of a result's non-text blocks, for a one-line summary: `image image/png`, `resource file:///a.pdf`. */
+export function blockNames(blocks: readonly ContentBlock[]): string[] {
+  const names: string[] = [];
+  for (const b of blocks) {
+    if (b.type === 'image' || b.type === 'audio') names.push(`${b.type} ${b.mimeType}`);
+    else if (b.type === 'resource_link') names.push(`link ${b.uri}`);
+    else if (b.type === 'resource') names.push(`resource ${b.resource.uri}`);
+  }
+  return names;
+}
+
 /** A size for people: `812 B`, `5.2 KB`, `1.4 MB` (powers of 1024). */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

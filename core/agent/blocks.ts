@@ -1,7 +1,7 @@
 /**
  * What the providers share about a result's content blocks: which media types the model APIs take
- * as images and documents, and how a block they cannot take is named in text instead
- * (docs/agent.md, "Rich results"). A leaf: no run-time imports.
+ * as images and documents (docs/agent.md, "Rich results"). A block they cannot take goes as the
+ * text the result's `content` names it by (`blockText` in core/output.ts). A leaf: no run-time imports.
  */
 import type { ContentBlock } from '../contract.ts';
 
@@ -45,33 +45,4 @@ export function pdfOf(block: ContentBlock): { uri: string; data: string } | unde
     headOf(block.resource.blob).subarray(0, 4).toString('latin1') === '%PDF'
     ? { uri: block.resource.uri, data: block.resource.blob }
     : undefined;
-}
-
-/** The text a block becomes where it cannot go as itself: its text, or a line naming it (never its bytes). */
-export function blockText(block: ContentBlock): string {
-  switch (block.type) {
-    case 'text':
-      return block.text;
-    case 'image':
-    case 'audio':
-      return `[${block.type} ${block.mimeType}, ${block.data.length} base64 chars not shown]`;
-    case 'resource_link':
-      return `[resource link ${block.uri} "${block.name}"${block.mimeType ? ` (${block.mimeType})` : ''}]`;
-    case 'resource': {
-      const { uri, mimeType, text, blob } = block.resource;
-      if (text !== undefined) return text;
-      return `[resource ${uri} (${mimeType ?? 'binary'}), ${blob?.length ?? 0} base64 chars not shown]`;
-    }
-  }
-}
-
-/** Short names of a result's non-text blocks, for a one-line summary: `image image/png`, `resource file:///a.pdf`. */
-export function blockNames(blocks: readonly ContentBlock[]): string[] {
-  const names: string[] = [];
-  for (const b of blocks) {
-    if (b.type === 'image' || b.type === 'audio') names.push(`${b.type} ${b.mimeType}`);
-    else if (b.type === 'resource_link') names.push(`link ${b.uri}`);
-    else if (b.type === 'resource') names.push(`resource ${b.resource.uri}`);
-  }
-  return names;
 }

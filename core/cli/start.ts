@@ -311,7 +311,7 @@ async function serveMcp(values: Values, stop: Stop): Promise<number> {
   }
   if (values.stateless) throw new UsageError('--stateless applies to --mcp-http only');
   const approve = values.yes ? () => true : undefined; // stdin belongs to the MCP client: no prompts
-  const { serveMcpStdio } = await import('../mcp/serve.ts');
+  const { serveMcpStdio } = await import('../mcp/stdio.ts');
   // On stdio, stdout is the MCP channel from the first byte; main.ts guards it before plugins load.
   // On stdio the server answers `initialize` while the plugins load (clients probe with short
   // timeouts), and lists each plugin's tools as it registers.

@@ -204,7 +204,14 @@ async function oauthVerifier(
       } catch (error) {
         const why = jwtProblem(error);
         // The issuer's keys could not be read: no fault of the token, and no reason to tell the client it is bad.
-        if (why === undefined) throw new Error(`cannot verify a token: ${messageOf(error)}`);
+        if (why === undefined)
+          throw hostError(
+            'RH_ERR_SERVE_AUTH',
+            [
+              `the key set of the OAuth issuer ${issuer} at ${jwksUri} could not be read to verify a token: ${messageOf(error)}`,
+            ],
+            error,
+          );
         return invalidToken(why);
       }
       const name = typeof payload.sub === 'string' && payload.sub ? payload.sub : payload.client_id;

@@ -1,19 +1,16 @@
 /**
- * The host's tools over MCP: `start --mcp` (stdio) and `start --mcp-http PORT` (Streamable HTTP).
- *
- * stdio is one long session. HTTP keeps sessions (`Mcp-Session-Id`): a server per session, so a
- * client can cancel a call, set its log level, hear tools/list_changed and resume a broken SSE
- * stream; sessions end when idle and are bounded in number. Stateless HTTP (a fresh server per
- * request, no session) is there for hosts behind a load balancer; there a client that drops the
- * request cancels its call. docs/mcp.md says what each gives a client; docs/serve.md how a team
- * server authenticates its callers (auth.ts) and shuts down.
+ * The host's tools over Streamable HTTP (`start --mcp-http PORT`, `serve`); stdio.ts is the stdio
+ * front end. Sessions (`Mcp-Session-Id`): a server per session, so a client can cancel a call, set
+ * its log level, hear tools/list_changed and resume a broken SSE stream; sessions end when idle
+ * and are bounded in number (http-sessions.ts). Stateless HTTP (a fresh server per request, no session) is there for
+ * hosts behind a load balancer; there a client that drops the request cancels its call.
+ * docs/mcp.md says what each gives a client; docs/serve.md how a team server authenticates its
+ * callers (auth.ts), limits them (caller-limits.ts), is probed (probes.ts) and shuts down.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Transform, type TransformCallback } from 'node:stream';
 import ipaddr from 'ipaddr.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   DEFAULT_MAX_REQUEST_BODY_SIZE,
@@ -35,177 +32,15 @@ import {
 } from './auth.ts';
 import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
 import { BoundedEventStore } from './event-store.ts';
+import { HttpSessions, type Session } from './http-sessions.ts';
 import { createProbes } from './probes.ts';
-import {
-  authInfoOf,
-  createMcpServer,
-  sendToolListChanged,
-  sessionTag,
-  watchPluginStatuses,
-  withPlaces,
-} from './server.ts';
-import { guardStdout } from './stdout-guard.ts';
+import { authInfoOf, createMcpServer, watchToolChanges, withPlaces } from './server.ts';
 
 /** The path of the Streamable HTTP endpoint. */
 const MCP_HTTP_PATH = '/mcp';
 
 /** Where OAuth clients read what this server is (RFC 9728), also with the endpoint's path after it. */
 const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
-
-/** The longest message line read on stdio (the SDK's own buffer limit). */
-const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
-
-/**
- * Tells every session when the tool list changed: a plugin registered while the host loads, a
- * plugin quarantined or back (statuses are polled once every plugin is in), or a reload
- * (`start --watch`) that swapped tools. Returns the unsubscribe.
- */
-function watchToolChanges(host: Host): () => void {
-  let stopped = false;
-  let stopStatuses = () => {};
-  void host.ready.then(
-    () => {
-      if (stopped) return;
-      stopStatuses = watchPluginStatuses(host, () => {
-        host.log.info('tool list changed: a plugin was quarantined or came back');
-        sendToolListChanged(host);
-      });
-    },
-    () => {},
-  );
-  const stopChanges = host.onToolsChanged(() => sendToolListChanged(host));
-  return () => {
-    stopped = true;
-    stopStatuses();
-    stopChanges();
-  };
-}
-
-/**
- * Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal`
- * aborts. `host` may still be loading: `initialize` is answered at once; with its plugins loading
- * in the background, `tools/list` answers with the tools registered so far and each further plugin
- * is announced with `notifications/tools/list_changed`. A host whose config fails to load closes
- * the connection and rejects with its error.
- */
-export async function serveMcpStdio(
-  host: Host | Promise<Host>,
-  opts: { signal?: AbortSignal; askClient?: boolean } = {},
-): Promise<void> {
-  const guard = guardStdout();
-  const ready = Promise.resolve(host);
-  const server = createMcpServer(ready, { listChanged: true, askClient: opts.askClient ?? true });
-  const ownClose = server.onclose;
-  const closed = new Promise<void>(
-    (resolve) =>
-      (server.onclose = () => {
-        ownClose?.();
-        resolve();
-      }),
-  );
-  const end = () => void server.close();
-  let stopWatching = () => {};
-  ready.then((h) => {
-    if (ended) return;
-    stopWatching = watchToolChanges(h);
-    void h.ready.then(
-      () => h.log.debug(`serving ${h.tools().length} tools over MCP on stdio`),
-      () => {},
-    );
-  }, end);
-  let ended = false;
-  const lines = new LineLimit(MCP_STDIO_MAX_LINE_BYTES, () => {
-    const message = `a message line over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes (10 MiB) was dropped`;
-    ready.then(
-      (h) => h.log.warn(`MCP stdio: ${message}`),
-      () => {},
-    );
-    // No id: the line was never parsed, so it is unknown (JSON-RPC 2.0 §5).
-    guard.channel.write(
-      `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: ${message}` } })}\n`,
-    );
-  });
-  process.stdin.once('end', end);
-  process.stdin.once('close', end);
-  process.stdout.on('error', end); // EPIPE: the client is gone
-  opts.signal?.addEventListener('abort', end, { once: true });
-  try {
-    if (opts.signal?.aborted) return;
-    process.stdin.pipe(lines);
-    await server.connect(
-      new StdioServerTransport(lines, guard.channel, { maxBufferSize: MCP_STDIO_MAX_LINE_BYTES + 1 }),
-    );
-    await closed;
-    await ready; // the host's own error, when it is why the server closed
-  } finally {
-    ended = true;
-    stopWatching();
-    process.stdin.unpipe(lines);
-    process.stdin.pause();
-    process.stdin.off('end', end);
-    process.stdin.off('close', end);
-    process.stdout.off('error', end);
-    opts.signal?.removeEventListener('abort', end);
-    guard.restore();
-  }
-}
-
-/**
- * stdin cut into whole lines of at most `max` bytes, each its own chunk. Past its buffer limit the
- * SDK's transport closes without a word, and the server with it; here a longer line is dropped and
- * reported through `onOversize`, and the lines after it are read as usual.
- */
-class LineLimit extends Transform {
-  private held: Buffer[] = [];
-  private heldBytes = 0;
-  /** Inside a line already reported: drop bytes until its newline. */
-  private skipping = false;
-  private readonly max: number;
-  private readonly onOversize: () => void;
-
-  constructor(max: number, onOversize: () => void) {
-    super();
-    this.max = max;
-    this.onOversize = onOversize;
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    // Whole lines go on together (`run` is where the pending ones begin): a read that holds many
-    // messages stays one chunk for the SDK to split, instead of one chunk, and one copy, per line.
-    let run = 0;
-    for (let start = 0; start < chunk.length; ) {
-      const newline = chunk.indexOf(0x0a, start);
-      const complete = newline !== -1;
-      const end = complete ? newline + 1 : chunk.length;
-      if (this.skipping) {
-        this.skipping = !complete;
-        start = run = end;
-      } else if (this.heldBytes + end - start - (complete ? 1 : 0) > this.max) {
-        if (start > run) this.push(chunk.subarray(run, start));
-        this.held = [];
-        this.heldBytes = 0;
-        this.skipping = !complete;
-        this.onOversize();
-        start = run = end;
-      } else if (!complete) {
-        if (start > run) this.push(chunk.subarray(run, start));
-        this.held.push(chunk.subarray(start));
-        this.heldBytes += end - start;
-        start = run = end;
-      } else if (this.held.length) {
-        // The end of a line begun in an earlier read (always the first line of this one).
-        this.push(Buffer.concat([...this.held, chunk.subarray(start, end)]));
-        this.held = [];
-        this.heldBytes = 0;
-        start = run = end;
-      } else {
-        start = end;
-      }
-    }
-    if (chunk.length > run) this.push(chunk.subarray(run));
-    done();
-  }
-}
 
 export interface McpHttpOptions {
   port: number;
@@ -261,16 +96,6 @@ const MCP_HTTP_EVENT_CHARS_PER_SESSION = 4 * 1024 * 1024;
 /** The `retry` an SSE stream suggests: how soon a client whose stream broke reconnects. */
 const MCP_HTTP_RETRY_MS = 1000;
 
-interface Session {
-  /** The caller that opened it (`via:name`), when the server authenticates: no one else may use it. */
-  owner: string | undefined;
-  server: ReturnType<typeof createMcpServer>;
-  transport: StreamableHTTPServerTransport;
-  /** Requests (POST responses, GET streams) still open: a session serving one is not idle. */
-  open: number;
-  lastSeen: number;
-}
-
 /**
  * Serves the host over Streamable HTTP at `http://HOST:PORT/mcp`, on 127.0.0.1 unless told
  * otherwise. Requests from a browser page of another origin are refused (403), and so are
@@ -284,12 +109,12 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
   // A proxy on the same machine passes on the name clients reached it at: the public URL's, which
   // is the operator's own and so no rebinding.
   const publicName = opts.publicUrl === undefined ? undefined : new URL(opts.publicUrl).hostname;
-  const idleMs = opts.sessionIdleMs ?? 30 * 60_000;
   const maxSessions = opts.maxSessions ?? 100;
-  const maxPerCaller = opts.maxSessionsPerCaller ?? Math.max(1, Math.floor(maxSessions / 4));
-  const sessions = new Map<string, Session>();
-  /** Sessions whose initialize is not yet answered: each holds a place among `maxSessions`, and its caller's. */
-  const initializing = new Set<Session>();
+  const sessions = new HttpSessions(host.log, {
+    idleMs: opts.sessionIdleMs ?? 30 * 60_000,
+    max: maxSessions,
+    maxPerCaller: opts.maxSessionsPerCaller ?? Math.max(1, Math.floor(maxSessions / 4)),
+  });
   const limitsConfig = opts.limits ?? host.config.serve?.limits;
   const limits = limitsConfig ? new CallerLimits(limitsConfig) : undefined;
   let closing: Promise<void> | undefined;
@@ -312,6 +137,12 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     });
   });
 
+  /**
+   * One request, in order: refused while the server shuts down; the origin and Host checks; the
+   * probes and the OAuth metadata, which need no caller; then, at the endpoint, the caller proved,
+   * the request counted for a graceful shutdown, its tool calls admitted under the caller's limits,
+   * and the rest left to its session (or to a server of its own, stateless).
+   */
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (draining) return refuseDraining(res);
     const origin = req.headers.origin;
@@ -332,12 +163,8 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     )
       return replyJson(res, 200, protectedResourceMetadata(resourceUrl(req), opts.protectedResource));
     if (pathname !== MCP_HTTP_PATH) return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
-    let caller: Caller | undefined;
-    if (opts.authenticate) {
-      const outcome = await authenticated(req, res);
-      if (!outcome) return;
-      caller = outcome;
-    }
+    const caller = opts.authenticate ? await authenticated(req, res) : undefined;
+    if (opts.authenticate && !caller) return; // refused: answered
     // The server may have begun to close while the request was authenticated (a key set fetch).
     if (draining) return refuseDraining(res);
     if (req.method === 'POST') {
@@ -420,36 +247,22 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
   ): Promise<void> {
     const id = req.headers['mcp-session-id'];
     if (typeof id === 'string') {
-      const session = sessions.get(id);
-      // The spec's answer to an unknown session: 404, and the client starts a new one. Another
-      // caller's session is unknown to this one: an id alone takes no session over.
-      if (!session || session.owner !== owner)
+      const session = sessions.find(id, owner);
+      // The spec's answer to an unknown session: 404, and the client starts a new one.
+      if (!session)
         return reply(
           res,
           404,
-          `Session not found: ${id} expired (idle ${idleMs} ms) or never existed; initialize a new session`,
+          `Session not found: ${id} expired (idle ${sessions.idleMs} ms) or never existed; initialize a new session`,
           -32001,
         );
-      session.open++;
-      session.lastSeen = Date.now();
-      res.on('close', () => {
-        session.open--;
-        session.lastSeen = Date.now();
-      });
+      sessions.serving(session, res);
       return session.transport.handleRequest(req, res, body);
     }
     // No session yet: this must be an initialize, which the new transport checks (400 otherwise).
-    // Initializes in flight hold a place: checked one by one, clients that initialize at the same
-    // moment would each see room for themselves.
-    if (sessions.size + initializing.size - idleSessions() >= maxSessions)
-      return reply(res, 503, `Too many sessions: all ${maxSessions} are busy; try again later`);
-    if (owner !== undefined && busySessionsOf(owner) >= maxPerCaller)
-      return reply(
-        res,
-        503,
-        `Too many sessions: all ${maxPerCaller} sessions one caller may hold are busy; end one (DELETE) or try again later`,
-      );
-    const releasePlace = () => initializing.delete(session);
+    const place = sessions.reserve(owner);
+    if (!place.ok) return reply(res, 503, place.refusal);
+    const releasePlace = place.release;
     const server = createMcpServer(host, { listChanged: true, askClient: opts.askClient ?? true });
     const session: Session = {
       owner,
@@ -461,27 +274,16 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
         retryInterval: MCP_HTTP_RETRY_MS,
         onsessioninitialized: (sid) => {
           releasePlace();
-          if (owner !== undefined && sessionsOf(owner) >= maxPerCaller) {
-            const idle = oldestIdle(owner);
-            if (idle)
-              endSession(idle, 'its caller opened more sessions than one caller may hold, and it was idle longest');
-          }
-          if (sessions.size >= maxSessions) {
-            const idle = oldestIdle();
-            if (idle) endSession(idle, 'the most sessions were open and it was idle longest');
-          }
-          sessions.set(sid, session);
+          sessions.add(sid, session);
         },
-        onsessionclosed: (sid) => void endSession(sid, 'the client ended it'),
+        onsessionclosed: (sid) => void sessions.end(sid, 'the client ended it'),
       }),
-      open: 1,
+      open: 0,
       lastSeen: Date.now(),
     };
-    initializing.add(session);
+    sessions.serving(session, res);
     res.on('close', () => {
       releasePlace();
-      session.open--;
-      session.lastSeen = Date.now();
       // Not initialized: nothing will ever reach this server again.
       if (session.transport.sessionId === undefined) {
         void session.transport.close();
@@ -492,60 +294,6 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     await session.transport.handleRequest(req, res, body);
   }
 
-  function idleSessions(): number {
-    let idle = 0;
-    for (const session of sessions.values()) if (session.open === 0) idle++;
-    return idle;
-  }
-
-  /** The caller's sessions, those still initializing included. */
-  function sessionsOf(owner: string): number {
-    let count = 0;
-    for (const session of [...sessions.values(), ...initializing]) if (session.owner === owner) count++;
-    return count;
-  }
-
-  /** The caller's sessions serving a request (still initializing included): those a new one cannot close. */
-  function busySessionsOf(owner: string): number {
-    let count = 0;
-    for (const session of sessions.values()) if (session.owner === owner && session.open > 0) count++;
-    for (const session of initializing) if (session.owner === owner) count++;
-    return count;
-  }
-
-  /** The session idle longest (no request open), of `owner` when given, if any. */
-  function oldestIdle(owner?: string): string | undefined {
-    let found: [string, Session] | undefined;
-    for (const entry of sessions)
-      if (
-        entry[1].open === 0 &&
-        (owner === undefined || entry[1].owner === owner) &&
-        (!found || entry[1].lastSeen < found[1].lastSeen)
-      )
-        found = entry;
-    return found?.[0];
-  }
-
-  function endSession(id: string, why: string): void {
-    const session = sessions.get(id);
-    if (!session) return;
-    sessions.delete(id);
-    // The id is the session's credential: logs name it by its tag, as the audit does.
-    host.log.debug(`MCP HTTP session ${sessionTag(id)} closed: ${why}`);
-    // Closing the server aborts the calls still running for it.
-    void session.transport.close();
-    void session.server.close();
-  }
-
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const [id, session] of sessions)
-        if (session.open === 0 && now - session.lastSeen >= idleMs) endSession(id, `idle for ${idleMs} ms`);
-    },
-    Math.max(10, Math.min(idleMs / 4, 60_000)),
-  );
-  sweep.unref();
   // Stateless, there is no session to tell.
   const stopWatching = opts.stateless ? () => {} : watchToolChanges(host);
 
@@ -558,7 +306,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       resolve();
     });
   }).catch((error: unknown) => {
-    clearInterval(sweep);
+    sessions.stopSweep();
     stopWatching();
     probes.close();
     throw error;
@@ -571,7 +319,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     (closing ??= (async () => {
       draining = true;
       opts.signal?.removeEventListener('abort', onAbort);
-      clearInterval(sweep);
+      sessions.stopSweep();
       stopWatching();
       probes.close();
       // No new connection from here; those open are ended below, once the calls on them are answered.
@@ -588,7 +336,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
         if (posts > 0)
           host.log.warn(`MCP HTTP: ${posts} request(s) still in flight after ${graceMs} ms: cancelling them`);
       }
-      for (const id of [...sessions.keys()]) endSession(id, 'the server is closing');
+      sessions.endAll('the server is closing');
       http.closeAllConnections();
       await stopped;
     })());

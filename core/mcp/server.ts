@@ -2,7 +2,7 @@
  * The host as an MCP server: the SDK's low-level `Server` with our own `tools/list` and
  * `tools/call`, so clients see exactly the JSON Schema our plugins declare and every call runs
  * through `host.call` (validation, policy, isolation, timeout, cap, audit). Transports are in
- * serve.ts; this file knows nothing about them.
+ * stdio.ts and serve.ts (HTTP); this file knows nothing about them.
  */
 import { createHash } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -96,7 +96,7 @@ export function createMcpServer(
   let loaded = host instanceof Promise ? undefined : host;
   const ready = Promise.resolve(host);
   let closed = false;
-  // Chained, not replaced: a transport's owner (serve.ts) adds its own `onclose` after this one.
+  // Chained, not replaced: a transport's owner (stdio.ts) adds its own `onclose` after this one.
   server.onclose = () => {
     closed = true;
     if (loaded) sessions.get(loaded)?.delete(server);
@@ -277,7 +277,7 @@ function toCallToolResult(r: CallResult): CallToolResult {
  * Calls `onChange` when a plugin's status changes (quarantined, back). Quarantine ends on a clock
  * inside the runners, so nothing can push that moment to us: a cheap poll of the statuses it is.
  */
-export function watchPluginStatuses(host: Host, onChange: () => void, intervalMs = 500): () => void {
+function watchPluginStatuses(host: Host, onChange: () => void, intervalMs = 500): () => void {
   const signature = () =>
     host
       .plugins()
@@ -292,4 +292,30 @@ export function watchPluginStatuses(host: Host, onChange: () => void, intervalMs
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Tells every session when the tool list changed: a plugin registered while the host loads, a
+ * plugin quarantined or back (statuses are polled once every plugin is in), or a reload
+ * (`start --watch`) that swapped tools. Returns the unsubscribe.
+ */
+export function watchToolChanges(host: Host): () => void {
+  let stopped = false;
+  let stopStatuses = () => {};
+  void host.ready.then(
+    () => {
+      if (stopped) return;
+      stopStatuses = watchPluginStatuses(host, () => {
+        host.log.info('tool list changed: a plugin was quarantined or came back');
+        sendToolListChanged(host);
+      });
+    },
+    () => {},
+  );
+  const stopChanges = host.onToolsChanged(() => sendToolListChanged(host));
+  return () => {
+    stopped = true;
+    stopStatuses();
+    stopChanges();
+  };
 }

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { createHost, type Host } from '../../core/host.ts';
 import type { AgentEvent, AgentHost } from '../../core/agent/agent.ts';
-import { blockText } from '../../core/agent/blocks.ts';
+import { textOf } from '../../core/output.ts';
 import type { ContentBlock } from '../../core/contract.ts';
 import { FIXTURES, tempDir } from '../helpers.ts';
 
@@ -72,7 +72,7 @@ export function withBlocks(host: AgentHost, blocks: ContentBlock[] = RICH_BLOCKS
     async call(tool, input, options) {
       const result = await host.call(tool, input, options);
       if (tool !== 'greet' || result.isError) return result;
-      return { ...result, content: blocks.map(blockText).join('\n'), blocks };
+      return { ...result, content: textOf(blocks), blocks };
     },
   };
 }

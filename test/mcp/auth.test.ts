@@ -3,19 +3,18 @@
 // fetch where the test reads a status and a header.
 import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { HostError } from '../../core/errors.ts';
 import type { Host } from '../../core/host.ts';
 import { createServeAuth, type ServeAuth } from '../../core/mcp/auth.ts';
 import { type McpHttpServer, serveMcpHttp } from '../../core/mcp/serve.ts';
 import { tempDir, until } from '../helpers.ts';
-import { allowingHost } from './shared.ts';
+import { allowingHost, text } from './shared.ts';
 
 const ALICE = 'alice-token-0123456789abcdef';
 const BOB = 'bob-token-fedcba9876543210';
@@ -43,8 +42,6 @@ async function connect(url: string, token: string): Promise<Client> {
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: bearer(token) } }));
   return client;
 }
-
-const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
 
 interface AuditLine {
   event: string;
@@ -395,6 +392,20 @@ describe('serve.auth that cannot be used', () => {
     expect(error.code).to.equal('RH_ERR_SERVE_AUTH');
     expect(error.message).to.include('http://127.0.0.1:9/.well-known/oauth-authorization-server/issuer');
     expect(error.message).to.include('jwksUri');
+  });
+
+  it("fails a token's check with RH_ERR_SERVE_AUTH, naming the key set, when the issuer's key set cannot be read", async () => {
+    const issuer = await issuerServer();
+    try {
+      const jwksUri = `${issuer.issuer}/no-such-key-set`;
+      const auth = (await createServeAuth({ oauth: { issuer: issuer.issuer, audience: AUDIENCE, jwksUri } }))!;
+      const req = { headers: { authorization: `Bearer ${await issuer.sign()}` } } as IncomingMessage;
+      const error = await refusal(Promise.resolve(auth.authenticate(req)));
+      expect(error.code).to.equal('RH_ERR_SERVE_AUTH');
+      expect(error.message).to.include(jwksUri);
+    } finally {
+      await issuer.close();
+    }
   });
 
   it('is no authentication at all when it names neither tokens nor an issuer', async () => {

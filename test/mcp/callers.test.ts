@@ -7,13 +7,12 @@ import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { validateConfig } from '../../core/config.ts';
 import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import type { Caller } from '../../core/types.ts';
 import { FIXTURES, tempDir, until } from '../helpers.ts';
-import { allowingHost } from './shared.ts';
+import { allowingHost, code, text } from './shared.ts';
 
 const TOOLS = { module: join(FIXTURES, 'mcp', 'tools.ts'), isolation: 'inline' as const };
 
@@ -24,9 +23,6 @@ function authenticate(req: IncomingMessage): Caller | undefined {
   const name = req.headers['x-test-caller'];
   return typeof name === 'string' ? { name, scopes: SCOPES[name] ?? [], via: 'token' } : undefined;
 }
-
-const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
-const code = (r: unknown) => (r as CallToolResult)._meta?.['rousseau-host/code'];
 
 /** What a call ended with: `ok: TEXT`, or the HTTP status and message of the error the client threw. */
 function outcome(call: Promise<unknown>): Promise<string> {

@@ -10,13 +10,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
-  type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import tools from '../fixtures/mcp/tools.ts';
 import { BIN, FIXTURES, runCli, spawnHttpHost, tempDir, until } from '../helpers.ts';
-import { allowingHost, auditCodes, hostOfRemote } from './shared.ts';
+import { allowingHost, auditCodes, code, hostOfRemote, text } from './shared.ts';
 
 const MCP = join(FIXTURES, 'mcp');
 
@@ -31,9 +30,6 @@ function statusWithHost(url: string, host: string): Promise<number> {
     req.end('{}');
   });
 }
-
-const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
-const code = (r: unknown) => (r as CallToolResult)._meta?.['rousseau-host/code'];
 
 describe('rousseau-host start --mcp (stdio)', function () {
   this.timeout(20_000);

@@ -9,16 +9,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
-  type CallToolResult,
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import { sendToolListChanged } from '../../core/mcp/server.ts';
 import { tempDir, until } from '../helpers.ts';
-import { allowingHost, auditCodes, hostOfRemote } from './shared.ts';
+import { allowingHost, auditCodes, hostOfRemote, text } from './shared.ts';
 
-const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
 const ACCEPT = 'application/json, text/event-stream';
 
 /** POSTs one JSON-RPC message; `session` names the session (the Mcp-Session-Id header). */

@@ -1,12 +1,19 @@
-// What the MCP server tests share: reading the audit trail, and a second host that loads the served
-// one as an MCP plugin by URL.
+// What the MCP server tests share: reading a tool result and the audit trail, and a second host
+// that loads the served one as an MCP plugin by URL.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { HostConfig } from '../../core/config-schema.ts';
 import { createHost, type Host } from '../../core/host.ts';
 import { FIXTURES } from '../helpers.ts';
 
 type PluginEntry = NonNullable<HostConfig['plugins']>[number];
+
+/** The text of a tool result's first block. */
+export const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
+
+/** The host's result code of a tool result (`_meta`), absent on a success. */
+export const code = (r: unknown) => (r as CallToolResult)._meta?.['rousseau-host/code'];
 
 /** `tool:code` of each audited call, in order. */
 export function auditCodes(file: string): string[] {

@@ -7,12 +7,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BIN, FIXTURES, tempDir, until } from '../helpers.ts';
+import { text, code } from './shared.ts';
 
 const MCP = join(FIXTURES, 'mcp');
-const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
-const code = (r: unknown) => (r as CallToolResult)._meta?.['rousseau-host/code'];
 
 describe('rousseau-host start --mcp while plugins load', function () {
   this.timeout(30_000);

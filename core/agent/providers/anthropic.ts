@@ -26,7 +26,8 @@ import {
   type ToolResult,
   type Usage,
 } from '../messages.ts';
-import { blockText, imageOf, pdfOf } from '../blocks.ts';
+import { blockText } from '../../output.ts';
+import { imageOf, pdfOf } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
 
 export interface AnthropicOptions extends ProviderOptions {

@@ -23,7 +23,8 @@ import {
   type ToolResult,
   type Usage,
 } from '../messages.ts';
-import { blockText, imageOf, pdfOf } from '../blocks.ts';
+import { blockText } from '../../output.ts';
+import { imageOf, pdfOf } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, postForJson, pricingFor, type ProviderOptions } from './http.ts';
 import { openaiEndpoint } from './openai.ts';
 

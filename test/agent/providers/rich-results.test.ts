@@ -62,8 +62,8 @@ describe('rich results: anthropic', () => {
         { type: 'text', text: 'Here it is.' },
         { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
         { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } },
-        { type: 'text', text: '[audio audio/wav, 8 base64 chars not shown]' },
-        { type: 'text', text: '# Notes' },
+        { type: 'text', text: '[audio audio/wav, 4 B]' },
+        { type: 'text', text: '[resource file:///w/notes.md text/markdown]\n# Notes' },
         { type: 'text', text: '[resource link file:///w/big.bin "big.bin"]' },
       ],
     });
@@ -116,7 +116,7 @@ describe('rich results: openai chat completions', () => {
     expect(tool.role).to.equal('tool');
     expect(tool.content)
       .to.be.a('string')
-      .and.match(/^Here it is\.\n\[image image\/png, \d+ base64 chars not shown\]/);
+      .and.match(/^Here it is\.\n\[image image\/png, [\d.]+ K?B\]/);
     expect(tool.content).to.match(/\[1 image\(s\) of this result follow in a user message\]$/);
     expect(images).to.deep.equal({
       role: 'user',
@@ -190,8 +190,8 @@ describe('rich results: openai responses', () => {
         { type: 'input_text', text: 'Here it is.' },
         { type: 'input_image', image_url: `data:image/png;base64,${PNG}` },
         { type: 'input_file', filename: 'report.pdf', file_data: `data:application/pdf;base64,${PDF}` },
-        { type: 'input_text', text: '[audio audio/wav, 8 base64 chars not shown]' },
-        { type: 'input_text', text: '# Notes' },
+        { type: 'input_text', text: '[audio audio/wav, 4 B]' },
+        { type: 'input_text', text: '[resource file:///w/notes.md text/markdown]\n# Notes' },
         { type: 'input_text', text: '[resource link file:///w/big.bin "big.bin"]' },
       ],
     });

@@ -1,21 +1,20 @@
 import { expect } from 'chai';
 import type { ToolCall } from '../../../core/agent/messages.ts';
 import { Display } from '../../../core/cli/repl/display.ts';
+import type { ContentBlock } from '../../../core/contract.ts';
+import { textOf } from '../../../core/output.ts';
 import type { CallResult } from '../../../core/types.ts';
 import { PNG } from '../../agent/helpers.ts';
 import { capturingStderr } from '../../helpers.ts';
 
 const call: ToolCall = { id: 'c1', name: 'shot', arguments: '{}' };
-const result: CallResult = {
-  isError: false,
-  content: `${'x'.repeat(300)}\n[image image/png, ${PNG.length} base64 chars not shown]`,
-  durationMs: 3,
-  blocks: [
-    { type: 'text', text: 'x'.repeat(300) },
-    { type: 'image', data: PNG, mimeType: 'image/png' },
-    { type: 'resource_link', uri: 'file:///w/a.pdf', name: 'a.pdf' },
-  ],
-};
+const blocks: ContentBlock[] = [
+  { type: 'text', text: 'x'.repeat(300) },
+  { type: 'image', data: PNG, mimeType: 'image/png' },
+  { type: 'resource_link', uri: 'file:///w/a.pdf', name: 'a.pdf' },
+];
+// The content as `host.call` gives it: the text, each other block named.
+const result: CallResult = { isError: false, content: textOf(blocks), durationMs: 3, blocks };
 
 /** What the display writes to stderr for one call and its result. */
 async function shown(live: boolean, done: CallResult): Promise<string> {

@@ -41,7 +41,7 @@ describe('saved sessions', () => {
         { type: 'image', data: PNG, mimeType: 'image/png' },
         {
           type: 'text',
-          text: `[image image/png, ${large.length} base64 chars not shown] (not kept in the session file)`,
+          text: '[image image/png, 48.0 KB] (not kept in the session file)',
         },
       ]);
       expect(readFileSync(session.file, 'utf8')).not.to.include(large);
