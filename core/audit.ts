@@ -25,8 +25,9 @@ export interface AuditSink {
   /** Never throws; after `close()` records are dropped (and reported once). */
   write(record: AuditRecord | AuditEntry): void;
   /**
-   * Resolves once the records written so far are in the file: they go on the next turn instead of
-   * waiting out the batch, together with those of every caller asking in this one. Never rejects.
+   * Resolves once the records written so far are in the file: they go once the microtasks of this
+   * turn have run instead of waiting out the batch, in one write for every caller asking in this
+   * turn. Never rejects.
    */
   written(): Promise<void>;
   /** Writes what is pending and closes the file. Never rejects. */
@@ -205,6 +206,9 @@ const AUDIT_BATCH_MS = 5;
  */
 const AUDIT_BATCH_LINES = 256;
 
+/** What `written()` answers when nothing is pending. */
+const DONE = Promise.resolve();
+
 let lastTime = Number.NaN;
 let lastIso = '';
 /** ISO 8601 for an epoch millisecond; a batch's lines mostly share one, and toISOString costs more than the JSON around it. */
@@ -362,8 +366,12 @@ export function createAuditSink(
       else if (count >= AUDIT_BATCH_LINES) flush();
     },
     written() {
+      if (records.length === 0) return soon ?? DONE;
+      // Once this turn's microtasks have run, not on the next turn: the calls a read of requests
+      // started settle in them and share the write, and their answers leave in this turn, not after
+      // another trip round the event loop (over MCP that trip cost more than the audit itself).
       soon ??= new Promise<void>((resolve) =>
-        setImmediate(() => {
+        process.nextTick(() => {
           soon = undefined;
           flush();
           resolve();
