@@ -211,11 +211,25 @@ const DONE = Promise.resolve();
 
 let lastTime = Number.NaN;
 let lastIso = '';
-/** ISO 8601 for an epoch millisecond; a batch's lines mostly share one, and toISOString costs more than the JSON around it. */
+let lastSecond = Number.NaN;
+/** `lastIso` up to its milliseconds: `YYYY-MM-DDTHH:MM:SS.` */
+let secondPrefix = '';
+/**
+ * ISO 8601 for an epoch millisecond; a batch's lines mostly share one, and toISOString costs more
+ * than the JSON around it. Answered one call at a time, each batch has its own millisecond: within
+ * a second only the milliseconds change, so only they are written out.
+ */
 function isoTime(time: number): string {
-  if (time !== lastTime) {
-    lastTime = time;
+  if (time === lastTime) return lastIso;
+  lastTime = time;
+  const second = Math.floor(time / 1000);
+  if (second === lastSecond && Number.isInteger(time)) {
+    const ms = time - second * 1000;
+    lastIso = `${secondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+  } else {
+    lastSecond = second;
     lastIso = new Date(time).toISOString();
+    secondPrefix = lastIso.slice(0, -4);
   }
   return lastIso;
 }

@@ -378,6 +378,27 @@ describe('audit trail', () => {
     expect(() => auditLine(time, { event: 'call', n: 1n })).to.throw(TypeError, /BigInt/);
   });
 
+  it('stamps each millisecond as toISOString does, within a second and across seconds, days and years', () => {
+    const record = { event: 'call' as const };
+    const starts = [Date.UTC(2026, 11, 31, 23, 59, 59), Date.UTC(1969, 11, 31, 23, 59, 59), 253402300799000];
+    for (const start of starts)
+      for (const time of [
+        start,
+        start + 1,
+        start + 9,
+        start + 10,
+        start + 99,
+        start + 100,
+        start + 999,
+        start + 1000,
+        start + 1001,
+        start + 1.5,
+      ])
+        expect(auditLine(time, record), `${time}`).to.equal(
+          JSON.stringify({ time: new Date(time).toISOString(), ...record }),
+        );
+  });
+
   it("writes the dispatcher's decision and call lines exactly as JSON.stringify would their fields, whatever the strings hold", () => {
     const time = '2026-12-02T18:00:00.123Z';
     const odd = [
