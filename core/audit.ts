@@ -330,7 +330,13 @@ export function createAuditSink(
   // Two arrays rather than one object per record: the batch is the only thing a call allocates here.
   let records: (AuditRecord | AuditEntry)[] = [];
   let times: number[] = [];
+  // Armed by the first record of a batch and left to run out when `written()` writes the batch
+  // first: a flush per call over MCP would otherwise set and clear a timer per call.
   let timer: NodeJS.Timeout | undefined;
+  const onTimer = () => {
+    timer = undefined;
+    flush();
+  };
   const block = new Block();
   // The head of a batch's lines: they mostly share their millisecond, so it is built about once a batch.
   let headTime = Number.NaN;
@@ -342,7 +348,6 @@ export function createAuditSink(
     const stamps = times;
     records = [];
     times = [];
-    clearTimeout(timer);
     for (let i = 0; i < batch.length; i++) {
       try {
         const record = batch[i]!;
@@ -376,7 +381,7 @@ export function createAuditSink(
       }
       const count = records.push(record);
       times.push(Date.now());
-      if (count === 1) timer = setTimeout(flush, AUDIT_BATCH_MS).unref();
+      if (count === 1) timer ??= setTimeout(onTimer, AUDIT_BATCH_MS).unref();
       else if (count >= AUDIT_BATCH_LINES) flush();
     },
     written() {
@@ -397,6 +402,7 @@ export function createAuditSink(
       if (closed) return;
       closed = true;
       process.off('exit', flush);
+      clearTimeout(timer);
       flush();
       try {
         closeSync(fd);

@@ -570,6 +570,16 @@ describe('audit trail', () => {
     expect(readLines(file)).to.have.length(2);
   });
 
+  it('a record written after written() has flushed its batch still goes out within the batch window', async () => {
+    const sink = createAuditSink(file);
+    sink.write({ event: 'call', callId: 'a' });
+    await sink.written();
+    sink.write({ event: 'call', callId: 'b' }); // no written(): the batch timer must write it
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(readLines(file).map((l) => l.callId)).to.deep.equal(['a', 'b']);
+    await sink.close();
+  });
+
   it('a sink drops (and reports) records written after close, and closing twice is fine', async () => {
     const errors: string[] = [];
     const sink = createAuditSink(file, { onError: (e) => errors.push(e.message) });
