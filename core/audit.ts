@@ -25,8 +25,9 @@ export interface AuditSink {
   /** Never throws; after `close()` records are dropped (and reported once). */
   write(record: AuditRecord | AuditEntry): void;
   /**
-   * Resolves once the records written so far are in the file: they go on the next turn instead of
-   * waiting out the batch, together with those of every caller asking in this one. Never rejects.
+   * Resolves once the records written so far are in the file: they go once the microtasks of this
+   * turn have run instead of waiting out the batch, in one write for every caller asking in this
+   * turn. Never rejects.
    */
   written(): Promise<void>;
   /** Writes what is pending and closes the file. Never rejects. */
@@ -205,13 +206,30 @@ const AUDIT_BATCH_MS = 5;
  */
 const AUDIT_BATCH_LINES = 256;
 
+/** What `written()` answers when nothing is pending. */
+const DONE = Promise.resolve();
+
 let lastTime = Number.NaN;
 let lastIso = '';
-/** ISO 8601 for an epoch millisecond; a batch's lines mostly share one, and toISOString costs more than the JSON around it. */
+let lastSecond = Number.NaN;
+/** `lastIso` up to its milliseconds: `YYYY-MM-DDTHH:MM:SS.` */
+let secondPrefix = '';
+/**
+ * ISO 8601 for an epoch millisecond; a batch's lines mostly share one, and toISOString costs more
+ * than the JSON around it. Answered one call at a time, each batch has its own millisecond: within
+ * a second only the milliseconds change, so only they are written out.
+ */
 function isoTime(time: number): string {
-  if (time !== lastTime) {
-    lastTime = time;
+  if (time === lastTime) return lastIso;
+  lastTime = time;
+  const second = Math.floor(time / 1000);
+  if (second === lastSecond && Number.isInteger(time)) {
+    const ms = time - second * 1000;
+    lastIso = `${secondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+  } else {
+    lastSecond = second;
     lastIso = new Date(time).toISOString();
+    secondPrefix = lastIso.slice(0, -4);
   }
   return lastIso;
 }
@@ -312,7 +330,13 @@ export function createAuditSink(
   // Two arrays rather than one object per record: the batch is the only thing a call allocates here.
   let records: (AuditRecord | AuditEntry)[] = [];
   let times: number[] = [];
+  // Armed by the first record of a batch and left to run out when `written()` writes the batch
+  // first: a flush per call over MCP would otherwise set and clear a timer per call.
   let timer: NodeJS.Timeout | undefined;
+  const onTimer = () => {
+    timer = undefined;
+    flush();
+  };
   const block = new Block();
   // The head of a batch's lines: they mostly share their millisecond, so it is built about once a batch.
   let headTime = Number.NaN;
@@ -324,7 +348,6 @@ export function createAuditSink(
     const stamps = times;
     records = [];
     times = [];
-    clearTimeout(timer);
     for (let i = 0; i < batch.length; i++) {
       try {
         const record = batch[i]!;
@@ -358,12 +381,16 @@ export function createAuditSink(
       }
       const count = records.push(record);
       times.push(Date.now());
-      if (count === 1) timer = setTimeout(flush, AUDIT_BATCH_MS).unref();
+      if (count === 1) timer ??= setTimeout(onTimer, AUDIT_BATCH_MS).unref();
       else if (count >= AUDIT_BATCH_LINES) flush();
     },
     written() {
+      if (records.length === 0) return soon ?? DONE;
+      // Once this turn's microtasks have run, not on the next turn: the calls a read of requests
+      // started settle in them and share the write, and their answers leave in this turn, not after
+      // another trip round the event loop (over MCP that trip cost more than the audit itself).
       soon ??= new Promise<void>((resolve) =>
-        setImmediate(() => {
+        process.nextTick(() => {
           soon = undefined;
           flush();
           resolve();
@@ -375,6 +402,7 @@ export function createAuditSink(
       if (closed) return;
       closed = true;
       process.off('exit', flush);
+      clearTimeout(timer);
       flush();
       try {
         closeSync(fd);

@@ -378,6 +378,27 @@ describe('audit trail', () => {
     expect(() => auditLine(time, { event: 'call', n: 1n })).to.throw(TypeError, /BigInt/);
   });
 
+  it('stamps each millisecond as toISOString does, within a second and across seconds, days and years', () => {
+    const record = { event: 'call' as const };
+    const starts = [Date.UTC(2026, 11, 31, 23, 59, 59), Date.UTC(1969, 11, 31, 23, 59, 59), 253402300799000];
+    for (const start of starts)
+      for (const time of [
+        start,
+        start + 1,
+        start + 9,
+        start + 10,
+        start + 99,
+        start + 100,
+        start + 999,
+        start + 1000,
+        start + 1001,
+        start + 1.5,
+      ])
+        expect(auditLine(time, record), `${time}`).to.equal(
+          JSON.stringify({ time: new Date(time).toISOString(), ...record }),
+        );
+  });
+
   it("writes the dispatcher's decision and call lines exactly as JSON.stringify would their fields, whatever the strings hold", () => {
     const time = '2026-12-02T18:00:00.123Z';
     const odd = [
@@ -525,19 +546,38 @@ describe('audit trail', () => {
     }
   });
 
-  it('written() puts the pending lines in the file on the next turn, one write for every caller asking in this one', async () => {
+  it('written() puts the pending lines in the file within this turn, one write for every caller asking in it', async () => {
     const sink = createAuditSink(file);
+    // Where a request handler runs: in a microtask of the turn that read the request.
+    await new Promise((resolve) => setImmediate(resolve));
+    let turned = false;
+    setImmediate(() => (turned = true));
     sink.write({ event: 'call', callId: 'a' });
+    const first = sink.written();
+    // A call that settles a few microtasks later in the same turn shares the write.
+    await Promise.resolve();
+    await Promise.resolve();
     sink.write({ event: 'call', callId: 'b' });
-    const [first, second] = [sink.written(), sink.written()];
-    expect(first).to.equal(second);
-    expect(existsSync(file) ? readFileSync(file, 'utf8') : '').to.equal(''); // not before the turn ends
+    expect(sink.written()).to.equal(first);
+    expect(existsSync(file) ? readFileSync(file, 'utf8') : '').to.equal(''); // not before the microtasks have run
     await first;
+    // The answers it holds back leave in this turn, not after another trip round the event loop.
+    expect(turned).to.equal(false);
     // Well inside the 5 ms batch window, whose timer would write them otherwise.
     expect(readLines(file).map((l) => l.callId)).to.deep.equal(['a', 'b']);
     await sink.written(); // nothing pending: resolves all the same
     await sink.close();
     expect(readLines(file)).to.have.length(2);
+  });
+
+  it('a record written after written() has flushed its batch still goes out within the batch window', async () => {
+    const sink = createAuditSink(file);
+    sink.write({ event: 'call', callId: 'a' });
+    await sink.written();
+    sink.write({ event: 'call', callId: 'b' }); // no written(): the batch timer must write it
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(readLines(file).map((l) => l.callId)).to.deep.equal(['a', 'b']);
+    await sink.close();
   });
 
   it('a sink drops (and reports) records written after close, and closing twice is fine', async () => {
