@@ -1,9 +1,35 @@
 /**
  * What the providers share about a result's content blocks: which media types the model APIs take
  * as images and documents (docs/agent.md, "Rich results"). A block they cannot take goes as the
- * text the result's `content` names it by (`blockText` in core/output.ts). A leaf: no run-time imports.
+ * text the result's `content` names it by (`blockText` in core/output.ts).
  */
 import type { ContentBlock } from '../contract.ts';
+import { blockText } from '../output.ts';
+
+/** A result's block as every provider sorts it; each writes the three kinds in its own wire shape. */
+export type ModelPart =
+  | { kind: 'image'; mimeType: string; data: string }
+  | { kind: 'pdf'; uri: string; data: string }
+  | { kind: 'text'; text: string };
+
+/**
+ * A result's blocks for a model: images and PDFs as themselves, everything else as text (a
+ * resource's text, or a line naming what could not go). Empty texts are left out: the APIs refuse them.
+ */
+export function modelParts(blocks: readonly ContentBlock[]): ModelPart[] {
+  const parts: ModelPart[] = [];
+  for (const block of blocks) {
+    const image = imageOf(block);
+    const pdf = image ? undefined : pdfOf(block);
+    if (image) parts.push({ kind: 'image', ...image });
+    else if (pdf) parts.push({ kind: 'pdf', ...pdf });
+    else {
+      const text = blockText(block);
+      if (text) parts.push({ kind: 'text', text });
+    }
+  }
+  return parts;
+}
 
 /**
  * The image types every provider's API takes (Anthropic, OpenAI chat and Responses alike), by the

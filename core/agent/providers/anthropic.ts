@@ -26,8 +26,7 @@ import {
   type ToolResult,
   type Usage,
 } from '../messages.ts';
-import { blockText } from '../../output.ts';
-import { imageOf, pdfOf } from '../blocks.ts';
+import { modelParts } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
 
 export interface AnthropicOptions extends ProviderOptions {
@@ -132,25 +131,19 @@ function toWire(messages: readonly Message[]): WireMessage[] {
 }
 
 /**
- * A result with blocks goes as blocks: images (the types the API takes) and PDFs as themselves,
- * everything else as text (a resource's text, or a line naming what could not go). Empty text
- * blocks are left out: the API refuses them.
+ * A result with blocks goes as blocks (`modelParts`): images (the types the API takes) and PDFs as
+ * themselves, everything else as text.
  */
 function resultContent(r: ToolResult): string | ResultBlock[] {
   if (!r.blocks?.length) return r.content;
-  const content: ResultBlock[] = [];
-  for (const block of r.blocks) {
-    const image = imageOf(block);
-    const pdf = pdfOf(block);
-    if (image)
-      content.push({ type: 'image', source: { type: 'base64', media_type: image.mimeType, data: image.data } });
-    else if (pdf)
-      content.push({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf.data } });
-    else {
-      const text = blockText(block);
-      if (text) content.push({ type: 'text', text });
-    }
-  }
+  const content = modelParts(r.blocks).map(
+    (part): ResultBlock =>
+      part.kind === 'image'
+        ? { type: 'image', source: { type: 'base64', media_type: part.mimeType, data: part.data } }
+        : part.kind === 'pdf'
+          ? { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: part.data } }
+          : { type: 'text', text: part.text },
+  );
   return content.length ? content : r.content;
 }
 

@@ -23,8 +23,7 @@ import {
   type ToolResult,
   type Usage,
 } from '../messages.ts';
-import { blockText } from '../../output.ts';
-import { imageOf, pdfOf } from '../blocks.ts';
+import { modelParts } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, postForJson, pricingFor, type ProviderOptions } from './http.ts';
 import { openaiEndpoint } from './openai.ts';
 
@@ -133,28 +132,21 @@ function toWire(messages: readonly Message[]): InputItem[] {
   return items;
 }
 
-/**
- * A result with blocks goes as a list: images and PDFs as themselves (`data:` URLs), everything
- * else as text (a resource's text, or a line naming what could not go). Empty texts are left out.
- */
+/** A result with blocks goes as a list (`modelParts`): images and PDFs as `data:` URLs, everything else as text. */
 function outputOf(r: ToolResult): string | OutputPart[] {
   if (!r.blocks?.length) return r.content;
-  const parts: OutputPart[] = [];
-  for (const block of r.blocks) {
-    const image = imageOf(block);
-    const pdf = pdfOf(block);
-    if (image) parts.push({ type: 'input_image', image_url: `data:${image.mimeType};base64,${image.data}` });
-    else if (pdf)
-      parts.push({
-        type: 'input_file',
-        filename: basename(pdf.uri) || 'document.pdf',
-        file_data: `data:application/pdf;base64,${pdf.data}`,
-      });
-    else {
-      const text = blockText(block);
-      if (text) parts.push({ type: 'input_text', text });
-    }
-  }
+  const parts = modelParts(r.blocks).map(
+    (part): OutputPart =>
+      part.kind === 'image'
+        ? { type: 'input_image', image_url: `data:${part.mimeType};base64,${part.data}` }
+        : part.kind === 'pdf'
+          ? {
+              type: 'input_file',
+              filename: basename(part.uri) || 'document.pdf',
+              file_data: `data:application/pdf;base64,${part.data}`,
+            }
+          : { type: 'input_text', text: part.text },
+  );
   return parts.length ? parts : r.content;
 }
 
