@@ -255,6 +255,7 @@ function ownCallOptions(given: CallOptions): CallOptions {
   if (Object.hasOwn(given, 'approve')) options.approve = given.approve;
   if (Object.hasOwn(given, 'elicit')) options.elicit = given.elicit;
   if (Object.hasOwn(given, 'sample')) options.sample = given.sample;
+  if (Object.hasOwn(given, 'onRun')) options.onRun = given.onRun;
   return options;
 }
 

@@ -74,6 +74,8 @@ class GuardedRun implements RunRequest {
   /** A `ctx.elicit` or `ctx.sample` is waiting for its answer: one at a time, so a plugin cannot flood the user or the model. */
   private asking = false;
   private abandon?: NodeJS.Timeout;
+  /** Told once the runner is done with the call (`CallOptions.onRun`). */
+  private ranOut?: () => void;
   private onStopped?: () => void;
   private readonly cancel = () =>
     this.stop(
@@ -262,6 +264,7 @@ class GuardedRun implements RunRequest {
   private run(): void {
     const { runner } = this.registered.plugin;
     this.running = true;
+    this.ranOut = this.call.options.onRun?.();
     let running: Promise<RunOutcome>;
     try {
       running = runner!.run(this);
@@ -289,6 +292,7 @@ class GuardedRun implements RunRequest {
     this.running = false;
     clearTimeout(this.abandon);
     this.registered.plugin.limiter.release();
+    this.ranOut?.();
   }
 
   /** Ends the call early: aborts the signal the tool sees, and answers at once. */

@@ -44,6 +44,14 @@ export interface CallOptions {
   elicit?: ElicitHandler;
   /** Answers the tool's `ctx.sample` requests with a model. Without it `ctx.sample` throws. */
   sample?: SampleHandler;
+  /**
+   * Told when the tool starts to run for this call (it holds a concurrency slot of its plugin); the
+   * function it returns is told once the tool has stopped. That may be after the call's result: a
+   * cancelled or timed-out tool runs on until its runner is done with it (an inline tool that
+   * ignores its signal, until it returns, or is given up on a full timeout later). Not told for a
+   * call whose tool never ran. Neither may throw. `serve.limits.inFlight` holds a place by it.
+   */
+  onRun?: () => () => void;
 }
 
 /** A call that has just ended, as `host.onCallEnd` listeners hear of it. */

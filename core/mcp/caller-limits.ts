@@ -23,10 +23,22 @@ export type Admission =
     }
   | { ok: false; limit: CallerLimit; retryAfterSeconds: number; message: string };
 
-/** The in-flight places of a request's calls, each given back when its call ends. */
+/** The in-flight places of a request's calls, each given back when its call has really stopped. */
 export interface CallPlaces {
-  /** A call reached its handler: it holds its place until the returned function is called. */
-  enter(): () => void;
+  /** A call reached its handler: it holds its place until it has left and its tool has stopped. */
+  enter(): CallPlace;
+}
+
+/**
+ * One call's place. A cancelled call is answered at once, while its tool may run on (one that
+ * ignores its signal): the place is given back only once the handler has left and every run of
+ * the tool it started has stopped, or a caller could cancel and call again past its limit.
+ */
+export interface CallPlace {
+  /** `CallOptions.onRun`: the tool started; the place is held until the returned function is called. */
+  onRun: () => () => void;
+  /** The handler is done with the call (answered it, or the call was cancelled). */
+  leave(): void;
 }
 
 interface CallerState {
@@ -113,12 +125,29 @@ export class CallerLimits {
       places: {
         enter: () => {
           running++;
-          let left = false;
-          return () => {
-            if (left) return;
-            left = true;
+          // The handler, and each run of the tool not yet stopped.
+          let holds = 1;
+          const release = () => {
+            if (--holds !== 0) return;
             running--;
             giveBack(1);
+          };
+          let left = false;
+          return {
+            onRun: () => {
+              holds++;
+              let stopped = false;
+              return () => {
+                if (stopped) return;
+                stopped = true;
+                release();
+              };
+            },
+            leave: () => {
+              if (left) return;
+              left = true;
+              release();
+            },
           };
         },
       },

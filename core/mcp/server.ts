@@ -166,9 +166,10 @@ export function createMcpServer(
           .catch(() => {}); // the client left: the call's signal tells the tool
       };
     }
-    const leave = placesOf(extra.authInfo)?.enter();
+    const place = placesOf(extra.authInfo)?.enter();
+    if (place) options.onRun = place.onRun;
     const result = await h.call(name, args ?? {}, options);
-    leave?.();
+    place?.leave();
     // No answer leaves ahead of its audit line: a host killed once it has answered has audited the call.
     await h.auditWritten();
     if (sent) {
@@ -200,8 +201,9 @@ export function authInfoOf(caller: Caller): AuthInfo {
 
 /**
  * The request's `AuthInfo` holding the in-flight places its tool calls took under the caller's
- * limits (serve.ts): each call holds its own until it ends. Not until its response is sent: the
- * SDK sends none for a cancelled call, and a session's call runs on when its client drops the request.
+ * limits (serve.ts): each call holds its own until it has ended and its tool has stopped. Not until
+ * its response is sent: the SDK sends none for a cancelled call, and a session's call runs on when
+ * its client drops the request.
  */
 export function withPlaces(auth: AuthInfo | undefined, places: CallPlaces): AuthInfo {
   return { token: '', clientId: '', scopes: [], ...auth, extra: { ...auth?.extra, places } };

@@ -93,15 +93,40 @@ describe('caller limits', () => {
   it('a call that entered its handler keeps its place past the end of its request, until it leaves', () => {
     const limits = new CallerLimits({ inFlight: 2 });
     const batch = admitted(limits.admit('a', 2));
-    const leave = batch.places.enter();
+    const place = batch.places.enter();
     batch.close(); // the request is over: the call that never entered gives its place back
     const other = admitted(limits.admit('a', 1));
     expect(refusal(limits.admit('a', 1)).limit).to.equal('inFlight');
-    leave();
-    leave();
+    place.leave();
+    place.leave();
     expect(admitted(limits.admit('a', 1)), 'one place, given back once').to.be.an('object');
     expect(refusal(limits.admit('a', 1)).limit).to.equal('inFlight');
     other.close();
+  });
+
+  it('a cancelled call whose tool runs on keeps its place until the tool has stopped', () => {
+    const limits = new CallerLimits({ inFlight: 1 });
+    const request = admitted(limits.admit('a', 1));
+    const place = request.places.enter();
+    const stopped = place.onRun();
+    place.leave(); // cancelled: answered, and its request closed, while the tool runs on
+    request.close();
+    expect(refusal(limits.admit('a', 1)).message).to.include('1 running now');
+    stopped();
+    stopped(); // told twice: gives back once
+    const next = admitted(limits.admit('a', 1));
+    expect(refusal(limits.admit('a', 1)).limit).to.equal('inFlight');
+    next.close();
+  });
+
+  it('a tool that stops before its call is answered holds the place until the answer', () => {
+    const limits = new CallerLimits({ inFlight: 1 });
+    const request = admitted(limits.admit('a', 1));
+    const place = request.places.enter();
+    place.onRun()();
+    expect(limits.admit('a', 1).ok, 'still being answered').to.equal(false);
+    place.leave();
+    expect(limits.admit('a', 1).ok).to.equal(true);
   });
 
   it('keeps at most maxCallers, forgetting the idle caller unused longest, never one with calls in flight', () => {

@@ -1,0 +1,188 @@
+// serve.limits.inFlight against a caller that cancels: a cancelled call is answered at once, yet
+// its tool may run on (this one ignores its signal). Its place must be held until the tool has
+// stopped, however the call was cancelled, or a caller could cancel and call again past its cap.
+import { expect } from 'chai';
+import { writeFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Host } from '../../core/host.ts';
+import { serveMcpHttp } from '../../core/mcp/serve.ts';
+import type { Caller } from '../../core/types.ts';
+import { FIXTURES, tempDir, until } from '../helpers.ts';
+import { allowingHost, text } from './shared.ts';
+
+const IN_FLIGHT = 2;
+
+/** The caller named by the `x-test-caller` header. */
+function authenticate(req: IncomingMessage): Caller | undefined {
+  const name = req.headers['x-test-caller'];
+  return typeof name === 'string' ? { name, scopes: [], via: 'token' } : undefined;
+}
+
+describe('MCP HTTP: inFlight places outlast cancelled calls', function () {
+  this.timeout(30_000);
+  const tmp = tempDir('rh-mcp-in-flight-');
+  let host: Host;
+  let session: { url: string; close(): Promise<void> };
+  let stateless: { url: string; close(): Promise<void> };
+  const clients: Client[] = [];
+  /** `tool:code` of every call that ended, as the host tells it. */
+  const ended: string[] = [];
+  /** Every release file a call waits for: a test that fails still lets its tools stop. */
+  const gates = new Set<string>();
+
+  before(async () => {
+    host = await allowingHost([
+      { module: join(FIXTURES, 'mcp', 'stubborn.ts'), isolation: 'inline', options: { dir: tmp.dir } },
+      { module: join(FIXTURES, 'mcp', 'tools.ts'), isolation: 'inline' },
+    ]);
+    host.onCallEnd((end) => ended.push(`${end.tool}:${end.result.code ?? 'ok'}`));
+    const limits = { inFlight: IN_FLIGHT };
+    session = await serveMcpHttp(host, { port: 0, authenticate, limits });
+    stateless = await serveMcpHttp(host, { port: 0, authenticate, limits, stateless: true });
+  });
+
+  after(async () => {
+    for (const gate of gates) release(gate);
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all([session.close(), stateless.close()]);
+    await host.close();
+    tmp.cleanup();
+  });
+
+  const running = () => host.load().find((l) => l.plugin === 'stubborn')?.running;
+  const release = (name: string) => writeFileSync(join(tmp.dir, name), '');
+  const gate = (name: string) => {
+    gates.add(name);
+    return { release: name };
+  };
+  const cancelledSoFar = () => ended.filter((e) => e === 'stubborn:cancelled').length;
+
+  async function connect(caller: string): Promise<Client> {
+    const client = new Client({ name: `client-${caller}`, version: '1.0.0' });
+    const headers = { 'x-test-caller': caller };
+    await client.connect(new StreamableHTTPClientTransport(new URL(session.url), { requestInit: { headers } }));
+    clients.push(client);
+    return client;
+  }
+
+  /** One `tools/call` as a raw POST to the stateless server. */
+  function post(caller: string, name: string, args: Record<string, unknown>, signal?: AbortSignal) {
+    return fetch(stateless.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-test-caller': caller,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  /** What an echo call by `client` gets: `ok`, or the status of the error the client threw. */
+  const echo = (client: Client) =>
+    client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
+      (r) => `ok: ${text(r)}`,
+      (error: Error & { code?: unknown }) => `${error.code}: ${error.message}`,
+    );
+
+  /** Starts `IN_FLIGHT` stubborn calls of `client` that wait for `file`; resolves once all run. */
+  async function fillUp(client: Client, file: string) {
+    const before = running() ?? 0;
+    const cancels = Array.from({ length: IN_FLIGHT }, () => new AbortController());
+    const calls = cancels.map((c) =>
+      client
+        .callTool({ name: 'stubborn', arguments: gate(file) }, undefined, { signal: c.signal })
+        .catch((error: Error) => error.message),
+    );
+    await until(() => running() === before + IN_FLIGHT, { message: 'the stubborn calls to run' });
+    return { cancel: () => cancels.forEach((c) => c.abort()), calls };
+  }
+
+  it('notifications/cancelled: the place is held until the tool has stopped, not given back with the answer', async () => {
+    const ann = await connect('ann');
+    const cancelled = cancelledSoFar();
+    const full = await fillUp(ann, 'cancel');
+    full.cancel();
+    await Promise.all(full.calls);
+    await until(() => cancelledSoFar() === cancelled + IN_FLIGHT, { message: 'the host to answer both cancelled' });
+    expect(running(), 'the tools ignore their signal').to.equal(IN_FLIGHT);
+    expect(await echo(ann))
+      .to.match(/^429: /)
+      .and.include(`${IN_FLIGHT} running now`);
+    release('cancel');
+    await until(() => running() === 0, { message: 'the tools to stop' });
+    expect(await echo(ann)).to.equal('ok: hi');
+  });
+
+  it('DELETE of the session: its calls are cancelled, their places held until their tools stop', async () => {
+    const ben = await connect('ben');
+    const cancelled = cancelledSoFar();
+    const full = await fillUp(ben, 'delete');
+    await (ben.transport as StreamableHTTPClientTransport).terminateSession();
+    await until(() => cancelledSoFar() === cancelled + IN_FLIGHT, { message: 'the session end to cancel both' });
+    const again = await connect('ben');
+    expect(await echo(again)).to.match(/^429: /);
+    release('delete');
+    await until(() => running() === 0, { message: 'the tools to stop' });
+    expect(await echo(again)).to.equal('ok: hi');
+    await ben.close();
+    await Promise.all(full.calls);
+  });
+
+  it('stateless, a dropped request: the place is held until the tool stops', async () => {
+    const cancelled = cancelledSoFar();
+    const drops = Array.from({ length: IN_FLIGHT }, () => new AbortController());
+    const responses = await Promise.all(drops.map((d) => post('cat', 'stubborn', gate('drop'), d.signal)));
+    expect(responses.map((r) => r.status)).to.deep.equal(drops.map(() => 200));
+    await until(() => running() === IN_FLIGHT, { message: 'the stubborn calls to run' });
+    for (const d of drops) d.abort();
+    await until(() => cancelledSoFar() === cancelled + IN_FLIGHT, { message: 'the dropped requests to cancel both' });
+    const refused = await post('cat', 'echo', { text: 'hi' });
+    expect(refused.status).to.equal(429);
+    expect(await refused.text()).to.include('serve.limits.inFlight');
+    release('drop');
+    await until(() => running() === 0, { message: 'the tools to stop' });
+    expect((await post('cat', 'echo', { text: 'hi' })).status).to.equal(200);
+  });
+
+  it('cancel and call again, over and over, every way: no place leaks, the cap is whole again after', async () => {
+    for (let round = 0; round < 3; round++) {
+      const cancelled = cancelledSoFar();
+      const name = `round-${round}`;
+      // Cancelled by notification, then by ending the session, then by dropping a stateless request.
+      const dee = await connect('dee');
+      const byNotice = await fillUp(dee, name);
+      byNotice.cancel();
+      await until(() => cancelledSoFar() === cancelled + IN_FLIGHT);
+      release(name);
+      await until(() => running() === 0);
+
+      const bySession = await fillUp(dee, `${name}-delete`);
+      await (dee.transport as StreamableHTTPClientTransport).terminateSession();
+      await until(() => cancelledSoFar() === cancelled + 2 * IN_FLIGHT);
+      release(`${name}-delete`);
+      await until(() => running() === 0);
+      await dee.close();
+      await Promise.all([...byNotice.calls, ...bySession.calls]);
+
+      const drop = new AbortController();
+      await post('dee', 'stubborn', gate(`${name}-drop`), drop.signal);
+      await until(() => running() === 1);
+      drop.abort();
+      await until(() => cancelledSoFar() === cancelled + 2 * IN_FLIGHT + 1);
+      release(`${name}-drop`);
+      await until(() => running() === 0);
+    }
+    // Back to zero: the caller may run its whole cap at once again, and no more.
+    const dee = await connect('dee');
+    const full = await fillUp(dee, 'last');
+    expect(await echo(dee)).to.match(/^429: /);
+    release('last');
+    expect((await Promise.all(full.calls)).map(text)).to.deep.equal(full.calls.map(() => 'released'));
+    expect(await echo(dee)).to.equal('ok: hi');
+  });
+});
