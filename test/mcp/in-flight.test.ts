@@ -99,7 +99,10 @@ describe('MCP HTTP: inFlight places outlast cancelled calls', function () {
         .catch((error: Error) => error.message),
     );
     await until(() => running() === before + IN_FLIGHT, { message: 'the stubborn calls to run' });
-    return { cancel: () => cancels.forEach((c) => c.abort()), calls };
+    const cancel = () => {
+      for (const c of cancels) c.abort();
+    };
+    return { cancel, calls };
   }
 
   it('notifications/cancelled: the place is held until the tool has stopped, not given back with the answer', async () => {
