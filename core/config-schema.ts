@@ -174,6 +174,27 @@ const Serve = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    metrics: Type.Optional(
+      Type.Object(
+        {
+          callers: Type.Optional(
+            Type.Array(Type.String({ minLength: 1 }), {
+              description: 'Callers (token names, JWT subjects) that may read /metrics.',
+            }),
+          ),
+          scopes: Type.Optional(
+            Type.Array(Type.String({ minLength: 1 }), {
+              description: 'A caller holding any one of these scopes may read /metrics.',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'Who may read /metrics when the server authenticates callers (without this, no one: 403). Metrics name every tool and caller.',
+        },
+      ),
+    ),
     limits: Type.Optional(
       Type.Object(
         {
@@ -287,3 +308,4 @@ export type PolicyConfig = NonNullable<HostConfig['policy']>;
 export type ServeConfig = Static<typeof Serve>;
 export type ServeAuthConfig = NonNullable<ServeConfig['auth']>;
 export type CallerLimitsConfig = NonNullable<ServeConfig['limits']>;
+export type MetricsGrant = NonNullable<ServeConfig['metrics']>;

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Host } from '../host.ts';
-import type { PluginStatus } from '../types.ts';
+import type { PluginState } from '../types.ts';
 import { createHostMetrics, METRICS_CONTENT_TYPE, type ServerFigures } from './metrics.ts';
 
 export const HEALTH_PATH = '/healthz';
@@ -17,8 +17,8 @@ export interface ProbeOptions extends ServerFigures {
   closing: () => boolean;
   /**
    * Whether a `/metrics` request may be answered; when not, it has answered the request itself
-   * (401). Absent: anyone who reaches the server may read its metrics. `/healthz` and `/readyz`
-   * are never authenticated: load balancers call them.
+   * (401, or 403 for a caller without the grant). Absent: anyone who reaches the server may read
+   * its metrics. `/healthz` and `/readyz` are never authenticated: load balancers call them.
    */
   authorizeMetrics?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 }
@@ -33,20 +33,23 @@ export interface Probes {
 /** Why the host is not ready, or undefined when it is: shutting down, or plugins not loaded. */
 export type NotReady =
   | { status: 'shutting_down' }
-  | { status: 'plugins_not_loaded'; plugins: { name: string; status: PluginStatus['status']; code?: string }[] };
+  | { status: 'plugins_not_loaded'; notLoaded: Record<Exclude<PluginState, 'loaded'>, number> };
 
 /**
- * Ready: every plugin loaded and nothing closing. The body names the plugins that are not loaded and
- * their error codes, never their messages (which hold file paths): the probe is unauthenticated.
+ * Ready: every plugin loaded and nothing closing. The body counts the plugins that are not loaded,
+ * and names none: the probe is unauthenticated, and a plugin's name tells of tools the policy may
+ * hide from every caller. `rousseau_plugin_state` in `/metrics` (an operator's view) names them.
  */
 export function notReady(host: Host, closing: boolean): NotReady | undefined {
   if (closing || host.closing) return { status: 'shutting_down' };
-  const down = host.plugins().filter((p) => p.status !== 'loaded');
-  if (!down.length) return undefined;
-  return {
-    status: 'plugins_not_loaded',
-    plugins: down.map((p) => ({ name: p.name, status: p.status, ...(p.error ? { code: p.error.code } : {}) })),
-  };
+  const notLoaded = { failed: 0, quarantined: 0 };
+  let down = 0;
+  for (const p of host.plugins())
+    if (p.status !== 'loaded') {
+      notLoaded[p.status]++;
+      down++;
+    }
+  return down ? { status: 'plugins_not_loaded', notLoaded } : undefined;
 }
 
 export function createProbes(host: Host, options: ProbeOptions): Probes {

@@ -18,7 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import type { CallerLimitsConfig } from '../config-schema.ts';
+import type { CallerLimitsConfig, MetricsGrant } from '../config-schema.ts';
 import { hostError, messageOf } from '../errors.ts';
 import type { Host } from '../host.ts';
 import type { Caller } from '../types.ts';
@@ -33,7 +33,7 @@ import {
 import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
 import { BoundedEventStore } from './event-store.ts';
 import { HttpSessions, type Session } from './http-sessions.ts';
-import { createProbes } from './probes.ts';
+import { createProbes, METRICS_PATH } from './probes.ts';
 import { authInfoOf, createMcpServer, watchToolChanges, withPlaces } from './server.ts';
 
 /** The path of the Streamable HTTP endpoint. */
@@ -67,6 +67,11 @@ export interface McpHttpOptions {
   authenticate?: Authenticate;
   /** Tool calls per caller (docs/serve.md, "Per-caller policy and limits"). Default: the config's `serve.limits`. */
   limits?: CallerLimitsConfig;
+  /**
+   * With `authenticate`, the callers that may read `/metrics` (docs/serve.md, "Metrics and
+   * tracing"); no other caller may. Default: the config's `serve.metrics`.
+   */
+  metrics?: MetricsGrant;
   /** With an OAuth issuer: the server serves its RFC 9728 metadata, and 401 answers point at it. */
   protectedResource?: ProtectedResource;
   /** The URL clients reach the endpoint at, when a proxy stands in front. Default: built from the request. */
@@ -117,6 +122,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
   });
   const limitsConfig = opts.limits ?? host.config.serve?.limits;
   const limits = limitsConfig ? new CallerLimits(limitsConfig) : undefined;
+  const metricsGrant = opts.metrics ?? host.config.serve?.metrics;
   let closing: Promise<void> | undefined;
   // /healthz, /readyz, /metrics (docs/serve.md, "Metrics and tracing").
   const probes = createProbes(host, {
@@ -181,7 +187,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       // Or while its body was read: past this point it would open a session nothing closes.
       if (draining) return refuseDraining(res);
     }
-    return opts.stateless ? handleStateless(req, res, body) : handleSession(req, res, body, caller && ownerOf(caller));
+    return opts.stateless ? handleStateless(req, res, body) : handleSession(req, res, body, caller);
   }
 
   /**
@@ -198,9 +204,22 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     return outcome;
   }
 
-  /** `/metrics` asks for the same credentials as the endpoint. */
+  /**
+   * `/metrics` asks for the same credentials as the endpoint, and a grant: the numbers name every
+   * tool and caller, those the policy hides from the reader included.
+   */
   async function authorized(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    return (await authenticated(req, res)) !== undefined;
+    const caller = await authenticated(req, res);
+    if (!caller) return false;
+    if (mayReadMetrics(caller, metricsGrant)) return true;
+    const scopes = metricsGrant?.scopes ?? [];
+    refuse(req, res, {
+      status: 403,
+      error: 'insufficient_scope',
+      description: `caller "${caller.name}" may not read ${METRICS_PATH}: only the callers and scopes serve.metrics names may (docs/serve.md)`,
+      ...(scopes.length ? { scope: scopes.join(' ') } : {}),
+    });
+    return false;
   }
 
   /** The endpoint's URL as the client reached it: what OAuth metadata names as the resource. */
@@ -243,8 +262,9 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
-    owner: string | undefined,
+    caller: Caller | undefined,
   ): Promise<void> {
+    const owner = caller && ownerOf(caller);
     const id = req.headers['mcp-session-id'];
     if (typeof id === 'string') {
       const session = sessions.find(id, owner);
@@ -263,7 +283,11 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     const place = sessions.reserve(owner);
     if (!place.ok) return reply(res, 503, place.refusal);
     const releasePlace = place.release;
-    const server = createMcpServer(host, { listChanged: true, askClient: opts.askClient ?? true });
+    const server = createMcpServer(host, {
+      listChanged: true,
+      askClient: opts.askClient ?? true,
+      ...(caller ? { caller } : {}),
+    });
     const session: Session = {
       owner,
       server,
@@ -407,6 +431,14 @@ function reply(res: ServerResponse, status: number, message: string, code = -320
 function replyJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
+}
+
+/** Whether `serve.metrics` names the caller, or one of its scopes. */
+function mayReadMetrics(caller: Caller, grant: MetricsGrant | undefined): boolean {
+  if (!grant) return false;
+  return (
+    (grant.callers?.includes(caller.name) ?? false) || (grant.scopes?.some((s) => caller.scopes.includes(s)) ?? false)
+  );
 }
 
 /** Who owns a session: a token and a JWT subject of the same name are different callers. */

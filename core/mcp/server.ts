@@ -62,20 +62,40 @@ export interface McpServerOptions {
    * own answer (`--yes`): the operator's choice is not overridden by asking the client.
    */
   askClient?: boolean;
+  /**
+   * The caller every request of this session proves (an authenticated HTTP session). It hears
+   * `list_changed` only when the tools it may see changed: a change to tools the policy hides
+   * from it would tell it they exist.
+   */
+  caller?: Caller;
+}
+
+/** What a session of a caller was last shown: a digest of its tool list. */
+interface Seen {
+  caller?: Caller;
+  tools?: string;
 }
 
 /** The servers of each host that promised list_changed and are still connected. */
-const sessions = new WeakMap<Host, Set<Server>>();
+const sessions = new WeakMap<Host, Map<Server, Seen>>();
+
+const digestOf = (tools: McpTool[]) => createHash('sha256').update(JSON.stringify(tools)).digest('base64');
 
 /**
  * Sends `notifications/tools/list_changed` to every connected session of `host` (the tool set
- * changed: a plugin was quarantined, came back, or was reloaded). Never throws: a session whose
+ * changed: a plugin was quarantined, came back, or was reloaded), or, for a session of a caller,
+ * when the list that caller sees is not the one it was last shown. Never throws: a session whose
  * client left just misses it.
  */
 export function sendToolListChanged(host: Host): void {
-  for (const server of sessions.get(host) ?? []) {
+  for (const [server, seen] of sessions.get(host) ?? []) {
     // Nothing goes to a client before its `initialize`: it lists the tools after that anyway.
     if (!server.getClientCapabilities()) continue;
+    if (seen.caller) {
+      const tools = digestOf(listTools(host, seen.caller));
+      if (tools === seen.tools) continue;
+      seen.tools = tools;
+    }
     void server.sendToolListChanged().catch(() => {});
   }
 }
@@ -87,7 +107,7 @@ export function sendToolListChanged(host: Host): void {
  */
 export function createMcpServer(
   host: Host | Promise<Host>,
-  { listChanged, askClient = true }: McpServerOptions,
+  { listChanged, askClient = true, caller: sessionCaller }: McpServerOptions,
 ): Server {
   const server = new Server(HOST_INFO, {
     capabilities: { tools: { listChanged }, logging: {} },
@@ -96,6 +116,7 @@ export function createMcpServer(
   let loaded = host instanceof Promise ? undefined : host;
   const ready = Promise.resolve(host);
   let closed = false;
+  const seen: Seen = sessionCaller ? { caller: sessionCaller } : {};
   // Chained, not replaced: a transport's owner (stdio.ts) adds its own `onclose` after this one.
   server.onclose = () => {
     closed = true;
@@ -106,8 +127,9 @@ export function createMcpServer(
     (h) => {
       loaded = h;
       if (!listChanged || closed) return;
-      const set = sessions.get(h) ?? new Set();
-      sessions.set(h, set.add(server));
+      if (sessionCaller) seen.tools = digestOf(listTools(h, sessionCaller));
+      const map = sessions.get(h) ?? new Map<Server, Seen>();
+      sessions.set(h, map.set(server, seen));
     },
     () => {},
   );
@@ -120,9 +142,11 @@ export function createMcpServer(
   });
 
   let tag: string | undefined;
-  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
-    tools: listTools(loaded ?? (await ready), callerOf(extra.authInfo)),
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const tools = listTools(loaded ?? (await ready), callerOf(extra.authInfo));
+    if (seen.caller) seen.tools = digestOf(tools);
+    return { tools };
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const h = loaded ?? (await ready);
