@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import { connect as connectSocket } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -150,6 +151,54 @@ describe('MCP HTTP: inFlight places outlast cancelled calls', function () {
     release('drop');
     await until(() => running() === 0, { message: 'the tools to stop' });
     expect((await post('cat', 'echo', { text: 'hi' })).status).to.equal(200);
+  });
+
+  it('requests dropped as soon as sent: a call that runs on in the session holds its place, one refused gives it back', async () => {
+    const eve = await connect('eve');
+    const sessionId = (eve.transport as StreamableHTTPClientTransport).sessionId!;
+    const { port } = new URL(session.url);
+    const drop = (id: number, to = sessionId) =>
+      new Promise<void>((resolve, reject) => {
+        const body = JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'stubborn', arguments: gate('dropped') },
+        });
+        const socket = connectSocket(Number(port), '127.0.0.1', () => {
+          socket.end(
+            [
+              'POST /mcp HTTP/1.1',
+              `Host: 127.0.0.1:${port}`,
+              'Content-Type: application/json',
+              'Accept: application/json, text/event-stream',
+              'X-Test-Caller: eve',
+              `Mcp-Session-Id: ${to}`,
+              `Content-Length: ${Buffer.byteLength(body)}`,
+              '',
+              body,
+            ].join('\r\n'),
+          );
+          socket.destroy();
+          resolve();
+        });
+        socket.on('error', reject);
+      });
+    for (let i = 0; i < 3 * IN_FLIGHT; i++) await drop(100 + i);
+    await until(() => (running() ?? 0) >= 1, { message: 'a dropped call to run' });
+    // Whatever reached the host in the meantime, it ran within the cap.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(running()).to.be.at.most(IN_FLIGHT);
+    release('dropped');
+    await until(() => running() === 0, { message: 'the tools to stop' });
+    // Calls the transport refuses (an unknown session) never start: their places come back.
+    for (let i = 0; i < 3 * IN_FLIGHT; i++) await drop(200 + i, 'no-such-session');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const full = await fillUp(eve, 'dropped-after');
+    expect(await echo(eve)).to.match(/^429: /);
+    release('dropped-after');
+    await Promise.all(full.calls);
+    expect(await echo(eve)).to.equal('ok: hi');
   });
 
   it('cancel and call again, over and over, every way: no place leaks, the cap is whole again after', async () => {
