@@ -153,6 +153,41 @@ describe('MCP HTTP: inFlight places outlast cancelled calls', function () {
     expect((await post('cat', 'echo', { text: 'hi' })).status).to.equal(200);
   });
 
+  it('a batch dropped: each of its calls holds its place until its own tool stops', async () => {
+    const cancelled = cancelledSoFar();
+    const drop = new AbortController();
+    const batch = Array.from({ length: IN_FLIGHT }, (_, i) => ({
+      jsonrpc: '2.0',
+      id: i + 1,
+      method: 'tools/call',
+      params: { name: 'stubborn', arguments: gate(`batch-${i}`) },
+    }));
+    const response = await fetch(stateless.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-test-caller': 'fay',
+      },
+      body: JSON.stringify(batch),
+      signal: drop.signal,
+    });
+    expect(response.status).to.equal(200);
+    await until(() => running() === IN_FLIGHT, { message: 'the batch to run' });
+    drop.abort();
+    await until(() => cancelledSoFar() === cancelled + IN_FLIGHT, { message: 'the dropped batch to cancel its calls' });
+    release('batch-0');
+    await until(() => running() === IN_FLIGHT - 1, { message: 'one tool to stop' });
+    const one = await post('fay', 'stubborn', gate('batch-next'));
+    expect(one.status, 'one place is free').to.equal(200);
+    await until(() => running() === IN_FLIGHT, { message: 'the next call to run' });
+    expect((await post('fay', 'echo', { text: 'hi' })).status, 'and only one').to.equal(429);
+    for (let i = 1; i < IN_FLIGHT; i++) release(`batch-${i}`);
+    release('batch-next');
+    await one.text();
+    await until(() => running() === 0, { message: 'the tools to stop' });
+  });
+
   it('requests dropped as soon as sent: a call that runs on in the session holds its place, one refused gives it back', async () => {
     const eve = await connect('eve');
     const sessionId = (eve.transport as StreamableHTTPClientTransport).sessionId!;
