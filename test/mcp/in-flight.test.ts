@@ -106,6 +106,28 @@ describe('MCP HTTP: inFlight places outlast cancelled calls', function () {
     return { cancel, calls };
   }
 
+  it("host.call's onRun: told when the tool starts, and when it stops, after the answer of a call cancelled; never for a tool that did not run", async () => {
+    const told: string[] = [];
+    const onRun = () => {
+      told.push('started');
+      return () => told.push('stopped');
+    };
+    const cancel = new AbortController();
+    const call = host.call('stubborn', gate('hook'), { signal: cancel.signal, onRun });
+    await until(() => running() === 1, { message: 'the tool to run' });
+    cancel.abort();
+    expect((await call).code).to.equal('cancelled');
+    expect(told, 'answered, the tool running on').to.deep.equal(['started']);
+    release('hook');
+    await until(() => told.length === 2, { message: 'the tool to stop' });
+    expect(told).to.deep.equal(['started', 'stopped']);
+    expect((await host.call('echo', { text: 'hi' }, { onRun })).content).to.equal('hi');
+    expect(told.slice(2), 'a call that ran to its end').to.deep.equal(['started', 'stopped']);
+    expect((await host.call('nope', {}, { onRun })).code).to.equal('unknown_tool');
+    expect((await host.call('echo', { text: 1 }, { onRun })).code).to.equal('invalid_input');
+    expect(told, 'no run, no word').to.have.length(4);
+  });
+
   it('notifications/cancelled: the place is held until the tool has stopped, not given back with the answer', async () => {
     const ann = await connect('ann');
     const cancelled = cancelledSoFar();
