@@ -216,6 +216,10 @@ class GuardedRun implements RunRequest {
     else this.onStopped = listener;
   }
 
+  get timeoutMs(): number {
+    return this.registered.timeoutMs;
+  }
+
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();

@@ -52,6 +52,8 @@ interface Pending {
   /** It may run again after it started (its tool is read-only or idempotent, and it has not yet). */
   rerunnable: boolean;
   settle(outcome: Attempt): void;
+  /** Armed when the call is cancelled: how long the isolate has to say the tool stopped. */
+  overrun?: NodeJS.Timeout;
 }
 
 /** The most meta a log line from an isolate carries, as JSON; more is dropped. */
@@ -484,36 +486,50 @@ class IsolatedRunner implements PluginRunner {
   private post(box: Sandbox, request: RunRequest, rerunnable: boolean): Promise<Attempt> {
     const id = ++this.nextId;
     return new Promise<Attempt>((resolve) => {
+      /** The isolate cannot be trusted with more calls: the tool outlived its time; it is retired or stopped. */
+      const stopOverrun = (why: string) => {
+        if (isEnding(box)) return; // another call's fault is already ending it
+        const reason = `a call to "${request.tool}" ${why}`;
+        const culprit = { id, tool: request.tool, timedOut: true };
+        this.suspects.add(request.tool);
+        if (box.state.name === 'retiring' || box.calls.size === 0) {
+          box.culprit = culprit;
+          this.stop(box, reason);
+        } else {
+          this.retire(box, culprit, reason, why);
+        }
+        this.failed('timeout', reason);
+      };
       const onAbort = () => {
         if (!box.calls.has(id)) return;
         const { signal } = request; // aborted by now, with the reason
         if (isTimeout(signal)) {
           pending.settle({ ok: false, code: 'timeout', message: messageOf(signal.reason) });
-          if (isEnding(box)) return; // another call's fault is already ending it
-          const reason = `a call to "${request.tool}" ${messageOf(signal.reason)}`;
-          const culprit = { id, tool: request.tool, timedOut: true };
-          this.suspects.add(request.tool);
-          if (box.state.name === 'retiring' || box.calls.size === 0) {
-            box.culprit = culprit;
-            this.stop(box, reason);
-          } else {
-            this.retire(box, culprit, reason, messageOf(signal.reason));
-          }
-          this.failed('timeout', reason);
-        } else {
-          pending.settle({ ok: false, code: 'tool_error', message: 'cancelled' });
-          const reason = signal.reason as { name?: string; message?: string } | undefined;
-          box.isolate.send({
-            type: 'abort',
-            id,
-            reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'cancelled' },
-          });
+          stopOverrun(messageOf(signal.reason));
+          return;
         }
+        // The caller has its answer already; the call keeps its concurrency slot (and its caller's
+        // place) until the isolate says the tool has stopped: else a caller could cancel and call
+        // again to run more than its limits allow. A tool that ignores the abort for as long as
+        // its timeout allows is a timed-out tool.
+        const reason = signal.reason as { name?: string; message?: string } | undefined;
+        box.isolate.send({
+          type: 'abort',
+          id,
+          reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'cancelled' },
+        });
+        pending.overrun = setTimeout(() => {
+          if (!box.calls.has(id)) return;
+          pending.settle(abandoned(signal));
+          stopOverrun(`was cancelled and still ran ${request.timeoutMs} ms later`);
+        }, request.timeoutMs);
+        pending.overrun.unref();
       };
       const pending: Pending = {
         request,
         rerunnable,
         settle: (outcome) => {
+          clearTimeout(pending.overrun);
           box.calls.delete(id);
           resolve(outcome);
           this.retireIfDrained(box);

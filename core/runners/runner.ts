@@ -64,6 +64,8 @@ export interface RunRequest {
   signal: AbortSignal;
   /** Whether the call was stopped; reading it costs nothing, unlike `signal`. */
   readonly stopped: boolean;
+  /** The tool's time limit in ms: also how long a cancelled tool has to stop before it counts as timed out. */
+  readonly timeoutMs: number;
   /**
    * Sets the one listener told (once) when the call is stopped; then `signal` carries the reason.
    * A runner that only needs to react uses this: an AbortController and a listener per call cost
