@@ -2,7 +2,7 @@
  * Imports a plugin module in whichever thread runs the plugin: through Node's own loader where Node
  * strips TypeScript types itself (22.18 and later), else with jiti (TypeScript, ESM or CJS, no build
  * step). In a worker thread or a process of its own, TypeScript goes to jiti even there: Node's type
- * stripper is a WebAssembly build of swc that costs each thread or process ~7 MiB more than jiti
+ * stripper is a WebAssembly build of swc that costs each thread or process ~6 MiB more than jiti
  * does (docs/isolation.md, "Memory"). docs/plugins.md ("How a plugin is loaded") says which file
  * takes which path.
  *

@@ -240,7 +240,7 @@ function memory(dir: string): Row[] {
 /**
  * The same on Node 22 (scripts/node22.ts's), where a worker starts bigger: beside that Node's own
  * idle worker; jiti's cache is warm from the rows above. TypeScript plugins go through jiti in a worker there too (Node's type
- * stripper would cost each thread ~7 MiB more).
+ * stripper would cost each thread ~6 MiB more).
  */
 function memoryOnNode22(dir: string): Row[] {
   if ((process.features as { typescript?: unknown }).typescript) return []; // the rows above are

@@ -54,7 +54,7 @@ function expectNative(outcome: Outcome): void {
   // CommonJS in a `.ts` file of an ES module package runs until `module` is found missing: jiti's.
   expect(statuses['./cjs.ts']).to.include({ status: 'loaded', loader: 'jiti' });
   expect(outcome.calls.cjs_say).to.equal('cjs');
-  // In a worker, TypeScript is jiti's (Node's type stripper would cost the thread ~7 MiB more)...
+  // In a worker, TypeScript is jiti's (Node's type stripper would cost the thread ~6 MiB more)...
   expect(statuses['./worker.ts']).to.include({ status: 'loaded', loader: 'jiti' });
   expect(outcome.calls.worker_say).to.equal('before');
   // ...and JavaScript Node's, through the resolve hook registered in the worker's own thread.
