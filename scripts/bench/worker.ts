@@ -6,7 +6,7 @@
  *   default); and CPU per call with 32 in flight;
  * - start-up: spawn → plugin loaded and reported, vs spawn → first message of a bare worker;
  * - memory per isolated plugin: RSS added by 10 loaded echo plugins (jiti cache cold, then warm) vs
- *   10 idle bare workers, each measured in a fresh process; then the same on Node 22.
+ *   10 idle bare workers, each measured in a fresh process (warm: median of 3); then on Node 22.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -219,7 +219,7 @@ function memory(dir: string): Row[] {
   const { plugins, bare } = workerRss(dir);
   // The first load transpiles each plugin with jiti's Babel in its worker; later runs hit jiti's cache.
   const cold = plugins();
-  const warm = plugins();
+  const warm = medianOf3(plugins);
   return [
     {
       name: `memory per isolated plugin (RSS, ${MEMORY_PLUGINS} loaded)`,
@@ -249,9 +249,17 @@ function memoryOnNode22(dir: string): Row[] {
   return [
     {
       name: `  the same, Node ${execFileSync(node, ['--version']).toString().trim()}`,
-      value: plugins(),
+      value: medianOf3(plugins),
       unit: 'MiB',
       floor: { name: 'idle bare worker', value: bare },
     },
   ];
+}
+
+/**
+ * The median of three runs: one process's RSS moves by a MiB or two between runs (how the threads
+ * share the C allocator's arenas depends on the machine's load).
+ */
+function medianOf3(measure: () => number): number {
+  return stats([measure(), measure(), measure()]).median;
 }
