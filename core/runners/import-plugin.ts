@@ -1,7 +1,10 @@
 /**
  * Imports a plugin module in whichever thread runs the plugin: through Node's own loader where Node
  * strips TypeScript types itself (22.18 and later), else with jiti (TypeScript, ESM or CJS, no build
- * step). docs/plugins.md ("How a plugin is loaded") says which file takes which path.
+ * step). In a worker thread or a process of its own, TypeScript goes to jiti even there: Node's type
+ * stripper is a WebAssembly build of swc that costs each thread or process ~6 MiB more than jiti
+ * does (docs/isolation.md, "Memory"). docs/plugins.md ("How a plugin is loaded") says which file
+ * takes which path.
  *
  * `rousseau-host` and `typebox` resolve to the host's own copies either way (jiti's aliases, or a
  * resolve hook registered once per thread), so a plugin never brings a second copy of either:
@@ -30,9 +33,15 @@ export interface ImportedPlugin {
 /**
  * Imports `file`. A throw while importing names the plugin's file and line it came from. `fresh` (a
  * reload) evaluates `file` and its local imports again instead of reusing the cached modules.
+ * `thread` is where the plugin runs: the host's own, or an isolate of the plugin's (a worker thread
+ * or a process), where Node's loader takes only JavaScript.
  */
-export async function importPlugin(file: string, fresh = false): Promise<ImportedPlugin> {
-  if (takesNativeImport(file)) {
+export async function importPlugin(
+  file: string,
+  fresh = false,
+  thread: 'host' | 'isolate' = 'host',
+): Promise<ImportedPlugin> {
+  if (takesNativeImport(file, thread)) {
     try {
       return { exported: pluginOf(await import(nativeUrl(file, fresh))), loader: 'native' };
     } catch (error) {
@@ -92,13 +101,14 @@ const NATIVE_EXTENSIONS = new Set(['.ts', '.mts', '.js', '.mjs']);
  * Whether Node's loader should try `file`: an ES module of a package that says so (or of no package
  * at all). A `.ts` file in a package.json without `"type"` would load too, with a warning about
  * reparsing printed to the user; Node refuses to strip types under node_modules; `.tsx`, `.cts` and
- * CommonJS are jiti's.
+ * CommonJS are jiti's; so is TypeScript in an isolate, where the type stripper would be loaded for
+ * this one plugin.
  */
-function takesNativeImport(file: string): boolean {
+function takesNativeImport(file: string, thread: 'host' | 'isolate'): boolean {
   if (!NATIVE) return false;
   const ext = extname(file);
   if (!NATIVE_EXTENSIONS.has(ext)) return false;
-  if (ext.endsWith('ts') && file.includes(`${sep}node_modules${sep}`)) return false;
+  if (ext.endsWith('ts') && (thread === 'isolate' || file.includes(`${sep}node_modules${sep}`))) return false;
   if (ext.startsWith('.m')) return true;
   const manifest = node.findPackageJSON?.(pathToFileURL(file).href);
   return manifest === undefined || packageType(manifest) === 'module';

@@ -1,6 +1,6 @@
 /**
  * A plugin's worker thread or process (bundled to dist/worker.js). It imports the plugin here, with
- * the same jiti loader and the same instantiation as the inline runner, so a module that hangs or
+ * the same loaders and the same instantiation as the inline runner, so a module that hangs or
  * loops while loading blocks only this thread or process; then it sends the reports the host's
  * contract check reads, and runs calls. Logs and progress are relayed to the host, rate-limited;
  * results are checked to be plain data before they are sent (wire.ts).
@@ -172,7 +172,7 @@ async function load(): Promise<void> {
   try {
     let imported: ImportedPlugin;
     try {
-      imported = await importPlugin(data.file);
+      imported = await importPlugin(data.file, false, 'isolate');
     } catch (error) {
       throw hostError('RH_ERR_PLUGIN_IMPORT', [data.source, messageOf(error)]);
     }

@@ -3,6 +3,12 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** CPU time this process used, all its threads, since it started (user + system). */
+function cpuMs() {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 const [dir, count] = process.argv.slice(2);
 const started = performance.now();
 const { createHost } = await import(new URL('../../dist/index.js', import.meta.url).href);
@@ -14,5 +20,5 @@ const host = await createHost({ cwd: dir, audit: false, logLevel: 'error', confi
 const loaded = host.plugins().filter((p) => p.status === 'loaded').length;
 const ms = performance.now() - started;
 await host.close();
-process.stdout.write(JSON.stringify({ ms, loaded }));
+process.stdout.write(JSON.stringify({ ms, loaded, cpuMs: cpuMs() }));
 process.exit(0);

@@ -6,6 +6,12 @@ import { registerHooks } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+/** CPU time this process used, all its threads, since it started (user + system). */
+function cpuMs() {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 const [dir, count] = process.argv.slice(2);
 const started = performance.now();
 const dist = new URL('../../dist/', import.meta.url);
@@ -22,4 +28,4 @@ const files = readdirSync(dir)
   .slice(0, Number(count));
 let loaded = 0;
 for (const f of files) if ((await import(pathToFileURL(join(dir, f)).href)).default) loaded++;
-process.stdout.write(JSON.stringify({ ms: performance.now() - started, loaded }));
+process.stdout.write(JSON.stringify({ ms: performance.now() - started, loaded, cpuMs: cpuMs() }));

@@ -6,7 +6,7 @@
  *   default); and CPU per call with 32 in flight;
  * - start-up: spawn → plugin loaded and reported, vs spawn → first message of a bare worker;
  * - memory per isolated plugin: RSS added by 10 loaded echo plugins (jiti cache cold, then warm) vs
- *   10 idle bare workers, each measured in a fresh process.
+ *   10 idle bare workers, each measured in a fresh process (warm: median of 3); then on Node 22.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { node22 } from '../node22.ts';
 import { stats, type Row } from './report.ts';
 import { echoClient, roundTripSamples } from './round-trip.ts';
 
@@ -31,7 +32,7 @@ export async function run(): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'rh-bench-worker-'));
   try {
     for (let i = 0; i < MEMORY_PLUGINS; i++) writeFileSync(join(dir, `echo-${i}.ts`), echoPlugin(`echo-${i}`));
-    return [...(await roundTrip(dir)), ...(await startup(dir)), ...memory(dir)];
+    return [...(await roundTrip(dir)), ...(await startup(dir)), ...memory(dir), ...memoryOnNode22(dir)];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -168,8 +169,11 @@ async function startup(dir: string): Promise<Row[]> {
   ];
 }
 
-/** RSS added by N workers, measured in a fresh process so nothing else this run did is counted. */
-function memory(dir: string): Row[] {
+/**
+ * RSS added per plugin by N loaded worker plugins, and by N idle bare workers: one `node` process
+ * each, so nothing else this run did is counted. Returns the plugins' figure and the floor.
+ */
+function workerRss(dir: string, node = process.execPath): { plugins: () => number; bare: number } {
   const probe = (body: string): number => {
     const script = `
       import { readFileSync } from 'node:fs';
@@ -179,7 +183,7 @@ function memory(dir: string): Row[] {
       process.stdout.write(JSON.stringify((after - before) / ${MEMORY_PLUGINS}));
       process.exit(0);`;
     return JSON.parse(
-      execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8' }),
+      execFileSync(node, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8' }),
     ) as number;
   };
   const loadPlugins = () =>
@@ -208,9 +212,14 @@ function memory(dir: string): Row[] {
     }
     await settle();
     const after = rss();`);
+  return { plugins: loadPlugins, bare };
+}
+
+function memory(dir: string): Row[] {
+  const { plugins, bare } = workerRss(dir);
   // The first load transpiles each plugin with jiti's Babel in its worker; later runs hit jiti's cache.
-  const cold = loadPlugins();
-  const warm = loadPlugins();
+  const cold = plugins();
+  const warm = medianOf3(plugins);
   return [
     {
       name: `memory per isolated plugin (RSS, ${MEMORY_PLUGINS} loaded)`,
@@ -226,4 +235,31 @@ function memory(dir: string): Row[] {
       floor: { name: 'idle bare worker', value: bare },
     },
   ];
+}
+
+/**
+ * The same on Node 22 (scripts/node22.ts's), where a worker starts bigger: beside that Node's own
+ * idle worker; jiti's cache is warm from the rows above. TypeScript plugins go through jiti in a worker there too (Node's type
+ * stripper would cost each thread ~6 MiB more).
+ */
+function memoryOnNode22(dir: string): Row[] {
+  if ((process.features as { typescript?: unknown }).typescript) return []; // the rows above are
+  const node = node22();
+  const { plugins, bare } = workerRss(dir, node);
+  return [
+    {
+      name: `  the same, Node ${execFileSync(node, ['--version']).toString().trim()}`,
+      value: medianOf3(plugins),
+      unit: 'MiB',
+      floor: { name: 'idle bare worker', value: bare },
+    },
+  ];
+}
+
+/**
+ * The median of three runs: one process's RSS moves by a MiB or two between runs (how the threads
+ * share the C allocator's arenas depends on the machine's load).
+ */
+function medianOf3(measure: () => number): number {
+  return stats([measure(), measure(), measure()]).median;
 }
