@@ -1,7 +1,8 @@
 // A cancelled call to an isolated plugin is answered at once, but its tool may ignore the abort:
 // the call keeps its concurrency slot until the isolate says the tool stopped, so cancelling and
 // calling again never runs more than the plugin's limit; a tool that outlives its timeout that way
-// is a timed-out tool, and its isolate is stopped.
+// is a timed-out tool, and its isolate is stopped. A timed-out call whose isolate retires while
+// other calls finish keeps its slot the same way.
 import { expect } from 'chai';
 import type { Host } from '../../core/host.ts';
 import { capturingLogger, until } from '../helpers.ts';
@@ -92,7 +93,7 @@ for (const isolation of ['worker', 'process'] as const) {
         const other = host.call('patient', { ms: 2_500 });
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect((await host.call('stubborn', { ms: 600_000 })).code).to.equal('timeout');
-        expect(running(host)).to.equal(2);
+        expect(running(host), 'the timed-out tool still runs').to.equal(2);
         const done = await other;
         expect(done.isError, done.content).to.equal(false);
         await until(() => running(host) === 0, { timeoutMs: 10_000, message: 'the retired isolate to stop' });
