@@ -54,6 +54,12 @@ interface Pending {
   settle(outcome: Attempt): void;
   /** Armed when the call is cancelled: how long the isolate has to say the tool stopped. */
   overrun?: NodeJS.Timeout;
+  /**
+   * The tool outlived its time (a timeout, or a cancellation ignored for a whole timeout) and its
+   * isolate is retiring or ending. The call was answered already; it stays here, holding its slot,
+   * until the tool returns or the isolate ends, but keeps no retiring isolate alive.
+   */
+  overran?: boolean;
 }
 
 /** The most meta a log line from an isolate carries, as JSON; more is dropped. */
@@ -316,7 +322,7 @@ class IsolatedRunner implements PluginRunner {
       case 'result': {
         const pending = box.calls.get(message.id);
         if (!pending) break; // abandoned: cancelled or timed out
-        this.budget.succeeded(); // a tool's own error is an answer too: the plugin works
+        if (!pending.overran) this.budget.succeeded(); // a tool's own error is an answer too: the plugin works
         pending.settle(
           message.ok
             ? { ok: true, output: message.output }
@@ -456,7 +462,9 @@ class IsolatedRunner implements PluginRunner {
   }
 
   private retireIfDrained(box: Sandbox): void {
-    if (box.state.name === 'retiring' && box.state.responsive && box.calls.size === 0) this.stop(box, box.state.reason);
+    if (box.state.name !== 'retiring' || !box.state.responsive) return;
+    for (const pending of box.calls.values()) if (!pending.overran) return;
+    this.stop(box, box.state.reason);
   }
 
   /** The calls a dead isolate still carried: each runs again, or gets `crashed` (the rule at the top). */
@@ -486,13 +494,19 @@ class IsolatedRunner implements PluginRunner {
   private post(box: Sandbox, request: RunRequest, rerunnable: boolean): Promise<Attempt> {
     const id = ++this.nextId;
     return new Promise<Attempt>((resolve) => {
-      /** The isolate cannot be trusted with more calls: the tool outlived its time; it is retired or stopped. */
-      const stopOverrun = (why: string) => {
-        if (isEnding(box)) return; // another call's fault is already ending it
+      /**
+       * The tool outlived its time: the isolate cannot be trusted with more calls; it is retired or
+       * stopped. The call keeps its slot (and its caller's place) until the tool has really stopped,
+       * as a cancelled one does: a retiring isolate runs it on while the other calls finish (the
+       * dispatcher gives the slot up a whole timeout after the stop, docs/isolation.md).
+       */
+      const overrun = (why: string) => {
+        pending.overran = true;
+        if (isEnding(box)) return; // another call's fault is already ending it: the call ends with it
         const reason = `a call to "${request.tool}" ${why}`;
         const culprit = { id, tool: request.tool, timedOut: true };
         this.suspects.add(request.tool);
-        if (box.state.name === 'retiring' || box.calls.size === 0) {
+        if (box.state.name === 'retiring' || box.calls.size === 1) {
           box.culprit = culprit;
           this.stop(box, reason);
         } else {
@@ -504,8 +518,7 @@ class IsolatedRunner implements PluginRunner {
         if (!box.calls.has(id)) return;
         const { signal } = request; // aborted by now, with the reason
         if (isTimeout(signal)) {
-          pending.settle({ ok: false, code: 'timeout', message: messageOf(signal.reason) });
-          stopOverrun(messageOf(signal.reason));
+          overrun(messageOf(signal.reason));
           return;
         }
         // The caller has its answer already; the call keeps its concurrency slot (and its caller's
@@ -519,9 +532,7 @@ class IsolatedRunner implements PluginRunner {
           reason: { name: reason?.name ?? 'AbortError', message: reason?.message ?? 'cancelled' },
         });
         pending.overrun = setTimeout(() => {
-          if (!box.calls.has(id)) return;
-          pending.settle(abandoned(signal));
-          stopOverrun(`was cancelled and still ran ${request.timeoutMs} ms later`);
+          if (box.calls.has(id)) overrun(`was cancelled and still ran ${request.timeoutMs} ms later`);
         }, request.timeoutMs);
         pending.overrun.unref();
       };
