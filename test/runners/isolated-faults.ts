@@ -146,7 +146,7 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
 
     it('a call that never settles times out, and the next call gets a fresh instance', async () => {
       await count();
-      expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1500 ms/);
+      expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1000 ms/);
       expect(await count()).to.equal(1);
       await bystanderServes(host);
     });
@@ -159,14 +159,14 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
       await bystanderServes(host);
       order.push('bystander');
       const spin = await spinning;
-      expectFailure(spin, 'timeout', /timed out after 1500 ms/); // the loop never ends: only the timeout answers
+      expectFailure(spin, 'timeout', /timed out after 1000 ms/); // the loop never ends: only the timeout answers
       expect(order).to.deep.equal(['bystander', 'spin']);
       expect(await count()).to.equal(1); // a fresh instance: the spinning one was killed
     });
 
     it('a catastrophic regex is killed like a loop', async () => {
       await count();
-      expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1500 ms/);
+      expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1000 ms/);
       expect(await count()).to.equal(1);
       await bystanderServes(host);
     });
@@ -300,13 +300,13 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
       const a = host.call('sleep', { ms: 8_000 });
       const b = host.call('sleep', { ms: 8_000 });
       const spin = host.call('spin', {});
-      expectFailure(await spin, 'timeout', /timed out after 1500 ms/);
+      expectFailure(await spin, 'timeout', /timed out after 1000 ms/);
       for (const result of await Promise.all([a, b])) {
         expectFailure(
           result,
           'crashed',
           new RegExp(
-            `^Tool "sleep" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "spin" timed out after 1500 ms; this call was cut off with it and not retried, since it may already have had side effects`,
+            `^Tool "sleep" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "spin" timed out after 1000 ms; this call was cut off with it and not retried, since it may already have had side effects`,
           ),
         );
       }
@@ -319,7 +319,7 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
       const old = Number((await host.call('pid', {})).content);
       const sleeping = host.call('sleep', { ms: 4_000 });
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1500 ms/);
+      expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1000 ms/);
       expect(await count()).to.equal(1); // the old isolate, still finishing the sleep, takes no new call
       expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
       // Once drained, the old isolate ends: a process's pid is its own to watch.
@@ -333,7 +333,7 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
         const file = join(dir.dir, 'reason');
         const sleeping = host.call('sleep', { ms: 4_000 });
         await new Promise((resolve) => setTimeout(resolve, 300));
-        expectFailure(await host.call('abortable_short', { file }), 'timeout', /timed out after 1500 ms/);
+        expectFailure(await host.call('abortable_short', { file }), 'timeout', /timed out after 1000 ms/);
         await until(() => existsSync(file) && readFileSync(file, 'utf8'), {
           timeoutMs: 10_000,
           message: `the plugin to write ${file}`,
@@ -350,7 +350,7 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
       const spin = host.call('spin', {});
       await new Promise((resolve) => setTimeout(resolve, 300)); // the isolate is spinning: what comes now waits behind the loop
       const queued = host.call('count', {});
-      expectFailure(await spin, 'timeout', /timed out after 1500 ms/);
+      expectFailure(await spin, 'timeout', /timed out after 1000 ms/);
       expect(await queued).to.include({ isError: false, content: '1' }); // the first call of a fresh instance
       await bystanderServes(host);
     });
@@ -361,7 +361,7 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
         const rerun = host.call(tool, { ms: 3_000 });
         const plain = host.call('sleep', { ms: 3_000 });
         await new Promise((resolve) => setTimeout(resolve, 300));
-        expectFailure(await host.call('spin', {}), 'timeout', /timed out after 1500 ms/);
+        expectFailure(await host.call('spin', {}), 'timeout', /timed out after 1000 ms/);
         expectFailure(await plain, 'crashed', /another call's fault: .* a call to "spin" timed out/);
         // It ran again on the fresh instance: its answer counts from 1 there.
         expect(await rerun).to.include({ isError: false, content: 'slept 3000, call 1' });
@@ -371,7 +371,7 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
         let runs = 0;
         const twice = host.call(tool, { ms: 6_000 }, { onProgress: () => runs++ });
         await until(() => runs === 1, { message: 'the first run to start' });
-        expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1500 ms/);
+        expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1000 ms/);
         await until(() => runs === 2, { timeoutMs: 20_000, message: 'the second run to start' });
         expectFailure(await host.call('exit', { code: 9 }), 'crashed', /exited with code 9/);
         expectFailure(
@@ -409,7 +409,7 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
 
     for (const [tool, input, pattern] of [
       ['exit', { code: 7 }, /exited with code 7/],
-      ['spin', {}, /timed out after 1500 ms/],
+      ['spin', {}, /timed out after 1000 ms/],
     ] as const) {
       it(`once "${tool}" has ended an isolate, its calls run in a second one: its next fault spares the calls to other tools`, async () => {
         expect((await host.call(tool, input)).isError).to.equal(true);
