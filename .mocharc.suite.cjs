@@ -11,8 +11,10 @@ const { join, relative } = require('node:path');
 const LONGEST_FIRST = [
   'test/scaffold/end-to-end.test.ts',
   'test/runners/isolated-process-in-flight.test.ts',
+  'test/runners/isolated-process-in-flight-2.test.ts',
   'test/cli/add.test.ts',
   'test/runners/isolated-worker-in-flight.test.ts',
+  'test/runners/isolated-worker-in-flight-2.test.ts',
   'test/cli/call.test.ts',
   'test/cli/repl.test.ts',
   'test/package.test.ts',
