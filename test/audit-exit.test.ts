@@ -9,9 +9,11 @@ describe('audit trail at exit', () => {
     const t = tempDir();
     try {
       const audit = join(t.dir, 'audit.jsonl');
+      // The built package (test/setup.ts builds it from the current source), run by plain node: through
+      // tsx the child would compile the whole core from source first, about 2 s of CPU.
       const script = t.write(
-        'exit-early.mts',
-        `import { createHost } from ${JSON.stringify(join(ROOT, 'core', 'index.ts'))};
+        'exit-early.mjs',
+        `import { createHost } from ${JSON.stringify(join(ROOT, 'dist', 'index.js'))};
          const host = await createHost({ cwd: ${JSON.stringify(t.dir)}, audit: ${JSON.stringify(audit)}, logLevel: 'error',
            config: { builtins: false, plugins: [{ module: ${JSON.stringify(join(FIXTURES, 'plugins', 'echo.ts'))}, isolation: 'inline' }] } });
          await host.call('echo', '{"text":"last words"}');
@@ -19,7 +21,7 @@ describe('audit trail at exit', () => {
       );
       let code = 0;
       try {
-        execFileSync(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: 'pipe' });
+        execFileSync(process.execPath, [script], { cwd: ROOT, stdio: 'pipe' });
       } catch (error) {
         code = (error as { status: number }).status;
       }

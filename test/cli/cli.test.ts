@@ -1,20 +1,13 @@
 import { expect } from 'chai';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, runCli, tempDir } from '../helpers.ts';
-
-const fixture = (name: string) => join(FIXTURES, 'plugins', name);
+import { FIXTURES, ROOT, runCli } from '../helpers.ts';
+import { fixture, projectPerTest } from './shared.ts';
 
 describe('rousseau-host CLI', function () {
   this.timeout(60_000); // each test spawns the real CLI a few times
-  let t: ReturnType<typeof tempDir>;
-  beforeEach(() => {
-    t = tempDir();
-    t.write('package.json', '{"name":"cli-test"}');
-  });
-  afterEach(() => t.cleanup());
-
-  const config = (value: unknown) => t.write('rousseau.config.json', JSON.stringify(value));
+  const t = projectPerTest();
+  const config = t.config;
 
   it('--version prints the version; --help lists the commands', async () => {
     const version = await runCli(['--version']);
@@ -51,180 +44,6 @@ describe('rousseau-host CLI', function () {
         error: { code: 'RH_ERR_USAGE', message: `unknown command "${name}"` },
       });
     }
-  });
-
-  it('what a plugin prints to stdout goes to stderr: --json stdout stays one JSON document (inline and worker)', async () => {
-    const noisy = join(FIXTURES, 'mcp', 'noisy.ts');
-    for (const isolation of ['inline', 'worker']) {
-      config({
-        builtins: false,
-        plugins: [{ module: noisy, isolation }],
-        policy: { default: 'allow' },
-        log: { audit: false },
-      });
-      const called = await runCli(['call', 'noisy_add', '{"a":1,"b":2}', '--json'], { cwd: t.dir });
-      expect(called.code, called.stderr).to.equal(0);
-      expect(JSON.parse(called.stdout), isolation).to.include({ tool: 'noisy_add', isError: false, content: '3' });
-      if (isolation === 'inline')
-        expect(called.stderr).to.contain('noisy: adding 1 and 2').and.contain('noisy: raw write');
-      const listed = await runCli(['tools', '--json'], { cwd: t.dir });
-      expect(JSON.parse(listed.stdout).plugins[0], isolation).to.include({ name: 'noisy', status: 'loaded' });
-      expect(listed.stderr).to.contain('noisy plugin: loading');
-      const plain = await runCli(['call', 'noisy_add', '{"a":2,"b":2}'], { cwd: t.dir });
-      expect(plain.stdout, isolation).to.equal('4\n');
-    }
-  });
-
-  it('tools --json: one good plugin loaded, four broken ones failed, each with its own reason', async () => {
-    config({
-      builtins: false,
-      plugins: [
-        fixture('echo.ts'),
-        fixture('broken-import.ts'),
-        fixture('broken-setup.ts'),
-        fixture('broken-contract.ts'),
-        './missing-plugin',
-      ],
-    });
-    const r = await runCli(['tools', '--json'], { cwd: t.dir });
-    expect(r.code).to.equal(0);
-    const { plugins } = JSON.parse(r.stdout) as {
-      plugins: {
-        name: string;
-        status: string;
-        source: string;
-        isolation: string;
-        error?: { code: string; message: string };
-        tools: { name: string; description: string; inputSchema: unknown }[];
-      }[];
-    };
-    expect(plugins.map((p) => p.status)).to.deep.equal(['loaded', 'failed', 'failed', 'failed', 'failed']);
-    expect(plugins[0]!.tools.map((x) => x.name)).to.deep.equal(['echo']);
-    expect(plugins[0]!.tools[0]!.inputSchema).to.have.property('type', 'object');
-    expect(plugins.slice(1).map((p) => p.error!.code)).to.deep.equal([
-      'RH_ERR_PLUGIN_IMPORT',
-      'RH_ERR_PLUGIN_SETUP',
-      'RH_ERR_PLUGIN_CONTRACT',
-      'RH_ERR_PLUGIN_NOT_FOUND',
-    ]);
-    expect(plugins[1]!.error!.message).to.contain('boom at import');
-    expect(plugins[2]!.error!.message).to.contain('cannot reach the database');
-    expect(plugins[4]!.source).to.equal('./missing-plugin');
-    const strict = await runCli(['tools', '--strict'], { cwd: t.dir });
-    expect(strict.code).to.equal(1);
-    expect(strict.stdout).to.contain('echo').and.contain('failed');
-  });
-
-  it('tools: a config error exits 1 naming the file and key, as JSON with --json', async () => {
-    const file = config({ plugins: [{ module: './x', timeoutMs: -1 }] });
-    const r = await runCli(['tools', '--json'], { cwd: t.dir });
-    expect(r.code).to.equal(1);
-    const { error } = JSON.parse(r.stdout) as { error: { code: string; message: string } };
-    expect(error.code).to.equal('RH_ERR_CONFIG_INVALID');
-    expect(error.message).to.contain(file).and.contain('plugins[0].timeoutMs');
-    expect(r.stderr).to.contain('plugins[0].timeoutMs');
-  });
-
-  it('--config and --cwd pick the config', async () => {
-    t.write('elsewhere/my.json', JSON.stringify({ builtins: false, plugins: [fixture('echo.ts')] }));
-    const r = await runCli(['tools', '--json', '--config', 'elsewhere/my.json'], { cwd: t.dir });
-    expect(JSON.parse(r.stdout).plugins.map((p: { name: string }) => p.name)).to.deep.equal(['echo']);
-    const r2 = await runCli(['--cwd', join(t.dir, 'elsewhere'), 'tools', '--json', '--config', 'my.json']);
-    expect(JSON.parse(r2.stdout).plugins.map((p: { name: string }) => p.name)).to.deep.equal(['echo']);
-  });
-
-  it('check PATH: exit 0 and the tools for a good plugin; exit 1 and every violation for a broken one', async () => {
-    const ok = await runCli(['check', fixture('echo.ts')]);
-    expect(ok.code).to.equal(0);
-    expect(ok.stdout).to.match(/^ok {2}echo 1\.0\.0: 1 tool \(echo\)/);
-    const bad = await runCli(['check', fixture('broken-contract.ts'), '--json']);
-    expect(bad.code).to.equal(1);
-    const report = JSON.parse(bad.stdout) as {
-      ok: boolean;
-      violations: { pointer: string; file: string; tool?: string }[];
-    };
-    expect(report.ok).to.equal(false);
-    expect(report.violations.length).to.be.greaterThan(4);
-    expect(report.violations.every((v) => v.file === fixture('broken-contract.ts'))).to.equal(true);
-    expect(report.violations.map((v) => v.pointer)).to.include('/tools/0/inputSchema/required/1');
-    const human = await runCli(['check', fixture('broken-contract.ts')]);
-    expect(human.stdout).to.contain('FAIL').and.contain('/tools/0/inputSchema/required/1');
-  });
-
-  it("check --options validates a plugin's options", async () => {
-    const bad = await runCli(['check', fixture('broken-options.ts'), '--options', '{"apiKey":"abc"}']);
-    expect(bad.code).to.equal(1);
-    expect(bad.stdout).to.contain('RH_ERR_PLUGIN_OPTIONS').and.contain('options/apiKey');
-    const good = await runCli([
-      'check',
-      fixture('broken-options.ts'),
-      '--options',
-      '{"apiKey":"abcdefghij","retries":2}',
-    ]);
-    expect(good.code).to.equal(0);
-  });
-
-  it('call: the content on stdout, exit 0; an error result exits 1; --json has the documented shape', async () => {
-    config({ builtins: false, plugins: [{ module: fixture('kit.ts') }], policy: { default: 'allow' } });
-    const ok = await runCli(['call', 'greet', '{"who":"Ada"}'], { cwd: t.dir });
-    expect(ok.code).to.equal(0);
-    expect(ok.stdout).to.equal('hello Ada\n');
-    const json = await runCli(['call', 'greet', '{"who":5}', '--json'], { cwd: t.dir });
-    expect(json.code).to.equal(1);
-    const result = JSON.parse(json.stdout) as Record<string, unknown>;
-    expect(result).to.include({ tool: 'greet', isError: true, code: 'invalid_input' });
-    expect(result.durationMs).to.be.a('number');
-    expect(result.content).to.contain('/who');
-    const stdin = await runCli(['call', 'greet', '-', '--json'], { cwd: t.dir, input: '{"who":"Bo","times":2}' });
-    expect(stdin.stdout, stdin.stderr).to.not.equal('');
-    expect(JSON.parse(stdin.stdout)).to.include({ isError: false, content: 'hello Bo\nhello Bo' });
-    const unknown = await runCli(['call', 'nope', '{}', '--json'], { cwd: t.dir });
-    expect(unknown.code).to.equal(1);
-    expect(JSON.parse(unknown.stdout).code).to.equal('unknown_tool');
-  });
-
-  it('call: --json shows blocks and data; text mode prints the text and names the other blocks, never their base64; tools --json lists outputSchema', async () => {
-    config({ builtins: false, plugins: [{ module: fixture('rich.ts') }], policy: { default: 'allow' } });
-    const json = await runCli(['call', 'every_block', '--json'], { cwd: t.dir });
-    expect(json.code, json.stderr).to.equal(0);
-    const result = JSON.parse(json.stdout) as { blocks: { type: string; data?: string }[] };
-    expect(result.blocks.map((b) => b.type)).to.deep.equal(['text', 'audio', 'resource_link', 'resource', 'resource']);
-    expect(result.blocks[1]?.data).to.equal(Buffer.from('RIFF....WAVE').toString('base64'));
-    const text = await runCli(['call', 'every_block'], { cwd: t.dir });
-    expect(text.stdout).to.equal(
-      [
-        'all kinds',
-        '[audio audio/wav, 12 B]',
-        '[resource link file:///notes.md "notes" text/markdown]',
-        '[resource file:///a.txt text/plain]',
-        'embedded text',
-        '[resource file:///b.bin, 3 B]',
-        '',
-      ].join('\n'),
-    );
-    const picture = await runCli(['call', 'picture'], { cwd: t.dir });
-    expect(picture.stdout).to.equal('a red dot\n[image image/png, 70 B]\n');
-    const weather = await runCli(['call', 'weather', '{"mode":"text"}', '--json'], { cwd: t.dir });
-    expect(JSON.parse(weather.stdout)).to.deep.include({ data: { city: 'Paris', temperature: 21.5 } });
-    const tools = JSON.parse((await runCli(['tools', '--json'], { cwd: t.dir })).stdout) as {
-      plugins: { tools: { name: string; outputSchema?: { type: string } }[] }[];
-    };
-    const listed = tools.plugins[0]!.tools;
-    expect(listed.find((tool) => tool.name === 'weather')?.outputSchema?.type).to.equal('object');
-    expect(listed.find((tool) => tool.name === 'picture')).to.not.have.property('outputSchema');
-  });
-
-  it('call: an ask decision is denied without a terminal, approved with --yes', async () => {
-    config({
-      builtins: false,
-      plugins: [{ module: fixture('echo.ts') }],
-      policy: { default: 'ask', readOnlyDefault: 'ask' },
-    });
-    const denied = await runCli(['call', 'echo', '{"text":"x"}', '--json'], { cwd: t.dir });
-    expect(JSON.parse(denied.stdout)).to.include({ code: 'denied' });
-    expect(JSON.parse(denied.stdout).content).to.contain('--yes');
-    const yes = await runCli(['call', 'echo', '{"text":"x"}', '--json', '--yes'], { cwd: t.dir });
-    expect(JSON.parse(yes.stdout)).to.include({ isError: false, content: 'x' });
   });
 
   it('a one-shot command exits once its answer is printed, even if a plugin left a timer running', async () => {

@@ -119,7 +119,6 @@ export function render(raw: string): string {
     lines[row] = line.padEnd(col).slice(0, col) + c + line.slice(col + 1);
     col++;
   };
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape sequences a terminal interprets
   const sequences = /\u001b\[([?\d;]*)([A-Za-z])|\u001b[()][A-Z0-9]|\u001b[=>]|([\s\S])/g;
   for (const [, params, final, char] of raw.matchAll(sequences)) {
     if (char === '\r') col = 0;

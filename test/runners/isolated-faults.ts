@@ -1,7 +1,8 @@
 // The fault-injection suites of the isolated runner, run against real worker threads and real plugin
 // processes: each way a plugin can fail while loading or running ("case N" is each fault's stable
 // name, also in the fixture faults/faulty.ts). After every fault the host must still serve another
-// plugin's call ("the bystander"). One test file per isolation and suite, so they run in parallel.
+// plugin's call ("the bystander"). One test file per isolation and suite (or part of one), so they
+// run in parallel.
 import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -146,7 +147,7 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
 
     it('a call that never settles times out, and the next call gets a fresh instance', async () => {
       await count();
-      expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1500 ms/);
+      expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1000 ms/);
       expect(await count()).to.equal(1);
       await bystanderServes(host);
     });
@@ -159,14 +160,14 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
       await bystanderServes(host);
       order.push('bystander');
       const spin = await spinning;
-      expectFailure(spin, 'timeout', /timed out after 1500 ms/); // the loop never ends: only the timeout answers
+      expectFailure(spin, 'timeout', /timed out after 1000 ms/); // the loop never ends: only the timeout answers
       expect(order).to.deep.equal(['bystander', 'spin']);
       expect(await count()).to.equal(1); // a fresh instance: the spinning one was killed
     });
 
     it('a catastrophic regex is killed like a loop', async () => {
       await count();
-      expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1500 ms/);
+      expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1000 ms/);
       expect(await count()).to.equal(1);
       await bystanderServes(host);
     });
@@ -254,9 +255,12 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
   });
 }
 
-/** The calls in flight when an isolate dies (cases 16, 23). */
-export function callsInFlight(isolation: 'worker' | 'process'): void {
-  describe(`${isolation} runner: the calls in flight when an isolate dies`, function () {
+/**
+ * The calls in flight when an isolate dies (cases 16, 23), in two parts: two test files that run side by
+ * side, since most of their time is spent waiting for sleeps and timeouts to run out.
+ */
+export function callsInFlight(isolation: 'worker' | 'process', part: 1 | 2): void {
+  describe(`${isolation} runner: the calls in flight when an isolate dies (part ${part} of 2)`, function () {
     this.timeout(90_000);
     // Each test starts clean: which tools have faulted before decides where a call runs.
     let host: Host;
@@ -278,163 +282,165 @@ export function callsInFlight(isolation: 'worker' | 'process'): void {
       return Number(result.content);
     };
 
-    for (const [kind, said] of [
-      ['rejection', 'unhandled rejection: late rejection'],
-      ['throw', 'uncaught exception: late throw'],
-    ] as const) {
-      it(`a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
-        await count();
-        const result = await host.call('stray', { kind });
-        expect(result).to.include({ isError: false, content: 'returned' });
-        await until(
-          () => lines.some((l) => l.level === 'warn' && l.message.includes(`plugin faulty crashed: ${said}`)),
-          { timeoutMs: 10_000, message: 'the crash warning' },
-        );
-        expect(await count()).to.equal(1);
-        await bystanderServes(host);
-      });
-    }
-
-    it('when one call times out, the started calls in flight with it get crashed, deterministically, naming it, and are not retried', async () => {
-      await count();
-      const a = host.call('sleep', { ms: 8_000 });
-      const b = host.call('sleep', { ms: 8_000 });
-      const spin = host.call('spin', {});
-      expectFailure(await spin, 'timeout', /timed out after 1500 ms/);
-      for (const result of await Promise.all([a, b])) {
-        expectFailure(
-          result,
-          'crashed',
-          new RegExp(
-            `^Tool "sleep" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "spin" timed out after 1500 ms; this call was cut off with it and not retried, since it may already have had side effects`,
-          ),
-        );
-      }
-      expect(await count()).to.equal(1);
-      await bystanderServes(host);
-    });
-
-    it('a call that times out waiting on a promise, not blocking, lets the calls in flight with it finish; new calls go to a fresh isolate', async () => {
-      await count();
-      const old = Number((await host.call('pid', {})).content);
-      const sleeping = host.call('sleep', { ms: 4_000 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1500 ms/);
-      expect(await count()).to.equal(1); // the old isolate, still finishing the sleep, takes no new call
-      expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
-      // Once drained, the old isolate ends: a process's pid is its own to watch.
-      if (isolation === 'process') await until(() => !running(old), { message: `the drained process ${old} to end` });
-      await bystanderServes(host);
-    });
-
-    it('a call that times out while others finish gets its ctx.signal fired with a TimeoutError in the isolate', async () => {
-      const dir = tempDir();
-      try {
-        const file = join(dir.dir, 'reason');
-        const sleeping = host.call('sleep', { ms: 4_000 });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        expectFailure(await host.call('abortable_short', { file }), 'timeout', /timed out after 1500 ms/);
-        await until(() => existsSync(file) && readFileSync(file, 'utf8'), {
-          timeoutMs: 10_000,
-          message: `the plugin to write ${file}`,
+    if (part === 1) {
+      for (const [kind, said] of [
+        ['rejection', 'unhandled rejection: late rejection'],
+        ['throw', 'uncaught exception: late throw'],
+      ] as const) {
+        it(`a stray ${kind} after returning: the result stands, the fault is the plugin's, the instance is recycled`, async () => {
+          await count();
+          const result = await host.call('stray', { kind });
+          expect(result).to.include({ isError: false, content: 'returned' });
+          await until(
+            () => lines.some((l) => l.level === 'warn' && l.message.includes(`plugin faulty crashed: ${said}`)),
+            { timeoutMs: 10_000, message: 'the crash warning' },
+          );
+          expect(await count()).to.equal(1);
+          await bystanderServes(host);
         });
-        expect(readFileSync(file, 'utf8')).to.equal('TimeoutError');
-        expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
-      } finally {
-        dir.cleanup();
       }
-    });
 
-    it('a call that reached the isolate but had not started when another call killed it runs on the next isolate', async () => {
-      await count();
-      const spin = host.call('spin', {});
-      await new Promise((resolve) => setTimeout(resolve, 300)); // the isolate is spinning: what comes now waits behind the loop
-      const queued = host.call('count', {});
-      expectFailure(await spin, 'timeout', /timed out after 1500 ms/);
-      expect(await queued).to.include({ isError: false, content: '1' }); // the first call of a fresh instance
-      await bystanderServes(host);
-    });
-
-    for (const tool of ['sleep_readonly', 'sleep_idempotent']) {
-      it(`a started call to a tool annotated ${tool.slice(6)} runs again, once, when another call's fault kills its isolate`, async () => {
+      it('when one call times out, the started calls in flight with it get crashed, deterministically, naming it, and are not retried', async () => {
         await count();
-        const rerun = host.call(tool, { ms: 3_000 });
-        const plain = host.call('sleep', { ms: 3_000 });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        expectFailure(await host.call('spin', {}), 'timeout', /timed out after 1500 ms/);
-        expectFailure(await plain, 'crashed', /another call's fault: .* a call to "spin" timed out/);
-        // It ran again on the fresh instance: its answer counts from 1 there.
-        expect(await rerun).to.include({ isError: false, content: 'slept 3000, call 1' });
-
-        // Cut off again on its second run, it is not run a third time. (The faults come from tools
-        // that have not faulted yet: "spin" now runs in an isolate of its own.)
-        let runs = 0;
-        const twice = host.call(tool, { ms: 6_000 }, { onProgress: () => runs++ });
-        await until(() => runs === 1, { message: 'the first run to start' });
-        expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1500 ms/);
-        await until(() => runs === 2, { timeoutMs: 20_000, message: 'the second run to start' });
-        expectFailure(await host.call('exit', { code: 9 }), 'crashed', /exited with code 9/);
-        expectFailure(
-          await twice,
-          'crashed',
-          new RegExp(
-            `^Tool "${tool}" crashed: another call's fault: a call to "exit" ended the plugin's ${isolation} \\(the ${isolation} exited with code 9\\); this call was cut off with it and not retried again: it had already been run a second time`,
-          ),
-        );
+        const a = host.call('sleep', { ms: 8_000 });
+        const b = host.call('sleep', { ms: 8_000 });
+        const spin = host.call('spin', {});
+        expectFailure(await spin, 'timeout', /timed out after 1000 ms/);
+        for (const result of await Promise.all([a, b])) {
+          expectFailure(
+            result,
+            'crashed',
+            new RegExp(
+              `^Tool "sleep" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "spin" timed out after 1000 ms; this call was cut off with it and not retried, since it may already have had side effects`,
+            ),
+          );
+        }
+        expect(await count()).to.equal(1);
         await bystanderServes(host);
       });
-    }
 
-    for (const [tool, input, said] of [
-      ['exit', { code: 7 }, `the ${isolation} exited with code 7`],
-      ['stray', { kind: 'throw' }, 'uncaught exception: late throw'],
-      ['stray', { kind: 'rejection' }, 'unhandled rejection: late rejection'],
-    ] as const) {
-      it(`a started call cut off by another call's crash (${said}) names that call's tool`, async () => {
+      it('a call that times out waiting on a promise, not blocking, lets the calls in flight with it finish; new calls go to a fresh isolate', async () => {
         await count();
-        const bystander = host.call('sleep', { ms: 8_000 });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        const culprit = await host.call(tool, input);
-        if (tool === 'exit') expectFailure(culprit, 'crashed', new RegExp(`^Tool "exit" crashed: ${said}\\.`));
-        expectFailure(
-          await bystander,
-          'crashed',
-          new RegExp(
-            `^Tool "sleep" crashed: another call's fault: a call to "${tool}" ended the plugin's ${isolation} \\(${said}\\); this call was cut off with it and not retried`,
-          ),
-        );
-        expect(await count()).to.equal(1);
-      });
-    }
-
-    for (const [tool, input, pattern] of [
-      ['exit', { code: 7 }, /exited with code 7/],
-      ['spin', {}, /timed out after 1500 ms/],
-    ] as const) {
-      it(`once "${tool}" has ended an isolate, its calls run in a second one: its next fault spares the calls to other tools`, async () => {
-        expect((await host.call(tool, input)).isError).to.equal(true);
+        const old = Number((await host.call('pid', {})).content);
         const sleeping = host.call('sleep', { ms: 4_000 });
         await new Promise((resolve) => setTimeout(resolve, 300));
-        const again = await host.call(tool, input);
-        expect(again.isError).to.equal(true);
-        expect(again.content).to.match(pattern);
+        expectFailure(await host.call('hang', {}), 'timeout', /timed out after 1000 ms/);
+        expect(await count()).to.equal(1); // the old isolate, still finishing the sleep, takes no new call
         expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
+        // Once drained, the old isolate ends: a process's pid is its own to watch.
+        if (isolation === 'process') await until(() => !running(old), { message: `the drained process ${old} to end` });
+        await bystanderServes(host);
+      });
+
+      it('a call that times out while others finish gets its ctx.signal fired with a TimeoutError in the isolate', async () => {
+        const dir = tempDir();
+        try {
+          const file = join(dir.dir, 'reason');
+          const sleeping = host.call('sleep', { ms: 4_000 });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          expectFailure(await host.call('abortable_short', { file }), 'timeout', /timed out after 1000 ms/);
+          await until(() => existsSync(file) && readFileSync(file, 'utf8'), {
+            timeoutMs: 10_000,
+            message: `the plugin to write ${file}`,
+          });
+          expect(readFileSync(file, 'utf8')).to.equal('TimeoutError');
+          expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
+        } finally {
+          dir.cleanup();
+        }
+      });
+
+      it('a call that reached the isolate but had not started when another call killed it runs on the next isolate', async () => {
+        await count();
+        const spin = host.call('spin', {});
+        await new Promise((resolve) => setTimeout(resolve, 300)); // the isolate is spinning: what comes now waits behind the loop
+        const queued = host.call('count', {});
+        expectFailure(await spin, 'timeout', /timed out after 1000 ms/);
+        expect(await queued).to.include({ isError: false, content: '1' }); // the first call of a fresh instance
+        await bystanderServes(host);
+      });
+
+      for (const [tool, input, said] of [
+        ['exit', { code: 7 }, `the ${isolation} exited with code 7`],
+        ['stray', { kind: 'throw' }, 'uncaught exception: late throw'],
+        ['stray', { kind: 'rejection' }, 'unhandled rejection: late rejection'],
+      ] as const) {
+        it(`a started call cut off by another call's crash (${said}) names that call's tool`, async () => {
+          await count();
+          const bystander = host.call('sleep', { ms: 8_000 });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          const culprit = await host.call(tool, input);
+          if (tool === 'exit') expectFailure(culprit, 'crashed', new RegExp(`^Tool "exit" crashed: ${said}\\.`));
+          expectFailure(
+            await bystander,
+            'crashed',
+            new RegExp(
+              `^Tool "sleep" crashed: another call's fault: a call to "${tool}" ended the plugin's ${isolation} \\(${said}\\); this call was cut off with it and not retried`,
+            ),
+          );
+          expect(await count()).to.equal(1);
+        });
+      }
+    } else {
+      for (const tool of ['sleep_readonly', 'sleep_idempotent']) {
+        it(`a started call to a tool annotated ${tool.slice(6)} runs again, once, when another call's fault kills its isolate`, async () => {
+          await count();
+          const rerun = host.call(tool, { ms: 3_000 });
+          const plain = host.call('sleep', { ms: 3_000 });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          expectFailure(await host.call('spin', {}), 'timeout', /timed out after 1000 ms/);
+          expectFailure(await plain, 'crashed', /another call's fault: .* a call to "spin" timed out/);
+          // It ran again on the fresh instance: its answer counts from 1 there.
+          expect(await rerun).to.include({ isError: false, content: 'slept 3000, call 1' });
+
+          // Cut off again on its second run, it is not run a third time. (The faults come from tools
+          // that have not faulted yet: "spin" now runs in an isolate of its own.)
+          let runs = 0;
+          const twice = host.call(tool, { ms: 6_000 }, { onProgress: () => runs++ });
+          await until(() => runs === 1, { message: 'the first run to start' });
+          expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1000 ms/);
+          await until(() => runs === 2, { timeoutMs: 20_000, message: 'the second run to start' });
+          expectFailure(await host.call('exit', { code: 9 }), 'crashed', /exited with code 9/);
+          expectFailure(
+            await twice,
+            'crashed',
+            new RegExp(
+              `^Tool "${tool}" crashed: another call's fault: a call to "exit" ended the plugin's ${isolation} \\(the ${isolation} exited with code 9\\); this call was cut off with it and not retried again: it had already been run a second time`,
+            ),
+          );
+          await bystanderServes(host);
+        });
+      }
+
+      for (const [tool, input, pattern] of [
+        ['exit', { code: 7 }, /exited with code 7/],
+        ['spin', {}, /timed out after 1000 ms/],
+      ] as const) {
+        it(`once "${tool}" has ended an isolate, its calls run in a second one: its next fault spares the calls to other tools`, async () => {
+          expect((await host.call(tool, input)).isError).to.equal(true);
+          const sleeping = host.call('sleep', { ms: 4_000 });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          const again = await host.call(tool, input);
+          expect(again.isError).to.equal(true);
+          expect(again.content).to.match(pattern);
+          expect(await sleeping).to.include({ isError: false, content: 'slept 4000' });
+          await bystanderServes(host);
+        });
+      }
+
+      it('a timeout also kills the process groups the plugin started (no orphans)', async () => {
+        let pids: { child: number; shell: number; grandchild: number } | undefined;
+        const spawning = host.call('spawn', {}, { onProgress: (p) => (pids = JSON.parse(p.message!)) });
+        await until(() => pids !== undefined, { timeoutMs: 20_000, message: 'the spawned pids' });
+        expect(running(pids!.grandchild)).to.equal(true);
+        const spin = host.call('spin', {}); // the plugin spins and cannot clean up: the host must
+        expectFailure(await spawning, 'crashed', /stopped because a call to "spin" timed out/);
+        await spin;
+        await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), {
+          message: 'every spawned process to end',
+        });
         await bystanderServes(host);
       });
     }
-
-    it('a timeout also kills the process groups the plugin started (no orphans)', async () => {
-      let pids: { child: number; shell: number; grandchild: number } | undefined;
-      const spawning = host.call('spawn', {}, { onProgress: (p) => (pids = JSON.parse(p.message!)) });
-      await until(() => pids !== undefined, { timeoutMs: 20_000, message: 'the spawned pids' });
-      expect(running(pids!.grandchild)).to.equal(true);
-      const spin = host.call('spin', {}); // the plugin spins and cannot clean up: the host must
-      expectFailure(await spawning, 'crashed', /stopped because a call to "spin" timed out/);
-      await spin;
-      await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), {
-        message: 'every spawned process to end',
-      });
-      await bystanderServes(host);
-    });
   });
 }

@@ -1,3 +1,3 @@
 import { callsInFlight } from './isolated-faults.ts';
 
-callsInFlight('process');
+callsInFlight('process', 1);

@@ -1,3 +1,3 @@
 import { callsInFlight } from './isolated-faults.ts';
 
-callsInFlight('worker');
+callsInFlight('worker', 1);

@@ -61,16 +61,19 @@ describe('the author path outside the repo, from the packed tarballs', () => {
     expect(manifest.devDependencies['rousseau-host']).to.equal(`file:${hostTgz}`);
     expect(manifest).to.deep.include({ rousseau: { plugin: './src/index.ts' } });
 
-    await step('npm', ['install', '--no-audit', '--no-fund'], plugin);
-    const tested = await step('npm', ['test'], plugin);
+    // The plugin's install and tests, and the agent project's install of the host, touch separate
+    // folders: they run side by side. `add` links the plugin folder (npm then installs into it too),
+    // so it waits for both.
+    const project = join(tmp.dir, 'project');
+    tmp.write('project/package.json', '{ "name": "my-agent", "private": true }\n');
+    const [tested] = await Promise.all([
+      step('npm', ['install', '--no-audit', '--no-fund'], plugin).then(() => step('npm', ['test'], plugin)),
+      step('npm', ['install', '--no-audit', '--no-fund', hostTgz], project),
+    ]);
     expect(tested.stdout).to.include('ok  my-tool 0.1.0: 1 tool (count_words)'); // the pretest contract check
     expect(tested.stdout)
       .to.match(/\b\d+ passing\b/)
       .and.not.match(/failing|pending/);
-
-    const project = join(tmp.dir, 'project');
-    tmp.write('project/package.json', '{ "name": "my-agent", "private": true }\n');
-    await step('npm', ['install', '--no-audit', '--no-fund', hostTgz], project);
     // The repo's scripts stay in the repo: npm would flag `prepare` as an install script at every install.
     const installed = JSON.parse(readFileSync(join(project, 'node_modules', 'rousseau-host', 'package.json'), 'utf8'));
     expect(installed).to.not.have.any.keys('scripts', 'workspaces');

@@ -35,7 +35,6 @@ describe('markdown on a terminal', () => {
   it("escapes the model's own control and bidi characters before adding styles", () => {
     const out = render(['**a\u001b[2Jb** \u202eevil\n'], true);
     expect(out).to.contain('a\\u001b[2Jb').and.contain('\\u202eevil');
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the styles added, the only escape codes allowed
     expect(out.replace(/\u001b\[\d+m/g, '')).not.to.contain('\u001b');
   });
 });

@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { FIXTURES, runCli } from '../helpers.ts';
+import { fixture, projectPerTest } from './shared.ts';
+
+describe('rousseau-host call', function () {
+  this.timeout(60_000); // each test spawns the real CLI a few times
+  const t = projectPerTest();
+  const config = t.config;
+
+  it('what a plugin prints to stdout goes to stderr: --json stdout stays one JSON document (inline and worker)', async () => {
+    const noisy = join(FIXTURES, 'mcp', 'noisy.ts');
+    for (const isolation of ['inline', 'worker']) {
+      config({
+        builtins: false,
+        plugins: [{ module: noisy, isolation }],
+        policy: { default: 'allow' },
+        log: { audit: false },
+      });
+      const called = await runCli(['call', 'noisy_add', '{"a":1,"b":2}', '--json'], { cwd: t.dir });
+      expect(called.code, called.stderr).to.equal(0);
+      expect(JSON.parse(called.stdout), isolation).to.include({ tool: 'noisy_add', isError: false, content: '3' });
+      if (isolation === 'inline')
+        expect(called.stderr).to.contain('noisy: adding 1 and 2').and.contain('noisy: raw write');
+      const listed = await runCli(['tools', '--json'], { cwd: t.dir });
+      expect(JSON.parse(listed.stdout).plugins[0], isolation).to.include({ name: 'noisy', status: 'loaded' });
+      expect(listed.stderr).to.contain('noisy plugin: loading');
+      const plain = await runCli(['call', 'noisy_add', '{"a":2,"b":2}'], { cwd: t.dir });
+      expect(plain.stdout, isolation).to.equal('4\n');
+    }
+  });
+
+  it('call: the content on stdout, exit 0; an error result exits 1; --json has the documented shape', async () => {
+    config({ builtins: false, plugins: [{ module: fixture('kit.ts') }], policy: { default: 'allow' } });
+    const ok = await runCli(['call', 'greet', '{"who":"Ada"}'], { cwd: t.dir });
+    expect(ok.code).to.equal(0);
+    expect(ok.stdout).to.equal('hello Ada\n');
+    const json = await runCli(['call', 'greet', '{"who":5}', '--json'], { cwd: t.dir });
+    expect(json.code).to.equal(1);
+    const result = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(result).to.include({ tool: 'greet', isError: true, code: 'invalid_input' });
+    expect(result.durationMs).to.be.a('number');
+    expect(result.content).to.contain('/who');
+    const stdin = await runCli(['call', 'greet', '-', '--json'], { cwd: t.dir, input: '{"who":"Bo","times":2}' });
+    expect(stdin.stdout, stdin.stderr).to.not.equal('');
+    expect(JSON.parse(stdin.stdout)).to.include({ isError: false, content: 'hello Bo\nhello Bo' });
+    const unknown = await runCli(['call', 'nope', '{}', '--json'], { cwd: t.dir });
+    expect(unknown.code).to.equal(1);
+    expect(JSON.parse(unknown.stdout).code).to.equal('unknown_tool');
+  });
+
+  it('call: --json shows blocks and data; text mode prints the text and names the other blocks, never their base64; tools --json lists outputSchema', async () => {
+    config({ builtins: false, plugins: [{ module: fixture('rich.ts') }], policy: { default: 'allow' } });
+    const json = await runCli(['call', 'every_block', '--json'], { cwd: t.dir });
+    expect(json.code, json.stderr).to.equal(0);
+    const result = JSON.parse(json.stdout) as { blocks: { type: string; data?: string }[] };
+    expect(result.blocks.map((b) => b.type)).to.deep.equal(['text', 'audio', 'resource_link', 'resource', 'resource']);
+    expect(result.blocks[1]?.data).to.equal(Buffer.from('RIFF....WAVE').toString('base64'));
+    const text = await runCli(['call', 'every_block'], { cwd: t.dir });
+    expect(text.stdout).to.equal(
+      [
+        'all kinds',
+        '[audio audio/wav, 12 B]',
+        '[resource link file:///notes.md "notes" text/markdown]',
+        '[resource file:///a.txt text/plain]',
+        'embedded text',
+        '[resource file:///b.bin, 3 B]',
+        '',
+      ].join('\n'),
+    );
+    const picture = await runCli(['call', 'picture'], { cwd: t.dir });
+    expect(picture.stdout).to.equal('a red dot\n[image image/png, 70 B]\n');
+    const weather = await runCli(['call', 'weather', '{"mode":"text"}', '--json'], { cwd: t.dir });
+    expect(JSON.parse(weather.stdout)).to.deep.include({ data: { city: 'Paris', temperature: 21.5 } });
+    const tools = JSON.parse((await runCli(['tools', '--json'], { cwd: t.dir })).stdout) as {
+      plugins: { tools: { name: string; outputSchema?: { type: string } }[] }[];
+    };
+    const listed = tools.plugins[0]!.tools;
+    expect(listed.find((tool) => tool.name === 'weather')?.outputSchema?.type).to.equal('object');
+    expect(listed.find((tool) => tool.name === 'picture')).to.not.have.property('outputSchema');
+  });
+
+  it('call: an ask decision is denied without a terminal, approved with --yes', async () => {
+    config({
+      builtins: false,
+      plugins: [{ module: fixture('echo.ts') }],
+      policy: { default: 'ask', readOnlyDefault: 'ask' },
+    });
+    const denied = await runCli(['call', 'echo', '{"text":"x"}', '--json'], { cwd: t.dir });
+    expect(JSON.parse(denied.stdout)).to.include({ code: 'denied' });
+    expect(JSON.parse(denied.stdout).content).to.contain('--yes');
+    const yes = await runCli(['call', 'echo', '{"text":"x"}', '--json', '--yes'], { cwd: t.dir });
+    expect(JSON.parse(yes.stdout)).to.include({ isError: false, content: 'x' });
+  });
+});

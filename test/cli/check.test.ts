@@ -1,0 +1,38 @@
+import { expect } from 'chai';
+import { runCli } from '../helpers.ts';
+import { fixture } from './shared.ts';
+
+describe('rousseau-host check PATH', function () {
+  this.timeout(60_000); // each test spawns the real CLI a few times; `check` needs no project
+
+  it('check PATH: exit 0 and the tools for a good plugin; exit 1 and every violation for a broken one', async () => {
+    const ok = await runCli(['check', fixture('echo.ts')]);
+    expect(ok.code).to.equal(0);
+    expect(ok.stdout).to.match(/^ok {2}echo 1\.0\.0: 1 tool \(echo\)/);
+    const bad = await runCli(['check', fixture('broken-contract.ts'), '--json']);
+    expect(bad.code).to.equal(1);
+    const report = JSON.parse(bad.stdout) as {
+      ok: boolean;
+      violations: { pointer: string; file: string; tool?: string }[];
+    };
+    expect(report.ok).to.equal(false);
+    expect(report.violations.length).to.be.greaterThan(4);
+    expect(report.violations.every((v) => v.file === fixture('broken-contract.ts'))).to.equal(true);
+    expect(report.violations.map((v) => v.pointer)).to.include('/tools/0/inputSchema/required/1');
+    const human = await runCli(['check', fixture('broken-contract.ts')]);
+    expect(human.stdout).to.contain('FAIL').and.contain('/tools/0/inputSchema/required/1');
+  });
+
+  it("check --options validates a plugin's options", async () => {
+    const bad = await runCli(['check', fixture('broken-options.ts'), '--options', '{"apiKey":"abc"}']);
+    expect(bad.code).to.equal(1);
+    expect(bad.stdout).to.contain('RH_ERR_PLUGIN_OPTIONS').and.contain('options/apiKey');
+    const good = await runCli([
+      'check',
+      fixture('broken-options.ts'),
+      '--options',
+      '{"apiKey":"abcdefghij","retries":2}',
+    ]);
+    expect(good.code).to.equal(0);
+  });
+});

@@ -1,0 +1,35 @@
+// What the CLI test files share (they are split so that they run in parallel beside each other):
+// the fixture plugins, and a fresh project per test.
+import { join } from 'node:path';
+import { FIXTURES, tempDir } from '../helpers.ts';
+
+export const fixture = (name: string) => join(FIXTURES, 'plugins', name);
+
+export interface Project {
+  /** The current test's project directory. */
+  readonly dir: string;
+  write(rel: string, text: string): string;
+  /** Writes `value` as its rousseau.config.json; returns the file's path. */
+  config(value: unknown): string;
+}
+
+/** A temp dir with a package.json and no config. Registers the hooks that give each test of the enclosing `describe` its own project. */
+export function projectPerTest(): Project {
+  let t: ReturnType<typeof tempDir> | undefined;
+  beforeEach(() => {
+    t = tempDir();
+    t.write('package.json', '{"name":"cli-test"}');
+  });
+  afterEach(() => t?.cleanup());
+  const current = () => {
+    if (!t) throw new Error('the project exists only inside a test');
+    return t;
+  };
+  return {
+    get dir() {
+      return current().dir;
+    },
+    write: (rel, text) => current().write(rel, text),
+    config: (value) => current().write('rousseau.config.json', JSON.stringify(value)),
+  };
+}

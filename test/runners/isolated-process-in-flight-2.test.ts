@@ -1,0 +1,3 @@
+import { callsInFlight } from './isolated-faults.ts';
+
+callsInFlight('process', 2);
