@@ -1,0 +1,137 @@
+/**
+ * Start-up cost of `rousseau-host` commands, in CPU time (user + system of the process and of every
+ * process it waited for: the figure a shared machine cannot skew the way it skews wall time), each
+ * beside its floor from the same run: a bare `node -e 0`, and a bare import of the CLI bundle.
+ *
+ * CPU time of a finished child comes from this process's own `cutime + cstime` (/proc/self/stat,
+ * Linux), read before and after each child is reaped; children run one at a time, commands in turn
+ * (one of each per round), so every command sees the machine in the same state.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { stats, type Row } from './report.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'rousseau-host.js');
+const DEMO = join(ROOT, 'examples', 'demo');
+const ROUNDS = Number(process.env.RH_BENCH_STARTUP_ROUNDS ?? 10);
+/** Clock ticks per second of /proc's times (USER_HZ, 100 on Linux). */
+const TICK_MS = 10;
+
+/** CPU ms this process's reaped children have used so far (their own reaped children included). */
+function childrenCpuMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  // The fields after the command name, which may hold spaces and parentheses: cutime and cstime are 16 and 17.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+}
+
+interface Probe {
+  name: string;
+  args: string[];
+  cwd?: string;
+  /** Written to stdin; the child runs until it exits (stdin is then closed). */
+  stdin?: string;
+  /** For a server: the stdout text after which stdin is closed so that it exits. */
+  until?: RegExp;
+}
+
+/** Runs one probe to its exit; resolves to the CPU ms it used. */
+function cpuOf(probe: Probe): Promise<number> {
+  const before = childrenCpuMs();
+  const child = spawn(process.execPath, probe.args, {
+    cwd: probe.cwd ?? ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+    if (probe.until?.test(out)) child.stdin.end();
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
+  if (probe.stdin !== undefined) child.stdin.write(probe.stdin);
+  if (!probe.until) child.stdin.end();
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`bench: ${probe.name} exited ${code}:\n${err}${out}`));
+      else resolve(childrenCpuMs() - before);
+    });
+  });
+}
+
+const INITIALIZE = `${JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
+})}\n`;
+
+const ECHO_PLUGIN = `import Type from 'typebox';
+export default {
+  name: 'echo',
+  version: '1.0.0',
+  tools: [{ name: 'echo', description: 'Echo the text back.', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), execute: ({ text }: { text: string }) => text }],
+};
+`;
+
+function probes(dir: string): { floors: Probe[]; commands: Probe[] } {
+  const cli = pathToFileURL(join(ROOT, 'dist', 'cli.js')).href;
+  const host = (...args: string[]): string[] => [BIN, ...args];
+  return {
+    floors: [
+      { name: 'node -e 0', args: ['-e', '0'] },
+      { name: 'import of dist/cli.js', args: ['--input-type=module', '-e', `await import(${JSON.stringify(cli)})`] },
+    ],
+    commands: [
+      { name: 'rousseau-host --version', args: host('--version') },
+      { name: 'rousseau-host tools (demo: fs, shell)', args: host('tools', '--cwd', DEMO) },
+      { name: 'rousseau-host check (one-tool plugin)', args: host('check', join(dir, 'echo.ts')) },
+      { name: 'rousseau-host call read (demo)', args: host('call', 'read', '{"path":"notes.md"}', '--cwd', DEMO) },
+      {
+        name: 'rousseau-host start --mcp → initialize',
+        args: host('start', '--mcp', '--cwd', DEMO),
+        stdin: INITIALIZE,
+        until: /"id":1/,
+      },
+      { name: 'rousseau-host tools (a process plugin)', args: host('tools', '--cwd', join(dir, 'process')) },
+    ],
+  };
+}
+
+export async function run(): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'rh-bench-startup-'));
+  try {
+    writeFileSync(join(dir, 'echo.ts'), ECHO_PLUGIN);
+    const processDir = join(dir, 'process');
+    mkdirSync(processDir);
+    writeFileSync(
+      join(processDir, 'rousseau.config.json'),
+      JSON.stringify({
+        builtins: false,
+        log: { audit: false },
+        plugins: [{ module: '../echo.ts', isolation: 'process' }],
+      }),
+    );
+    const { floors, commands } = probes(dir);
+    const all = [...floors, ...commands];
+    // One warm-up of each (jiti's cache, the page cache), then rounds of one of each in turn.
+    for (const p of all) await cpuOf(p);
+    const samples = new Map<string, number[]>(all.map((p) => [p.name, []]));
+    for (let round = 0; round < ROUNDS; round++) for (const p of all) samples.get(p.name)!.push(await cpuOf(p));
+    const median = (name: string) => stats(samples.get(name)!).median;
+    const [node, bundle] = floors.map((f) => ({ name: f.name, value: median(f.name) }));
+    return [
+      { name: `${bundle!.name}, CPU p50`, value: bundle!.value, unit: 'ms', floor: node },
+      ...commands.map((c) => ({ name: `${c.name}, CPU p50`, value: median(c.name), unit: 'ms', floor: node })),
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
