@@ -6,6 +6,9 @@
  * CPU time of a finished child comes from this process's own `cutime + cstime` (/proc/self/stat,
  * Linux), read before and after each child is reaped; children run one at a time, commands in turn
  * (one of each per round), so every command sees the machine in the same state.
+ *
+ * `RH_BENCH_STARTUP_COMPARE=<another built checkout>` runs its commands too, interleaved with these,
+ * and reports them beside: an A/B of two builds measured at the same moments.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,8 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { stats, type Row } from './report.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'rousseau-host.js');
-const DEMO = join(ROOT, 'examples', 'demo');
+const COMPARE = process.env.RH_BENCH_STARTUP_COMPARE;
 const ROUNDS = Number(process.env.RH_BENCH_STARTUP_ROUNDS ?? 10);
 /** Clock ticks per second of /proc's times (USER_HZ, 100 on Linux). */
 const TICK_MS = 10;
@@ -81,28 +83,25 @@ export default {
 };
 `;
 
-function probes(dir: string): { floors: Probe[]; commands: Probe[] } {
-  const cli = pathToFileURL(join(ROOT, 'dist', 'cli.js')).href;
-  const host = (...args: string[]): string[] => [BIN, ...args];
-  return {
-    floors: [
-      { name: 'node -e 0', args: ['-e', '0'] },
-      { name: 'import of dist/cli.js', args: ['--input-type=module', '-e', `await import(${JSON.stringify(cli)})`] },
-    ],
-    commands: [
-      { name: 'rousseau-host --version', args: host('--version') },
-      { name: 'rousseau-host tools (demo: fs, shell)', args: host('tools', '--cwd', DEMO) },
-      { name: 'rousseau-host check (one-tool plugin)', args: host('check', join(dir, 'echo.ts')) },
-      { name: 'rousseau-host call read (demo)', args: host('call', 'read', '{"path":"notes.md"}', '--cwd', DEMO) },
-      {
-        name: 'rousseau-host start --mcp → initialize',
-        args: host('start', '--mcp', '--cwd', DEMO),
-        stdin: INITIALIZE,
-        until: /"id":1/,
-      },
-      { name: 'rousseau-host tools (a process plugin)', args: host('tools', '--cwd', join(dir, 'process')) },
-    ],
-  };
+/** The commands of the checkout at `root`, each name ending in `suffix`. */
+function commands(root: string, dir: string, suffix: string): Probe[] {
+  const demo = join(root, 'examples', 'demo');
+  const host = (...args: string[]): string[] => [join(root, 'bin', 'rousseau-host.js'), ...args];
+  const cli = pathToFileURL(join(root, 'dist', 'cli.js')).href;
+  return [
+    { name: 'import of dist/cli.js', args: ['--input-type=module', '-e', `await import(${JSON.stringify(cli)})`] },
+    { name: 'rousseau-host --version', args: host('--version') },
+    { name: 'rousseau-host tools (demo: fs, shell)', args: host('tools', '--cwd', demo) },
+    { name: 'rousseau-host check (one-tool plugin)', args: host('check', join(dir, 'echo.ts')) },
+    { name: 'rousseau-host call read (demo)', args: host('call', 'read', '{"path":"notes.md"}', '--cwd', demo) },
+    {
+      name: 'rousseau-host start --mcp → initialize',
+      args: host('start', '--mcp', '--cwd', demo),
+      stdin: INITIALIZE,
+      until: /"id":1/,
+    },
+    { name: 'rousseau-host tools (a process plugin)', args: host('tools', '--cwd', join(dir, 'process')) },
+  ].map((p) => ({ ...p, name: p.name + suffix }));
 }
 
 export async function run(): Promise<Row[]> {
@@ -119,18 +118,18 @@ export async function run(): Promise<Row[]> {
         plugins: [{ module: '../echo.ts', isolation: 'process' }],
       }),
     );
-    const { floors, commands } = probes(dir);
-    const all = [...floors, ...commands];
+    const floor: Probe = { name: 'node -e 0', args: ['-e', '0'] };
+    const ours = commands(ROOT, dir, '');
+    const theirs = COMPARE ? commands(COMPARE, dir, ' (compare)') : [];
+    const all = [floor, ...ours.flatMap((p, i) => [p, ...(theirs[i] ? [theirs[i]!] : [])])];
     // One warm-up of each (jiti's cache, the page cache), then rounds of one of each in turn.
     for (const p of all) await cpuOf(p);
     const samples = new Map<string, number[]>(all.map((p) => [p.name, []]));
     for (let round = 0; round < ROUNDS; round++) for (const p of all) samples.get(p.name)!.push(await cpuOf(p));
-    const median = (name: string) => stats(samples.get(name)!).median;
-    const [node, bundle] = floors.map((f) => ({ name: f.name, value: median(f.name) }));
-    return [
-      { name: `${bundle!.name}, CPU p50`, value: bundle!.value, unit: 'ms', floor: node },
-      ...commands.map((c) => ({ name: `${c.name}, CPU p50`, value: median(c.name), unit: 'ms', floor: node })),
-    ];
+    const node = { name: floor.name, value: stats(samples.get(floor.name)!).median };
+    return all
+      .filter((p) => p !== floor)
+      .map((p) => ({ name: `${p.name}, CPU p50`, value: stats(samples.get(p.name)!).median, unit: 'ms', floor: node }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
