@@ -133,9 +133,8 @@ const trials = new Map<string, Promise<string | undefined>>();
 /** Why running `true` in the sandbox failed, or undefined when it worked. */
 function trial(kind: SandboxKind, prefix: string[], workspace: string): Promise<string | undefined> {
   const key = JSON.stringify(prefix);
-  let result = trials.get(key);
-  if (!result) trials.set(key, (result = runTrial(kind, prefix, workspace)));
-  return result;
+  if (!trials.has(key)) trials.set(key, runTrial(kind, prefix, workspace));
+  return trials.get(key)!;
 }
 
 function runTrial(kind: SandboxKind, prefix: string[], workspace: string): Promise<string | undefined> {
