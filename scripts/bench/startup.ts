@@ -1,7 +1,8 @@
 /**
  * Start-up cost of `rousseau-host` commands, in CPU time (user + system of the process and of every
  * process it waited for: the figure a shared machine cannot skew the way it skews wall time), each
- * beside its floor from the same run: a bare `node -e 0`, and a bare import of the CLI bundle.
+ * beside its floor from the same run, a bare `node -e 0`; a bare import of the CLI bundle is the
+ * first row, what every command pays before it does anything.
  *
  * CPU time of a finished child comes from this process's own `cutime + cstime` (/proc/self/stat,
  * Linux), read before and after each child is reaped; children run one at a time, commands in turn
@@ -34,7 +35,6 @@ function childrenCpuMs(): number {
 interface Probe {
   name: string;
   args: string[];
-  cwd?: string;
   /** Written to stdin; the child runs until it exits (stdin is then closed). */
   stdin?: string;
   /** For a server: the stdout text after which stdin is closed so that it exits. */
@@ -45,7 +45,7 @@ interface Probe {
 function cpuOf(probe: Probe): Promise<number> {
   const before = childrenCpuMs();
   const child = spawn(process.execPath, probe.args, {
-    cwd: probe.cwd ?? ROOT,
+    cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';
