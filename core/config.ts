@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Compile } from 'typebox/compile';
+import { Value } from 'typebox/value';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
 import { hostError, messageOf } from './errors.ts';
 import { segments } from './json-pointer.ts';
@@ -64,16 +64,17 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
   return { config: validateConfig(raw, found.filepath), file: found.filepath, dir: dirname(found.filepath) };
 }
 
-let validator: ReturnType<typeof Compile<typeof HostConfigSchema>> | undefined;
-
-/** Validates a config object; the error lists every problem as `file: key.path: message`. */
+/**
+ * Validates a config object; the error lists every problem as `file: key.path: message`. A process
+ * checks its config once (again at a reload), so the schema is interpreted, not compiled: compiling
+ * it cost a start-up several times the check.
+ */
 export function validateConfig(raw: unknown, origin: string): HostConfig {
-  validator ??= Compile(HostConfigSchema);
-  if (validator.Check(raw)) {
+  if (Value.Check(HostConfigSchema, raw)) {
     checkPluginEntries(raw, origin);
     return raw;
   }
-  const problems = schemaProblems(validator.Errors(raw), raw, HostConfigSchema).map(
+  const problems = schemaProblems(Value.Errors(HostConfigSchema, raw), raw, HostConfigSchema).map(
     (p) => `  ${keyPath(p.pointer) || '(root)'}: ${p.message}`,
   );
   throw hostError('RH_ERR_CONFIG_INVALID', [origin, problems.join('\n')]);

@@ -11,6 +11,7 @@ const SECTIONS: Record<string, () => Promise<{ run(): Promise<Row[]> }>> = {
   policy: () => import('./bench/policy.ts'),
   worker: () => import('./bench/worker.ts'),
   process: () => import('./bench/process.ts'),
+  startup: () => import('./bench/startup.ts'),
 };
 
 const only = process.argv.slice(2);

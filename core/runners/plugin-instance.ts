@@ -3,6 +3,7 @@
  * contract check reads. The same code runs in the host's thread (inline) and in a worker.
  */
 import { describePlugin, describeTool, kindOf } from '../plugin-report.ts';
+import type { TSchema } from 'typebox';
 import type { Plugin, PluginLogger, Tool } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { copyJsonValue, emptyRecord } from '../safe-json.ts';
@@ -70,13 +71,15 @@ export async function instantiatePlugin(exported: unknown, ctx: InstanceContext)
 }
 
 async function validateOptions(label: string, schema: unknown, given: unknown): Promise<unknown> {
-  // Loaded only for a plugin with options: in a worker, typebox's compiler is ~1.3 MiB of each plugin's memory.
-  const { compileLinear } = await import('../schema-patterns.ts');
-  let validator: ReturnType<typeof compileLinear>;
+  // Loaded only for a plugin with options: in a worker, typebox is ~1.3 MiB of each plugin's memory.
+  const [{ linearSchema }, { Value }] = await Promise.all([import('../schema-patterns.ts'), import('typebox/value')]);
+  let linear: TSchema;
   try {
-    validator = compileLinear(schema);
+    linear = linearSchema(schema, '', (pointer, message) => {
+      throw new Error(`${pointer}: ${message}`);
+    }) as TSchema;
   } catch {
-    return given; // the check reports a schema that does not compile
+    return given; // the check reports the regex that cannot run linear
   }
   let value: unknown;
   try {
@@ -85,7 +88,15 @@ async function validateOptions(label: string, schema: unknown, given: unknown): 
   } catch (error) {
     throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, `  options${messageOf(error)}`]);
   }
-  if (validator.Check(value)) return value;
-  const lines = schemaProblems(validator.Errors(value), value).map((p) => `  options${p.pointer}: ${p.message}`);
+  // Options are checked once, at load: the schema is interpreted, since compiling it would cost
+  // several times the check.
+  let valid: boolean;
+  try {
+    valid = Value.Check(linear, value);
+  } catch {
+    return given; // the check reports a schema that does not compile
+  }
+  if (valid) return value;
+  const lines = schemaProblems(Value.Errors(linear, value), value).map((p) => `  options${p.pointer}: ${p.message}`);
   throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, lines.join('\n')]);
 }

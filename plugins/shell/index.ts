@@ -14,9 +14,9 @@ export default definePlugin({
   version: '1.0.0',
   description: 'Run shell commands in the workspace, each in its own process group.',
   options: ShellOptions,
-  setup({ options, signal, workspace, log }) {
+  async setup({ options, signal, workspace, log }) {
     const limits = limitsOf(options);
-    const sandbox = chooseSandbox(limits, workspace);
+    const sandbox = await chooseSandbox(limits, workspace);
     if (sandbox.unavailable)
       log.warn(
         `bash runs commands without a sandbox, so they can read the environment of the host's processes (API keys): ${sandbox.unavailable}`,

@@ -13,9 +13,10 @@
  * The filesystem is open by default: a read-only HOME breaks npm, pip, git and every cache, and the
  * secrets this sandbox is for live in /proc, not in files. The boundary is one option away.
  *
- * Which one works is found at load, by running `true` in it once.
+ * Which one works is found at load, by running `true` in it once: without blocking, so the host loads
+ * its other plugins meanwhile.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import type { ShellOptions } from './options.ts';
 
@@ -127,38 +128,45 @@ function isolation(kind: SandboxKind, { workspace, filesystem, writable, network
 }
 
 /** Trials already run in this process, by argv: a host made again (tests, an embedder) does not pay twice. */
-const trials = new Map<string, string | undefined>();
+const trials = new Map<string, Promise<string | undefined>>();
 
 /** Why running `true` in the sandbox failed, or undefined when it worked. */
-function trial(kind: SandboxKind, prefix: string[], workspace: string): string | undefined {
+function trial(kind: SandboxKind, prefix: string[], workspace: string): Promise<string | undefined> {
   const key = JSON.stringify(prefix);
   if (!trials.has(key)) trials.set(key, runTrial(kind, prefix, workspace));
-  return trials.get(key);
+  return trials.get(key)!;
 }
 
-function runTrial(kind: SandboxKind, prefix: string[], workspace: string): string | undefined {
+function runTrial(kind: SandboxKind, prefix: string[], workspace: string): Promise<string | undefined> {
   const [file, ...args] = sandboxed({ kind, prefix }, ['/bin/true']);
-  const result = spawnSync(file!, args, {
+  const child = spawn(file!, args, {
     cwd: workspace,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-    encoding: 'utf8',
     timeout: 10_000,
   });
-  const stderr = (result.stderr ?? '').trim().replace(/^sh: \d+: exec: /, '');
-  // bwrap, unshare and setpriv name themselves in their messages; sh says "exec: bwrap: not found".
-  if (result.status !== 0) return stderr || `${kind}: exit ${result.status ?? result.signal}`;
-  return undefined;
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve) => {
+    child.on('error', (error) => resolve(`${kind}: ${error.message}`));
+    child.on('close', (status, signal) => {
+      const message = stderr.trim().replace(/^sh: \d+: exec: /, '');
+      // bwrap, unshare and setpriv name themselves in their messages; sh says "exec: bwrap: not found".
+      resolve(status === 0 ? undefined : message || `${kind}: exit ${status ?? signal}`);
+    });
+  });
 }
 
 /**
  * The sandbox the options ask for, tried once. 'auto' takes the first that works, or none (saying
  * why); a sandbox named explicitly that does not work is an error.
  */
-export function chooseSandbox(
+export async function chooseSandbox(
   options: Pick<ShellOptions, 'sandbox' | 'filesystem' | 'network' | 'writable'>,
   workspace: string,
-): Sandbox {
+): Promise<Sandbox> {
   const bounded = options.filesystem === 'workspace';
   if (bounded && (options.sandbox === 'none' || options.sandbox === 'unshare')) {
     throw new Error(`filesystem: "workspace" needs bubblewrap, and sandbox is "${options.sandbox}"`);
@@ -181,7 +189,7 @@ export function chooseSandbox(
       writable: options.writable,
       network: options.network,
     });
-    const failure = trial(kind, prefix, workspace);
+    const failure = await trial(kind, prefix, workspace);
     if (failure === undefined) return { kind, prefix };
     failures.push(failure);
   }

@@ -87,4 +87,23 @@ exports.NodeSDK = class { constructor(config) { seen.push(['new', config]); } st
       tmp.cleanup();
     }
   });
+
+  it('loads no @opentelemetry/api for a command run without an SDK (it costs every start)', async function () {
+    this.timeout(30_000);
+    const tmp = tempDir('rh-otel-unused-');
+    try {
+      tmp.write('package.json', '{"name":"project","private":true}');
+      tmp.write(
+        'rousseau.config.json',
+        JSON.stringify({ builtins: false, plugins: [join(FIXTURES, 'plugins', 'echo.ts')], log: { audit: false } }),
+      );
+      // NODE_DEBUG=module: Node names every CommonJS module it loads on stderr (the API is CommonJS).
+      const r = await runCli(['call', 'echo', '{"text":"untraced"}'], { cwd: tmp.dir, env: { NODE_DEBUG: 'module' } });
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stderr).to.include('cosmiconfig'); // the trace names the CommonJS modules loaded
+      expect(r.stderr).not.to.include('@opentelemetry');
+    } finally {
+      tmp.cleanup();
+    }
+  });
 });

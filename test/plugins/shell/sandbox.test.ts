@@ -3,8 +3,9 @@
 // CLI under a shell that holds the secret too; the probe reads every /proc/*/environ it can see.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { chooseSandbox } from '../../../plugins/shell/sandbox.ts';
 import { BIN, ROOT, runCli, tempDir } from '../../helpers.ts';
 
 const SECRET = `sk-test-${process.pid}-${Date.now()}`;
@@ -148,5 +149,29 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
     });
     expect(r.code).to.equal(1);
     expect(r.stderr).to.match(/setup\(\) threw: sandbox \\"bwrap\\" does not work here: bwrap: not found/);
+  });
+
+  it('the sandbox is tried without blocking: the host runs other work while the trial runs', async () => {
+    // A bwrap that takes a while and works: the trial must leave the event loop free meanwhile.
+    const bin = join(tmp.dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'bwrap'), '#!/bin/sh\nsleep 0.5\n');
+    chmodSync(join(bin, 'bwrap'), 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:/usr/bin:/bin`;
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    try {
+      // filesystem "workspace" puts the workspace in the argv: a trial of its own, never one cached by another test.
+      const sandbox = await chooseSandbox(
+        { sandbox: 'bwrap', filesystem: 'workspace', network: true, writable: [] },
+        join(tmp.dir, 'bin'),
+      );
+      expect(sandbox.kind).to.equal('bwrap');
+      expect(ticks).to.be.greaterThan(0);
+    } finally {
+      clearInterval(ticker);
+      process.env.PATH = path;
+    }
   });
 });
