@@ -62,6 +62,11 @@ export interface McpServerOptions {
    * own answer (`--yes`): the operator's choice is not overridden by asking the client.
    */
   askClient?: boolean;
+  /**
+   * The transport writes the host's pending audit lines just before it sends anything (stdio.ts,
+   * with `host.flushAudit()`): a result need not wait for `host.auditWritten()` first.
+   */
+  auditedByTransport?: boolean;
 }
 
 /** The servers of each host that promised list_changed and are still connected. */
@@ -87,7 +92,7 @@ export function sendToolListChanged(host: Host): void {
  */
 export function createMcpServer(
   host: Host | Promise<Host>,
-  { listChanged, askClient = true }: McpServerOptions,
+  { listChanged, askClient = true, auditedByTransport = false }: McpServerOptions,
 ): Server {
   const server = new Server(HOST_INFO, {
     capabilities: { tools: { listChanged }, logging: {} },
@@ -170,7 +175,7 @@ export function createMcpServer(
     const result = await h.call(name, args ?? {}, options);
     leave?.();
     // No answer leaves ahead of its audit line: a host killed once it has answered has audited the call.
-    await h.auditWritten();
+    if (!auditedByTransport) await h.auditWritten();
     if (sent) {
       // SDK v1 clients handle notifications a microtask late but responses at once, so progress read
       // in the same chunk as the response is dropped (typescript-sdk#2580): give the client a moment
