@@ -148,8 +148,10 @@ export function createMcpServer(
     if (extra.sessionId) options.sessionId = tag ??= sessionTag(extra.sessionId);
     const caller = callerOf(extra.authInfo);
     if (caller) options.caller = caller;
-    const { approve, ...questions } = clientHandlers(server.getClientCapabilities(), extra);
-    Object.assign(options, questions, askClient && approve ? { approve } : {});
+    const { elicit, sample, approve } = clientHandlers(server.getClientCapabilities(), extra);
+    if (elicit) options.elicit = elicit;
+    if (sample) options.sample = sample;
+    if (askClient && approve) options.approve = approve;
     const token = _meta?.progressToken;
     let sent: Promise<void> | undefined;
     if (token !== undefined) {
