@@ -30,11 +30,22 @@ export interface AuditSink {
    * turn. Never rejects.
    */
   written(): Promise<void>;
+  /**
+   * Writes the records written so far now, in this call: for a front end that sends its answers
+   * itself and writes the audit just before (stdio). Never throws.
+   */
+  flush(): void;
   /** Writes what is pending and closes the file. Never rejects. */
   close(): Promise<void>;
 }
 
-export const NO_AUDIT: AuditSink = { enabled: false, write() {}, written: async () => {}, async close() {} };
+export const NO_AUDIT: AuditSink = {
+  enabled: false,
+  write() {},
+  written: async () => {},
+  flush() {},
+  async close() {},
+};
 
 /** The cap on the input kept in a record when `log.auditInputCap` says nothing: 16 KiB of UTF-8. */
 export const DEFAULT_AUDIT_INPUT_CAP = 16 * 1024;
@@ -398,6 +409,7 @@ export function createAuditSink(
       );
       return soon;
     },
+    flush,
     async close() {
       if (closed) return;
       closed = true;

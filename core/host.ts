@@ -96,6 +96,11 @@ export interface Host {
    */
   auditWritten(): Promise<void>;
   /**
+   * Writes the audit lines of the calls ended so far now, synchronously: for a front end that
+   * writes its answers itself and calls this just before (stdio), with no promise to wait for.
+   */
+  flushAudit(): void;
+  /**
    * Calls `listener` after a reload changed the tool set, and while plugins load in the background,
    * after each plugin registered (once for those that registered in the same tick). Returns the unsubscribe.
    */
@@ -300,6 +305,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       return () => listeners.delete(listener);
     },
     auditWritten: () => audit.written(),
+    flushAudit: () => audit.flush(),
     onCallEnd(listener) {
       // A copy per change: a listener that unsubscribes while being told does not skip the next one.
       env.callEnd = [...env.callEnd, listener];

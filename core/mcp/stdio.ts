@@ -23,9 +23,17 @@ export async function serveMcpStdio(
   host: Host | Promise<Host>,
   opts: { signal?: AbortSignal; askClient?: boolean } = {},
 ): Promise<void> {
-  const guard = guardStdout();
+  let loaded: Host | undefined;
+  // Every answer leaves in a write to stdout, and the audit lines written so far go to their file
+  // just before it, in the same turn: one audit write for the answers of a tick, and no promise per
+  // answer to wait for it. A host still loading has answered no call.
+  const guard = guardStdout(() => loaded?.flushAudit());
   const ready = Promise.resolve(host);
-  const server = createMcpServer(ready, { listChanged: true, askClient: opts.askClient ?? true });
+  const server = createMcpServer(ready, {
+    listChanged: true,
+    askClient: opts.askClient ?? true,
+    auditedByTransport: true,
+  });
   const ownClose = server.onclose;
   const closed = new Promise<void>(
     (resolve) =>
@@ -37,6 +45,7 @@ export async function serveMcpStdio(
   const end = () => void server.close();
   let stopWatching = () => {};
   ready.then((h) => {
+    loaded = h;
     if (ended) return;
     stopWatching = watchToolChanges(h);
     void h.ready.then(

@@ -24,6 +24,8 @@ export interface StdoutGuard {
 interface Redirect {
   channel: Writable;
   holders: number;
+  /** Run before each write to the real stdout (the guards' `beforeWrite`). */
+  beforeWrite: Set<() => void>;
   write(chunk: string): boolean;
   release(): void;
 }
@@ -35,16 +37,22 @@ export function writeStdout(chunk: string): boolean {
   return active ? active.write(chunk) : process.stdout.write(chunk);
 }
 
-export function guardStdout(): StdoutGuard {
+/**
+ * `beforeWrite` runs, while this guard is held, just before each write of the channel to stdout:
+ * `serveMcpStdio` writes the audit lines of the answers in it there (docs/mcp.md, "Audit").
+ */
+export function guardStdout(beforeWrite?: () => void): StdoutGuard {
   active ??= redirect();
   const guard = active;
   guard.holders++;
+  if (beforeWrite) guard.beforeWrite.add(beforeWrite);
   let released = false;
   return {
     channel: guard.channel,
     restore() {
       if (released) return;
       released = true;
+      if (beforeWrite) guard.beforeWrite.delete(beforeWrite);
       if (--guard.holders === 0) {
         guard.release();
         if (active === guard) active = undefined;
@@ -64,9 +72,11 @@ function redirect(): Redirect {
   // write: one system call instead of one each, which is most of what a round trip costs the host.
   let batch = '';
   let blocked = false;
+  const beforeWrite = new Set<() => void>();
   const flush = () => {
     const chunk = batch;
     batch = '';
+    for (const hook of beforeWrite) hook();
     if (!writeToStdout(chunk)) {
       blocked = true;
       stdout.once('drain', () => (blocked = false));
@@ -89,6 +99,7 @@ function redirect(): Redirect {
   return {
     channel,
     holders: 0,
+    beforeWrite,
     write: writeToStdout,
     release() {
       if (stdout.write === toStderr) stdout.write = realWrite;

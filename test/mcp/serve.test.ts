@@ -179,17 +179,7 @@ describe('rousseau-host start --mcp (stdio)', function () {
   it('exits when the client disconnects', async () => {
     const pid = transport.pid!;
     await client.close();
-    await until(
-      () => {
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      { timeoutMs: 8000, message: 'the server to exit' },
-    );
+    await until(() => !isAlive(pid), { timeoutMs: 8000, message: 'the server to exit' });
   });
 });
 
@@ -326,6 +316,57 @@ describe('rousseau-host start --mcp-http: killed right after answering', functio
     }
   });
 });
+
+describe('rousseau-host start --mcp: killed right after answering', function () {
+  this.timeout(30_000);
+
+  it('has audited the call it answered: its lines are in the file before the answer is written to stdout', async () => {
+    const tmp = tempDir('rh-mcp-kill-');
+    const config = {
+      builtins: false,
+      plugins: [{ module: join(FIXTURES, 'plugins', 'stall.ts'), isolation: 'inline' }],
+      policy: { default: 'allow' },
+      log: { audit: 'audit.jsonl' },
+    };
+    tmp.write('rousseau.config.json', JSON.stringify(config));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'start', '--mcp', '--host-id', 'killed'],
+      cwd: tmp.dir,
+      stderr: 'ignore',
+    });
+    const client = new Client({ name: 'test-client', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      await until(async () => (await client.listTools()).tools.length === 1, { timeoutMs: 15_000 });
+      // The tool answers, then blocks the host's event loop for 3 s: the audit's batch timer cannot
+      // write the lines in that time, so only a write made before the answer left puts them there.
+      expect(text(await client.callTool({ name: 'stall', arguments: {} }))).to.equal('ok');
+      process.kill(transport.pid!, 'SIGKILL');
+      await until(() => !isAlive(transport.pid!), { timeoutMs: 5000, message: 'the host to die' });
+      const lines = readFileSync(join(tmp.dir, 'audit.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { event: string; outcome?: string; host?: string });
+      expect(lines.map((l) => `${l.host}:${l.event}:${l.outcome ?? ''}`)).to.deep.equal([
+        'killed:decision:',
+        'killed:call:ok',
+      ]);
+    } finally {
+      await client.close();
+      tmp.cleanup();
+    }
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe('rousseau-host start --mcp: a line over the stdio limit', function () {
   this.timeout(30_000);
