@@ -17,10 +17,22 @@ export interface Deadline {
   cancel(): void;
 }
 
-interface Entry extends Deadline {
+/** A pending deadline in its queue: one object per call, no closure. */
+class Entry implements Deadline {
   /** `performance.now()` at which it expires. */
-  at: number;
-  expire: () => void;
+  readonly at: number;
+  readonly expire: () => void;
+  private readonly queue: Queue;
+
+  constructor(queue: Queue, at: number, expire: () => void) {
+    this.queue = queue;
+    this.at = at;
+    this.expire = expire;
+  }
+
+  cancel(): void {
+    this.queue.remove(this);
+  }
 }
 
 /** Every deadline of one duration. */
@@ -34,7 +46,7 @@ class Queue {
   }
 
   add(expire: () => void): Deadline {
-    const entry: Entry = { at: performance.now() + this.ms, expire, cancel: () => this.remove(entry) };
+    const entry = new Entry(this, performance.now() + this.ms, expire);
     this.entries.add(entry);
     // A timer already armed is armed for an older deadline, so it wakes in time for this one.
     if (!this.timer) this.timer = setTimeout(this.sweep, this.ms);
@@ -42,7 +54,7 @@ class Queue {
     return entry;
   }
 
-  private remove(entry: Entry): void {
+  remove(entry: Entry): void {
     // Left armed: clearing it would cost what this class saves. Unref'd, it keeps nothing alive.
     if (this.entries.delete(entry) && this.entries.size === 0) this.timer?.unref();
   }

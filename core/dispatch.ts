@@ -15,7 +15,7 @@ import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
-import { type GuardedCall, runGuarded } from './guarded-run.ts';
+import { type GuardedCall, runGuarded, type Shutdown } from './guarded-run.ts';
 import type { Logger } from './log.ts';
 import { capOutput, DEFAULT_MAX_OUTPUT_BYTES, type Failed, normalise, type Step } from './output.ts';
 import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
@@ -39,8 +39,8 @@ export interface DispatchEnv {
   log: Logger;
   /** Host shutdown: aborts every call in flight. */
   closing: AbortSignal;
-  /** Cancels each call in flight; the host runs them on close (cheaper than a listener per call). */
-  inflight: Set<() => void>;
+  /** Each run in flight; the host shuts them down on close (cheaper than a listener per call). */
+  inflight: Set<Shutdown>;
   /** Set when an OpenTelemetry SDK was registered as the host was created: each call is then a span. */
   tracer?: Tracer;
   /** Told of each call as it ends (`host.onCallEnd`); empty costs a length check per call. */
@@ -54,7 +54,7 @@ export async function dispatch(
   rawInput: unknown,
   given: CallOptions = {},
 ): Promise<CallResult> {
-  const call = new Call(env, name, ownCallOptions(given));
+  const call = new Call(env, name, new OwnCallOptions(given));
   if (env.tracer)
     call.span = startToolSpan(env.tracer, { tool: name, callId: call.id, caller: call.options.caller?.name });
   const decided = decide(env, name, rawInput, call.options);
@@ -241,21 +241,33 @@ async function authorize(call: Call, tool: RegisteredTool, raw: unknown, signal:
 
 /**
  * The caller's options, own properties only: a `sessionId` or `signal` set on Object.prototype
- * would otherwise pick a session's "always" grants, or break the call. Callbacks (`on…`) are passed
- * on to the runner as they are.
+ * would otherwise pick a session's "always" grants, or break the call. Every field is the object's
+ * own (`undefined` when not given), so no read reaches a prototype, and all calls share one shape
+ * (a null-prototype object would be a slow dictionary). Callbacks (`on…`) are passed on to the
+ * runner as they are.
  */
-function ownCallOptions(given: CallOptions): CallOptions {
-  const options = Object.create(null) as CallOptions;
-  if (Object.hasOwn(given, 'signal')) options.signal = given.signal;
-  if (Object.hasOwn(given, 'callId')) options.callId = given.callId;
-  if (Object.hasOwn(given, 'sessionId')) options.sessionId = given.sessionId;
-  if (Object.hasOwn(given, 'caller')) options.caller = given.caller;
-  if (Object.hasOwn(given, 'onProgress')) options.onProgress = given.onProgress;
-  if (Object.hasOwn(given, 'onLog')) options.onLog = given.onLog;
-  if (Object.hasOwn(given, 'approve')) options.approve = given.approve;
-  if (Object.hasOwn(given, 'elicit')) options.elicit = given.elicit;
-  if (Object.hasOwn(given, 'sample')) options.sample = given.sample;
-  return options;
+class OwnCallOptions implements CallOptions {
+  signal?: AbortSignal;
+  callId?: string;
+  sessionId?: string;
+  caller?: Caller;
+  onProgress?: CallOptions['onProgress'];
+  onLog?: CallOptions['onLog'];
+  approve?: ApproveFn;
+  elicit?: CallOptions['elicit'];
+  sample?: CallOptions['sample'];
+
+  constructor(given: CallOptions) {
+    if (Object.hasOwn(given, 'signal')) this.signal = given.signal;
+    if (Object.hasOwn(given, 'callId')) this.callId = given.callId;
+    if (Object.hasOwn(given, 'sessionId')) this.sessionId = given.sessionId;
+    if (Object.hasOwn(given, 'caller')) this.caller = given.caller;
+    if (Object.hasOwn(given, 'onProgress')) this.onProgress = given.onProgress;
+    if (Object.hasOwn(given, 'onLog')) this.onLog = given.onLog;
+    if (Object.hasOwn(given, 'approve')) this.approve = given.approve;
+    if (Object.hasOwn(given, 'elicit')) this.elicit = given.elicit;
+    if (Object.hasOwn(given, 'sample')) this.sample = given.sample;
+  }
 }
 
 /** The message of an unknown tool, naming the ones that exist for this caller. */
