@@ -10,6 +10,8 @@
  * stages up to the policy, shared by every call and by `host.decide()`.
  */
 import { randomUUID } from 'node:crypto';
+// The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.
+import { performance } from 'node:perf_hooks';
 import { abortable } from './abortable.ts';
 import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
@@ -52,7 +54,7 @@ export async function dispatch(
   env: DispatchEnv,
   name: string,
   rawInput: unknown,
-  given: CallOptions = {},
+  given?: CallOptions,
 ): Promise<CallResult> {
   const call = new Call(env, name, new OwnCallOptions(given));
   if (env.tracer)
@@ -165,11 +167,22 @@ class Call implements GuardedCall {
 /**
  * Call ids: one random UUID per process whose last 12 hex digits count the calls. As unique as a
  * UUID per call (74 random bits tell processes apart), without drawing random bytes on every call.
+ * The first 8 of those digits change once in 65536 calls: a call only looks up its last 4.
  */
 const CALL_ID_PREFIX = randomUUID().slice(0, 24);
+const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 let callCount = 0;
+let countHigh = -1;
+let idHead = '';
 function nextCallId(): string {
-  return CALL_ID_PREFIX + (callCount++).toString(16).padStart(12, '0');
+  const low = callCount % 65536;
+  const high = (callCount - low) / 65536;
+  callCount++;
+  if (high !== countHigh) {
+    countHigh = high;
+    idHead = CALL_ID_PREFIX + high.toString(16).padStart(8, '0');
+  }
+  return idHead + HEX_BYTE[low >> 8] + HEX_BYTE[low & 255];
 }
 
 /** Milliseconds to the microsecond, as results and audit lines give them. */
@@ -257,7 +270,8 @@ class OwnCallOptions implements CallOptions {
   elicit?: CallOptions['elicit'];
   sample?: CallOptions['sample'];
 
-  constructor(given: CallOptions) {
+  constructor(given: CallOptions | undefined) {
+    if (given === undefined) return; // an embedder's plain call: nothing to look up
     if (Object.hasOwn(given, 'signal')) this.signal = given.signal;
     if (Object.hasOwn(given, 'callId')) this.callId = given.callId;
     if (Object.hasOwn(given, 'sessionId')) this.sessionId = given.sessionId;

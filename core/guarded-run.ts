@@ -4,6 +4,8 @@
  * on expiry the run's signal aborts with a `TimeoutError` and the answer is `timeout` at once; an
  * answer that arrives later is dropped.
  */
+// The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.
+import { performance } from 'node:perf_hooks';
 import { abortable } from './abortable.ts';
 import type { Authorization, ElicitResult, SampleResult } from './contract.ts';
 import { deadline, type Deadline } from './deadlines.ts';
