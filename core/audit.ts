@@ -3,6 +3,8 @@
  * timeout or quarantine), appended in batches to its own file. Nothing of an input is lost
  * silently: the hash covers all of it, the line keeps it up to a cap and says when it was cut.
  */
+// The module's binding, not the global: `globalThis.Buffer` is an accessor that every read on the call path goes through.
+import { Buffer } from 'node:buffer';
 import { hash } from 'node:crypto';
 import { closeSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';

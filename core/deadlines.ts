@@ -9,6 +9,9 @@
  * process alive exactly while a call is pending, as a timer per call did.
  */
 
+// The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.
+import { performance } from 'node:perf_hooks';
+
 /** The longest a timeout can be: Node's timers take at most 2^31 − 1 ms (about 24.8 days), and fire at once past it. */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
 
@@ -17,10 +20,22 @@ export interface Deadline {
   cancel(): void;
 }
 
-interface Entry extends Deadline {
+/** A pending deadline in its queue: one object per call, no closure. */
+class Entry implements Deadline {
   /** `performance.now()` at which it expires. */
-  at: number;
-  expire: () => void;
+  readonly at: number;
+  readonly expire: () => void;
+  private readonly queue: Queue;
+
+  constructor(queue: Queue, at: number, expire: () => void) {
+    this.queue = queue;
+    this.at = at;
+    this.expire = expire;
+  }
+
+  cancel(): void {
+    this.queue.remove(this);
+  }
 }
 
 /** Every deadline of one duration. */
@@ -34,7 +49,7 @@ class Queue {
   }
 
   add(expire: () => void): Deadline {
-    const entry: Entry = { at: performance.now() + this.ms, expire, cancel: () => this.remove(entry) };
+    const entry = new Entry(this, performance.now() + this.ms, expire);
     this.entries.add(entry);
     // A timer already armed is armed for an older deadline, so it wakes in time for this one.
     if (!this.timer) this.timer = setTimeout(this.sweep, this.ms);
@@ -42,7 +57,7 @@ class Queue {
     return entry;
   }
 
-  private remove(entry: Entry): void {
+  remove(entry: Entry): void {
     // Left armed: clearing it would cost what this class saves. Unref'd, it keeps nothing alive.
     if (this.entries.delete(entry) && this.entries.size === 0) this.timer?.unref();
   }

@@ -10,12 +10,14 @@
  * stages up to the policy, shared by every call and by `host.decide()`.
  */
 import { randomUUID } from 'node:crypto';
+// The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.
+import { performance } from 'node:perf_hooks';
 import { abortable } from './abortable.ts';
 import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
-import { type GuardedCall, runGuarded } from './guarded-run.ts';
+import { type GuardedCall, runGuarded, type Shutdown } from './guarded-run.ts';
 import type { Logger } from './log.ts';
 import { capOutput, DEFAULT_MAX_OUTPUT_BYTES, type Failed, normalise, type Step } from './output.ts';
 import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
@@ -39,8 +41,8 @@ export interface DispatchEnv {
   log: Logger;
   /** Host shutdown: aborts every call in flight. */
   closing: AbortSignal;
-  /** Cancels each call in flight; the host runs them on close (cheaper than a listener per call). */
-  inflight: Set<() => void>;
+  /** Each run in flight; the host shuts them down on close (cheaper than a listener per call). */
+  inflight: Set<Shutdown>;
   /** Set when an OpenTelemetry SDK was registered as the host was created: each call is then a span. */
   tracer?: Tracer;
   /** Told of each call as it ends (`host.onCallEnd`); empty costs a length check per call. */
@@ -52,9 +54,9 @@ export async function dispatch(
   env: DispatchEnv,
   name: string,
   rawInput: unknown,
-  given: CallOptions = {},
+  given?: CallOptions,
 ): Promise<CallResult> {
-  const call = new Call(env, name, ownCallOptions(given));
+  const call = new Call(env, name, new OwnCallOptions(given));
   if (env.tracer)
     call.span = startToolSpan(env.tracer, { tool: name, callId: call.id, caller: call.options.caller?.name });
   const decided = decide(env, name, rawInput, call.options);
@@ -165,11 +167,22 @@ class Call implements GuardedCall {
 /**
  * Call ids: one random UUID per process whose last 12 hex digits count the calls. As unique as a
  * UUID per call (74 random bits tell processes apart), without drawing random bytes on every call.
+ * The first 8 of those digits change once in 65536 calls: a call only looks up its last 4.
  */
 const CALL_ID_PREFIX = randomUUID().slice(0, 24);
+const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 let callCount = 0;
+let countHigh = -1;
+let idHead = '';
 function nextCallId(): string {
-  return CALL_ID_PREFIX + (callCount++).toString(16).padStart(12, '0');
+  const low = callCount % 65536;
+  const high = (callCount - low) / 65536;
+  callCount++;
+  if (high !== countHigh) {
+    countHigh = high;
+    idHead = CALL_ID_PREFIX + high.toString(16).padStart(8, '0');
+  }
+  return idHead + HEX_BYTE[low >> 8] + HEX_BYTE[low & 255];
 }
 
 /** Milliseconds to the microsecond, as results and audit lines give them. */
@@ -241,22 +254,36 @@ async function authorize(call: Call, tool: RegisteredTool, raw: unknown, signal:
 
 /**
  * The caller's options, own properties only: a `sessionId` or `signal` set on Object.prototype
- * would otherwise pick a session's "always" grants, or break the call. Callbacks (`on…`) are passed
- * on to the runner as they are.
+ * would otherwise pick a session's "always" grants, or break the call. Every field is the object's
+ * own (`undefined` when not given), so no read reaches a prototype, and all calls share one shape
+ * (a null-prototype object would be a slow dictionary). Callbacks (`on…`) are passed on to the
+ * runner as they are.
  */
-function ownCallOptions(given: CallOptions): CallOptions {
-  const options = Object.create(null) as CallOptions;
-  if (Object.hasOwn(given, 'signal')) options.signal = given.signal;
-  if (Object.hasOwn(given, 'callId')) options.callId = given.callId;
-  if (Object.hasOwn(given, 'sessionId')) options.sessionId = given.sessionId;
-  if (Object.hasOwn(given, 'caller')) options.caller = given.caller;
-  if (Object.hasOwn(given, 'onProgress')) options.onProgress = given.onProgress;
-  if (Object.hasOwn(given, 'onLog')) options.onLog = given.onLog;
-  if (Object.hasOwn(given, 'approve')) options.approve = given.approve;
-  if (Object.hasOwn(given, 'elicit')) options.elicit = given.elicit;
-  if (Object.hasOwn(given, 'sample')) options.sample = given.sample;
-  if (Object.hasOwn(given, 'onRun')) options.onRun = given.onRun;
-  return options;
+class OwnCallOptions implements CallOptions {
+  signal?: AbortSignal;
+  callId?: string;
+  sessionId?: string;
+  caller?: Caller;
+  onProgress?: CallOptions['onProgress'];
+  onLog?: CallOptions['onLog'];
+  approve?: ApproveFn;
+  elicit?: CallOptions['elicit'];
+  sample?: CallOptions['sample'];
+  onRun?: CallOptions['onRun'];
+
+  constructor(given: CallOptions | undefined) {
+    if (given === undefined) return; // an embedder's plain call: nothing to look up
+    if (Object.hasOwn(given, 'signal')) this.signal = given.signal;
+    if (Object.hasOwn(given, 'callId')) this.callId = given.callId;
+    if (Object.hasOwn(given, 'sessionId')) this.sessionId = given.sessionId;
+    if (Object.hasOwn(given, 'caller')) this.caller = given.caller;
+    if (Object.hasOwn(given, 'onProgress')) this.onProgress = given.onProgress;
+    if (Object.hasOwn(given, 'onLog')) this.onLog = given.onLog;
+    if (Object.hasOwn(given, 'approve')) this.approve = given.approve;
+    if (Object.hasOwn(given, 'elicit')) this.elicit = given.elicit;
+    if (Object.hasOwn(given, 'sample')) this.sample = given.sample;
+    if (Object.hasOwn(given, 'onRun')) this.onRun = given.onRun;
+  }
 }
 
 /** The message of an unknown tool, naming the ones that exist for this caller. */

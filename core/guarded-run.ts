@@ -4,6 +4,8 @@
  * on expiry the run's signal aborts with a `TimeoutError` and the answer is `timeout` at once; an
  * answer that arrives later is dropped.
  */
+// The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.
+import { performance } from 'node:perf_hooks';
 import { abortable } from './abortable.ts';
 import type { Authorization, ElicitResult, SampleResult } from './contract.ts';
 import { deadline, type Deadline } from './deadlines.ts';
@@ -28,13 +30,19 @@ export interface GuardedCall {
     log: Logger;
     /** Host shutdown: aborts every call in flight. */
     closing: AbortSignal;
-    /** Cancels each call in flight; the host runs them on close (cheaper than a listener per call). */
-    inflight: Set<() => void>;
+    /** Each run in flight; the host shuts them down on close (cheaper than a listener per call). */
+    inflight: Set<Shutdown>;
   };
   readonly id: string;
   readonly options: CallOptions;
   /** `ctx.authorize`: judges another input for this tool within this call; `signal` ends the wait. */
   authorize(input: unknown, signal: AbortSignal): Promise<Authorization>;
+}
+
+/** A run in flight, as the host's close sees it. */
+export interface Shutdown {
+  /** Ends the run at once with `cancelled`: the host is closing. */
+  shutdown(): void;
 }
 
 /** How a run ended: the tool's output, or the failure the call answers with. */
@@ -49,7 +57,7 @@ export function runGuarded(call: GuardedCall, tool: RegisteredTool, input: unkno
   return new Promise<Ran>((resolve) => new GuardedRun(call, tool, input, resolve).start());
 }
 
-class GuardedRun implements RunRequest {
+class GuardedRun implements RunRequest, Shutdown {
   readonly tool: string;
   readonly input: unknown;
   readonly callId: string;
@@ -77,18 +85,8 @@ class GuardedRun implements RunRequest {
   /** Told once the runner is done with the call (`CallOptions.onRun`). */
   private ranOut?: () => void;
   private onStopped?: () => void;
-  private readonly cancel = () =>
-    this.stop(
-      this.external?.reason ?? new DOMException('cancelled', 'AbortError'),
-      'cancelled',
-      `Call to "${this.tool}" was cancelled.`,
-    );
-  private readonly shutdown = () =>
-    this.stop(
-      new DOMException('host closed', 'AbortError'),
-      'cancelled',
-      `Call to "${this.tool}" was cancelled: the host is closing.`,
-    );
+  /** The caller's signal's listener: made only for a call with a signal. */
+  private onCancel?: () => void;
 
   constructor(call: GuardedCall, tool: RegisteredTool, input: unknown, resolve: (ran: Ran) => void) {
     const { options } = call;
@@ -202,6 +200,22 @@ class GuardedRun implements RunRequest {
     this.deadline = { cancel: () => clearTimeout(timer) };
   }
 
+  private cancel(): void {
+    this.stop(
+      this.external?.reason ?? new DOMException('cancelled', 'AbortError'),
+      'cancelled',
+      `Call to "${this.tool}" was cancelled.`,
+    );
+  }
+
+  shutdown(): void {
+    this.stop(
+      new DOMException('host closed', 'AbortError'),
+      'cancelled',
+      `Call to "${this.tool}" was cancelled: the host is closing.`,
+    );
+  }
+
   private readonly expire = () => {
     const limit = this.registered.timeoutMs;
     this.stop(
@@ -240,8 +254,11 @@ class GuardedRun implements RunRequest {
     this.clockLeft = this.registered.timeoutMs;
     this.clockSince = performance.now();
     this.deadline = deadline(this.registered.timeoutMs, this.expire);
-    this.external?.addEventListener('abort', this.cancel, { once: true });
-    this.call.env.inflight.add(this.shutdown);
+    if (this.external) {
+      this.onCancel = () => this.cancel();
+      this.external.addEventListener('abort', this.onCancel, { once: true });
+    }
+    this.call.env.inflight.add(this);
     const { limiter } = this.registered.plugin;
     if (limiter.tryAcquire()) {
       this.run();
@@ -321,8 +338,8 @@ class GuardedRun implements RunRequest {
     if (this.settled) return; // a late answer after a timeout or a cancellation is dropped here
     this.settled = true;
     this.deadline?.cancel();
-    this.external?.removeEventListener('abort', this.cancel);
-    this.call.env.inflight.delete(this.shutdown);
+    if (this.onCancel) this.external!.removeEventListener('abort', this.onCancel);
+    this.call.env.inflight.delete(this);
     this.resolve(ran);
   }
 }

@@ -133,6 +133,11 @@ export type PolicyCheck =
 /** The audit file when the config says nothing, relative to the workspace. */
 export const DEFAULT_AUDIT_FILE = '.rousseau/audit.jsonl';
 
+/** What a call made once the host is closing answers. */
+function closedResult(): CallResult {
+  return { isError: true, code: 'cancelled', content: hostError('RH_ERR_HOST_CLOSED', []).message, durationMs: 0 };
+}
+
 /** Loads the config and every plugin. Throws `HostError` only for a config that cannot be used. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
   const cwd = resolve(options.cwd ?? process.cwd());
@@ -245,6 +250,21 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     }
   }
 
+  /** A call made while the plugins are still loading: it waits for its tool, or for the loading to end. */
+  async function callOnceRegistered(tool: string, input: unknown, callOptions?: CallOptions): Promise<CallResult> {
+    const started = performance.now();
+    await registeredTool(tool, callOptions?.signal);
+    if (callOptions?.signal?.aborted && !registry.get(tool) && !closing.signal.aborted) {
+      return {
+        isError: true,
+        code: 'cancelled',
+        content: `The call to "${tool}" was cancelled while the plugins were still loading.`,
+        durationMs: performance.now() - started,
+      };
+    }
+    return closing.signal.aborted ? closedResult() : dispatch(env, tool, input, callOptions);
+  }
+
   const tracer = activeTracer();
   const env: DispatchEnv = {
     registry,
@@ -271,27 +291,10 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     plugins: () => registry.plugins(),
     tools: () => registry.tools(),
     ready,
-    async call(tool, input, callOptions) {
-      if (!allLoaded && !registry.get(tool)) {
-        const started = performance.now();
-        await registeredTool(tool, callOptions?.signal);
-        if (callOptions?.signal?.aborted && !registry.get(tool) && !closing.signal.aborted) {
-          return {
-            isError: true,
-            code: 'cancelled',
-            content: `The call to "${tool}" was cancelled while the plugins were still loading.`,
-            durationMs: performance.now() - started,
-          };
-        }
-      }
-      if (closing.signal.aborted) {
-        return {
-          isError: true,
-          code: 'cancelled',
-          content: hostError('RH_ERR_HOST_CLOSED', []).message,
-          durationMs: 0,
-        };
-      }
+    call(tool, input, callOptions) {
+      // Not async: returning dispatch's own promise spares every call the turns of adopting it.
+      if (!allLoaded && !registry.get(tool)) return callOnceRegistered(tool, input, callOptions);
+      if (closing.signal.aborted) return Promise.resolve(closedResult());
       return dispatch(env, tool, input, callOptions);
     },
     decide(name, input, decideOptions) {
@@ -324,7 +327,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     close() {
       closed ??= (async () => {
         closing.abort();
-        for (const cancel of [...env.inflight]) cancel();
+        for (const run of [...env.inflight]) run.shutdown();
         // Loads still under way give up on the close; what loaded is closed with the rest.
         await reloading.then(
           (r) => r.close(),

@@ -5,6 +5,8 @@
  * text are kept: the head says what the output is, the tail holds the error or the summary that
  * long outputs end with.
  */
+// The module's binding, not the global: `globalThis.Buffer` is an accessor that every read on the call path goes through.
+import { Buffer } from 'node:buffer';
 import type { Validator } from 'typebox/compile';
 import type { ContentBlock } from './contract.ts';
 import type { ResultCode } from './errors.ts';

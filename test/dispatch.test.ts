@@ -49,6 +49,25 @@ describe('call pipeline (inline)', () => {
     expect((await host.call('greet', { who: 'Cy' })).content).to.equal('hi Cy');
   });
 
+  it('a generated callId is one prefix per process and a 12-hex-digit count, carried past every 65536 calls', async () => {
+    const ids: string[] = [];
+    const stop = host.onCallEnd((end) => ids.push(end.callId));
+    try {
+      // Calls until the last 4 digits wrap (at most 65536 + 1): the carry into the digits above them.
+      do await host.call('echo', '{"text":"x"}');
+      while (ids.length < 2 || !ids.at(-1)!.endsWith('0000'));
+    } finally {
+      stop();
+    }
+    expect(ids.length).to.be.at.most(65_537);
+    const count = (id: string) => Number.parseInt(id.slice(24), 16);
+    for (const [i, id] of ids.entries()) {
+      expect(id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(id.slice(0, 24)).to.equal(ids[0]!.slice(0, 24));
+      if (i) expect(count(id), id).to.equal(count(ids[i - 1]!) + 1);
+    }
+  });
+
   it('unknown_tool names the tools that exist', async () => {
     const r = await host.call('gret', '{}');
     expect(r).to.include({ isError: true, code: 'unknown_tool' });
