@@ -157,7 +157,9 @@ export function createMcpServer(
   // Past the SDK `Server`'s own `setRequestHandler`, whose `tools/call` wrapper parses each request
   // a second time and each result once more: the protocol layer beneath has parsed the request with
   // this same schema, and the result is built here from blocks the host has checked (the two parses
-  // and the wrapper's own promise cost about 1 µs of CPU per call).
+  // and the wrapper's own promise cost about 1 µs of CPU per call). Its one other duty, checking a
+  // task-augmented call's result, has no use here: the host offers no tasks. An SDK upgrade trips a
+  // test (test/mcp/server.test.ts), so the wrapper is read again before it is skipped again.
   Protocol.prototype.setRequestHandler.call(
     server,
     CallToolRequestSchema,

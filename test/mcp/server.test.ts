@@ -1,7 +1,7 @@
 // tools/call is registered past the SDK `Server`'s own `setRequestHandler` (core/mcp/server.ts).
 // These tests fail if the SDK changes under that choice: if the protocol layer stops parsing the
-// request itself, if the wrapper skipped would have changed a result on the wire, or if the
-// wrapper now does more than it did when the choice was made.
+// request itself, or if the wrapper skipped would have changed a result on the wire; and an SDK
+// upgrade fails the version check, so the wrapper is read again.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
