@@ -11,6 +11,7 @@
  * matches would not count as evaluated), and a `$ref` under it resolves into `$defs` and
  * `definitions` of the root only. See docs/plugins.md.
  */
+import type { TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import { escapeSegment } from './json-pointer.ts';
 import { schemaPatternRegExp } from './linear-regex.ts';
@@ -48,13 +49,16 @@ export function linearSchema(schema: unknown, at: string, problem: PatternProble
   return out;
 }
 
-/** typebox's Compile over `linearSchema`, for a schema the contract check has passed (a problem throws). */
+/** `linearSchema` for a schema the contract check has passed: a problem throws. */
+export function checkedLinearSchema(schema: unknown): TSchema {
+  return linearSchema(schema, '', (pointer, message) => {
+    throw new Error(`${pointer}: ${message}`);
+  }) as TSchema;
+}
+
+/** typebox's Compile over `checkedLinearSchema`. */
 export function compileLinear(schema: unknown): Validator {
-  return Compile(
-    linearSchema(schema, '', (pointer, message) => {
-      throw new Error(`${pointer}: ${message}`);
-    }) as never,
-  );
+  return Compile(checkedLinearSchema(schema));
 }
 
 function rewrite(

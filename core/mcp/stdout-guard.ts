@@ -39,7 +39,7 @@ export function writeStdout(chunk: string): boolean {
 
 /**
  * `beforeWrite` runs, while this guard is held, just before each write of the channel to stdout:
- * `serveMcpStdio` writes the audit lines of the answers in it there (docs/mcp.md, "Audit").
+ * `serveMcpStdio` writes the audit lines of the answers in it there (docs/mcp.md, "Performance").
  */
 export function guardStdout(beforeWrite?: () => void): StdoutGuard {
   active ??= redirect();

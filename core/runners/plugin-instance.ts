@@ -72,12 +72,13 @@ export async function instantiatePlugin(exported: unknown, ctx: InstanceContext)
 
 async function validateOptions(label: string, schema: unknown, given: unknown): Promise<unknown> {
   // Loaded only for a plugin with options: in a worker, typebox is ~1.3 MiB of each plugin's memory.
-  const [{ linearSchema }, { Value }] = await Promise.all([import('../schema-patterns.ts'), import('typebox/value')]);
+  const [{ checkedLinearSchema }, { Value }] = await Promise.all([
+    import('../schema-patterns.ts'),
+    import('typebox/value'),
+  ]);
   let linear: TSchema;
   try {
-    linear = linearSchema(schema, '', (pointer, message) => {
-      throw new Error(`${pointer}: ${message}`);
-    }) as TSchema;
+    linear = checkedLinearSchema(schema);
   } catch {
     return given; // the check reports the regex that cannot run linear
   }
