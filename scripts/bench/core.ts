@@ -234,24 +234,16 @@ function nativeLoad(dir: string): Row[] {
     name: "Node's own import of the files",
     value: median(of.native!),
   });
-  return [
+  return (['cold', 'warm'] as const).flatMap((cache) => [
     {
-      name: `load 100 TS plugins, Node ${version}, cold cache`,
-      value: median(wall.cold!),
+      name: `load 100 TS plugins, Node ${version}, ${cache} cache`,
+      value: median(wall[cache]!),
       unit: 'ms',
       floor: floor(wall),
       target: '≤ 1.3×',
     },
-    { name: '  the same, CPU', value: median(cpu.cold!), unit: 'ms', floor: floor(cpu) },
-    {
-      name: `load 100 TS plugins, Node ${version}, warm cache`,
-      value: median(wall.warm!),
-      unit: 'ms',
-      floor: floor(wall),
-      target: '≤ 1.3×',
-    },
-    { name: '  the same, CPU', value: median(cpu.warm!), unit: 'ms', floor: floor(cpu) },
-  ];
+    { name: '  the same, CPU', value: median(cpu[cache]!), unit: 'ms', floor: floor(cpu) },
+  ]);
 }
 
 function cliStartup(): Row[] {
