@@ -252,24 +252,28 @@ async function authorize(call: Call, tool: RegisteredTool, raw: unknown, signal:
   return { allowed: false, message: verdict.content, ...(rule ? { rule: rule.id } : {}) };
 }
 
+/** `CallOptions` with each field present, as `OwnCallOptions` must declare them. */
+type EveryCallOption = { [K in keyof Required<CallOptions>]: CallOptions[K] };
+
 /**
  * The caller's options, own properties only: a `sessionId` or `signal` set on Object.prototype
  * would otherwise pick a session's "always" grants, or break the call. Every field is the object's
  * own (`undefined` when not given), so no read reaches a prototype, and all calls share one shape
  * (a null-prototype object would be a slow dictionary). Callbacks (`on…`) are passed on to the
- * runner as they are.
+ * runner as they are. It names every field of `CallOptions`: one added there and not here fails
+ * to compile, where it would otherwise be dropped from every call without a word.
  */
-class OwnCallOptions implements CallOptions {
-  signal?: AbortSignal;
-  callId?: string;
-  sessionId?: string;
-  caller?: Caller;
-  onProgress?: CallOptions['onProgress'];
-  onLog?: CallOptions['onLog'];
-  approve?: ApproveFn;
-  elicit?: CallOptions['elicit'];
-  sample?: CallOptions['sample'];
-  onRun?: CallOptions['onRun'];
+class OwnCallOptions implements EveryCallOption {
+  signal: CallOptions['signal'] = undefined;
+  callId: CallOptions['callId'] = undefined;
+  sessionId: CallOptions['sessionId'] = undefined;
+  caller: CallOptions['caller'] = undefined;
+  onProgress: CallOptions['onProgress'] = undefined;
+  onLog: CallOptions['onLog'] = undefined;
+  approve: CallOptions['approve'] = undefined;
+  elicit: CallOptions['elicit'] = undefined;
+  sample: CallOptions['sample'] = undefined;
+  onRun: CallOptions['onRun'] = undefined;
 
   constructor(given: CallOptions | undefined) {
     if (given === undefined) return; // an embedder's plain call: nothing to look up
