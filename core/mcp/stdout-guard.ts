@@ -24,7 +24,7 @@ export interface StdoutGuard {
 interface Redirect {
   channel: Writable;
   holders: number;
-  /** Run before each write to the real stdout (the guards' `beforeWrite`). */
+  /** Run before each write of the channel to the real stdout (the guards' `beforeWrite`). */
   beforeWrite: Set<() => void>;
   write(chunk: string): boolean;
   release(): void;
