@@ -137,24 +137,41 @@ function trial(kind: SandboxKind, prefix: string[], workspace: string): Promise<
   return trials.get(key)!;
 }
 
+/** How long the trial of `true` may take before it counts as a failure. */
+const TRIAL_TIMEOUT_MS = 10_000;
+
 function runTrial(kind: SandboxKind, prefix: string[], workspace: string): Promise<string | undefined> {
   const [file, ...args] = sandboxed({ kind, prefix }, ['/bin/true']);
+  // In a group of its own, ended with SIGKILL: the prefix ignores SIGTERM (prefixOf), so `timeout`'s
+  // SIGTERM would not end a hung trial, and a process it left would hold the pipes open.
   const child = spawn(file!, args, {
     cwd: workspace,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-    timeout: 10_000,
+    detached: true,
   });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
   return new Promise((resolve) => {
-    child.on('error', (error) => resolve(`${kind}: ${error.message}`));
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // The group ended meanwhile.
+      }
+      resolve(`${kind}: running \`true\` took more than ${TRIAL_TIMEOUT_MS / 1000} s`);
+    }, TRIAL_TIMEOUT_MS);
+    const settle = (failure: string | undefined) => {
+      clearTimeout(timer);
+      resolve(failure);
+    };
+    child.on('error', (error) => settle(`${kind}: ${error.message}`));
     child.on('close', (status, signal) => {
       const message = stderr.trim().replace(/^sh: \d+: exec: /, '');
       // bwrap, unshare and setpriv name themselves in their messages; sh says "exec: bwrap: not found".
-      resolve(status === 0 ? undefined : message || `${kind}: exit ${status ?? signal}`);
+      settle(status === 0 ? undefined : message || `${kind}: exit ${status ?? signal}`);
     });
   });
 }

@@ -3,7 +3,7 @@
 // CLI under a shell that holds the secret too; the probe reads every /proc/*/environ it can see.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chooseSandbox } from '../../../plugins/shell/sandbox.ts';
 import { BIN, ROOT, runCli, tempDir } from '../../helpers.ts';
@@ -171,6 +171,34 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
       expect(ticks).to.be.greaterThan(0);
     } finally {
       clearInterval(ticker);
+      process.env.PATH = path;
+    }
+  });
+
+  it('a trial that hangs fails within its time, even if what it started ignores SIGTERM and holds the pipes', async () => {
+    // The sandbox prefix ignores SIGTERM; this bwrap also leaves a process behind holding stderr and fd 3.
+    // "auto" then falls back to unshare, which works here: the host must not wait on bwrap for ever.
+    const bin = join(tmp.dir, 'hung-bin');
+    mkdirSync(bin);
+    const pids = join(tmp.dir, 'hung-pids');
+    writeFileSync(join(bin, 'bwrap'), `#!/bin/sh\nsleep 60 & echo $! $$ > ${pids}\nexec sleep 60\n`);
+    chmodSync(join(bin, 'bwrap'), 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:/usr/bin:/bin`;
+    try {
+      // network: false puts the unshare fallback's argv apart from the other tests' (a trial of its own).
+      const sandbox = await chooseSandbox(
+        { sandbox: 'auto', filesystem: 'open', network: false, writable: [] },
+        tmp.dir,
+      );
+      expect(sandbox.kind).to.equal('unshare');
+      const alive = readFileSync(pids, 'utf8')
+        .trim()
+        .split(' ')
+        // Running, not a zombie its new parent has yet to reap.
+        .filter((pid) => existsSync(`/proc/${pid}/stat`) && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+      expect(alive, 'the trial left processes running').to.deep.equal([]);
+    } finally {
       process.env.PATH = path;
     }
   });
