@@ -137,8 +137,12 @@ function trial(kind: SandboxKind, prefix: string[], workspace: string): Promise<
   return trials.get(key)!;
 }
 
-/** How long the trial of `true` may take before it counts as a failure. */
-const TRIAL_TIMEOUT_MS = 10_000;
+/**
+ * How long the trial of `true` may take before it counts as a failure (it takes milliseconds): under
+ * 'auto', both trials fit in the default plugin load timeout (10 s), so a hung bwrap still leaves
+ * unshare its turn.
+ */
+const TRIAL_TIMEOUT_MS = 4000;
 
 function runTrial(kind: SandboxKind, prefix: string[], workspace: string): Promise<string | undefined> {
   const [file, ...args] = sandboxed({ kind, prefix }, ['/bin/true']);
