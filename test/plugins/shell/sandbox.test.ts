@@ -5,7 +5,10 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Plugin } from '../../../core/contract.ts';
 import { chooseSandbox } from '../../../plugins/shell/sandbox.ts';
+import { loadPluginModule } from '../load.ts';
+import { toolContext } from '../tool-context.ts';
 import { BIN, ROOT, runCli, tempDir } from '../../helpers.ts';
 
 const SECRET = `sk-test-${process.pid}-${Date.now()}`;
@@ -201,5 +204,26 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
     } finally {
       process.env.PATH = path;
     }
+  });
+
+  it('a host closed while the sandbox is tried leaves no exit listener behind: setup ends with the abort', async () => {
+    const plugin = (await loadPluginModule<{ default: Plugin }>('plugins/shell/index.ts')).default;
+    const lifetime = new AbortController();
+    const before = process.listenerCount('exit');
+    const setup = plugin.setup!({
+      options: { sandbox: 'unshare' },
+      log: toolContext('/').log,
+      workspace: tmp.dir,
+      signal: lifetime.signal,
+    });
+    lifetime.abort(); // during the trial (or its cached answer): the host closed
+    let threw = false;
+    try {
+      await setup;
+    } catch {
+      threw = true;
+    }
+    expect(threw, 'setup returned tools for a host that had closed').to.equal(true);
+    expect(process.listenerCount('exit')).to.equal(before);
   });
 });
