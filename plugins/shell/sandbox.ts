@@ -127,14 +127,25 @@ function isolation(kind: SandboxKind, { workspace, filesystem, writable, network
   ];
 }
 
-/** Trials already run in this process, by argv: a host made again (tests, an embedder) does not pay twice. */
+/**
+ * Trials run (or running) in this process, by argv: a host made again (tests, an embedder) does not
+ * pay twice. A failure is forgotten once known: one that passes (a trial that timed out on a busy
+ * machine) must not leave every later load, under 'auto', without a sandbox.
+ */
 const trials = new Map<string, Promise<string | undefined>>();
 
 /** Why running `true` in the sandbox failed, or undefined when it worked. */
 function trial(kind: SandboxKind, prefix: string[], workspace: string): Promise<string | undefined> {
   const key = JSON.stringify(prefix);
-  if (!trials.has(key)) trials.set(key, runTrial(kind, prefix, workspace));
-  return trials.get(key)!;
+  let running = trials.get(key);
+  if (!running) {
+    running = runTrial(kind, prefix, workspace);
+    trials.set(key, running);
+    void running.then((failure) => {
+      if (failure !== undefined) trials.delete(key);
+    });
+  }
+  return running;
 }
 
 /**

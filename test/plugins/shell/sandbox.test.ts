@@ -178,7 +178,7 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
     }
   });
 
-  it('a trial that hangs fails within its time, even if what it started ignores SIGTERM and holds the pipes', async () => {
+  it('a trial that hangs fails within its time (even if what it started ignores SIGTERM and holds the pipes), and is tried again at the next load', async () => {
     // The sandbox prefix ignores SIGTERM; this bwrap also leaves a process behind holding stderr and fd 3.
     // "auto" then falls back to unshare, which works here: the host must not wait on bwrap for ever.
     const bin = join(tmp.dir, 'hung-bin');
@@ -201,6 +201,10 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
         // Running, not a zombie its new parent has yet to reap.
         .filter((pid) => existsSync(`/proc/${pid}/stat`) && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')));
       expect(alive, 'the trial left processes running').to.deep.equal([]);
+      // The failure is not kept: once bwrap works, the next load (a reload) uses it.
+      process.env.PATH = path;
+      const again = await chooseSandbox({ sandbox: 'auto', filesystem: 'open', network: false, writable: [] }, tmp.dir);
+      expect(again.kind).to.equal('bwrap');
     } finally {
       process.env.PATH = path;
     }
