@@ -73,6 +73,17 @@ describe('loader', () => {
     await host.close();
   });
 
+  it('fails a plugin whose options its own schema cannot check, rather than pass them to setup unchecked', async () => {
+    const { plugins, tools, host } = await statuses([
+      inline('options-unresolvable.ts', { options: { a: 'anything' } }),
+    ]);
+    expect(tools).to.deep.equal([]);
+    expect(plugins[0]!.status).to.equal('failed');
+    expect(plugins[0]!.error!.code).to.equal('RH_ERR_PLUGIN_OPTIONS');
+    expect(plugins[0]!.error!.message).to.contain('cannot be checked');
+    await host.close();
+  });
+
   it('fails the later of two plugins that share a tool name, naming both', async () => {
     const { plugins, host } = await statuses([inline('echo.ts'), inline('collide.ts')]);
     expect(plugins[0]!.status).to.equal('loaded');

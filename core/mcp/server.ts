@@ -9,7 +9,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
   LoggingLevelSchema,
   SetLevelRequestSchema,
   type CallToolResult,
@@ -37,6 +39,9 @@ const NO_ELICITATION: jsonSchemaValidator = {
     errorMessage: 'rousseau-host checks elicitation answers itself',
   }),
 };
+
+/** What the protocol layer checks of a `tools/call` request: its method; the handler parses the rest. */
+const CALL_METHOD = CallToolRequestSchema.pick({ method: true }).loose();
 
 /** How long a result waits after the call's last progress notification (see typescript-sdk#2580). */
 const PROGRESS_SETTLE_MS = 10;
@@ -155,74 +160,75 @@ export function createMcpServer(
   });
 
   // Past the SDK `Server`'s own `setRequestHandler`, whose `tools/call` wrapper parses each request
-  // a second time and each result once more: the protocol layer beneath has parsed the request with
-  // this same schema, and the result is built here from blocks the host has checked (the two parses
-  // and the wrapper's own promise cost about 1 µs of CPU per call). Its one other duty, checking a
-  // task-augmented call's result, has no use here: the host offers no tasks. An SDK upgrade trips a
-  // test (test/mcp/server.test.ts), so the wrapper is read again before it is skipped again.
-  Protocol.prototype.setRequestHandler.call(
-    server,
-    CallToolRequestSchema,
-    async (request, extra): Promise<CallToolResult> => {
-      const h = loaded ?? (await ready);
-      const { name, arguments: args, _meta } = request.params;
-      const options: CallOptions = {
-        signal: extra.signal,
-        onLog: ({ level: ours, message, data }) => {
-          const mcpLevel = MCP_LEVEL[ours];
-          if (SEVERITY.get(mcpLevel)! < level) return;
-          void extra
-            .sendNotification({
-              method: 'notifications/message',
-              params: { level: mcpLevel, logger: name, data: data ? { message, ...data } : message },
-            })
-            .catch(() => {}); // the client left: the call's signal tells the tool
-        },
+  // a second time and each result once more: the request is parsed once, here, and the result is
+  // built from blocks the host has checked (the two parses and the wrapper's own promise cost about
+  // 1 µs of CPU per call). The protocol layer beneath is handed a schema of the method alone: a
+  // request it failed to parse would be answered as an internal error, not as invalid params. The
+  // wrapper's one other duty, checking a task-augmented call's result, has no use here: the host
+  // offers no tasks. An SDK upgrade trips a test (test/mcp/server.test.ts), so the wrapper is read
+  // again before it is skipped again.
+  Protocol.prototype.setRequestHandler.call(server, CALL_METHOD, async (raw, extra): Promise<CallToolResult> => {
+    const parsed = CallToolRequestSchema.safeParse(raw);
+    if (!parsed.success)
+      throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call request: ${parsed.error.message}`);
+    const h = loaded ?? (await ready);
+    const { name, arguments: args, _meta } = parsed.data.params;
+    const options: CallOptions = {
+      signal: extra.signal,
+      onLog: ({ level: ours, message, data }) => {
+        const mcpLevel = MCP_LEVEL[ours];
+        if (SEVERITY.get(mcpLevel)! < level) return;
+        void extra
+          .sendNotification({
+            method: 'notifications/message',
+            params: { level: mcpLevel, logger: name, data: data ? { message, ...data } : message },
+          })
+          .catch(() => {}); // the client left: the call's signal tells the tool
+      },
+    };
+    if (extra.sessionId) options.sessionId = tag ??= sessionTag(extra.sessionId);
+    const caller = callerOf(extra.authInfo);
+    if (caller) options.caller = caller;
+    const { elicit, sample, approve } = clientHandlers(server.getClientCapabilities(), extra);
+    if (elicit) options.elicit = elicit;
+    if (sample) options.sample = sample;
+    if (askClient && approve) options.approve = approve;
+    const token = _meta?.progressToken;
+    let sent: Promise<void> | undefined;
+    if (token !== undefined) {
+      // MCP requires progress to increase; a tool that reports 3 then 2 is not the client's problem.
+      let last = -Infinity;
+      options.onProgress = ({ done, total, message }) => {
+        if (!(done > last)) return;
+        last = done;
+        sent = extra
+          .sendNotification({
+            method: 'notifications/progress',
+            params: {
+              progressToken: token,
+              progress: done,
+              ...(total === undefined ? {} : { total }),
+              ...(message === undefined ? {} : { message }),
+            },
+          })
+          .catch(() => {}); // the client left: the call's signal tells the tool
       };
-      if (extra.sessionId) options.sessionId = tag ??= sessionTag(extra.sessionId);
-      const caller = callerOf(extra.authInfo);
-      if (caller) options.caller = caller;
-      const { elicit, sample, approve } = clientHandlers(server.getClientCapabilities(), extra);
-      if (elicit) options.elicit = elicit;
-      if (sample) options.sample = sample;
-      if (askClient && approve) options.approve = approve;
-      const token = _meta?.progressToken;
-      let sent: Promise<void> | undefined;
-      if (token !== undefined) {
-        // MCP requires progress to increase; a tool that reports 3 then 2 is not the client's problem.
-        let last = -Infinity;
-        options.onProgress = ({ done, total, message }) => {
-          if (!(done > last)) return;
-          last = done;
-          sent = extra
-            .sendNotification({
-              method: 'notifications/progress',
-              params: {
-                progressToken: token,
-                progress: done,
-                ...(total === undefined ? {} : { total }),
-                ...(message === undefined ? {} : { message }),
-              },
-            })
-            .catch(() => {}); // the client left: the call's signal tells the tool
-        };
-      }
-      const place = placesOf(extra.authInfo)?.enter();
-      if (place) options.onRun = place.onRun;
-      const result = await h.call(name, args ?? {}, options);
-      place?.leave();
-      // No answer leaves ahead of its audit line: a host killed once it has answered has audited the call.
-      if (!auditedByTransport) await h.auditWritten();
-      if (sent) {
-        // SDK v1 clients handle notifications a microtask late but responses at once, so progress read
-        // in the same chunk as the response is dropped (typescript-sdk#2580): give the client a moment
-        // to read the progress first. Only calls that reported progress pay for it.
-        await sent;
-        await new Promise((resolve) => setTimeout(resolve, PROGRESS_SETTLE_MS));
-      }
-      return toCallToolResult(result);
-    },
-  );
+    }
+    const place = placesOf(extra.authInfo)?.enter();
+    if (place) options.onRun = place.onRun;
+    const result = await h.call(name, args ?? {}, options);
+    place?.leave();
+    // No answer leaves ahead of its audit line: a host killed once it has answered has audited the call.
+    if (!auditedByTransport) await h.auditWritten();
+    if (sent) {
+      // SDK v1 clients handle notifications a microtask late but responses at once, so progress read
+      // in the same chunk as the response is dropped (typescript-sdk#2580): give the client a moment
+      // to read the progress first. Only calls that reported progress pay for it.
+      await sent;
+      await new Promise((resolve) => setTimeout(resolve, PROGRESS_SETTLE_MS));
+    }
+    return toCallToolResult(result);
+  });
 
   return server;
 }

@@ -94,8 +94,13 @@ async function validateOptions(label: string, schema: unknown, given: unknown): 
   let valid: boolean;
   try {
     valid = Value.Check(linear, value);
-  } catch {
-    return given; // the check reports a schema that does not compile
+  } catch (error) {
+    // A schema typebox accepts may still fail on a value (a `$ref` that refers to itself): the
+    // options are then unchecked, and setup must not get them.
+    throw hostError('RH_ERR_PLUGIN_OPTIONS', [
+      label,
+      `  options cannot be checked against the plugin's options schema: ${messageOf(error)}`,
+    ]);
   }
   if (valid) return value;
   const lines = schemaProblems(Value.Errors(linear, value), value).map((p) => `  options${p.pointer}: ${p.message}`);

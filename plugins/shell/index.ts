@@ -21,6 +21,9 @@ export default definePlugin({
       log.warn(
         `bash runs commands without a sandbox, so they can read the environment of the host's processes (API keys): ${sandbox.unavailable}`,
       );
+    // The host may have closed (or reloaded) while the sandbox was tried: an `abort` listener added
+    // now would never run, and the `exit` one would stay for the life of the process.
+    signal.throwIfAborted();
     const groups = new ProcessGroups();
     const killOnExit = () => groups.killAll();
     process.once('exit', killOnExit);

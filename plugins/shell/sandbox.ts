@@ -127,34 +127,66 @@ function isolation(kind: SandboxKind, { workspace, filesystem, writable, network
   ];
 }
 
-/** Trials already run in this process, by argv: a host made again (tests, an embedder) does not pay twice. */
+/**
+ * Trials run (or running) in this process, by argv: a host made again (tests, an embedder) does not
+ * pay twice. A failure is forgotten once known: one that passes (a trial that timed out on a busy
+ * machine) must not leave every later load, under 'auto', without a sandbox.
+ */
 const trials = new Map<string, Promise<string | undefined>>();
 
 /** Why running `true` in the sandbox failed, or undefined when it worked. */
 function trial(kind: SandboxKind, prefix: string[], workspace: string): Promise<string | undefined> {
   const key = JSON.stringify(prefix);
-  if (!trials.has(key)) trials.set(key, runTrial(kind, prefix, workspace));
-  return trials.get(key)!;
+  let running = trials.get(key);
+  if (!running) {
+    running = runTrial(kind, prefix, workspace);
+    trials.set(key, running);
+    void running.then((failure) => {
+      if (failure !== undefined) trials.delete(key);
+    });
+  }
+  return running;
 }
+
+/**
+ * How long the trial of `true` may take before it counts as a failure (it takes milliseconds): under
+ * 'auto', both trials fit in the default plugin load timeout (10 s), so a hung bwrap still leaves
+ * unshare its turn.
+ */
+const TRIAL_TIMEOUT_MS = 4000;
 
 function runTrial(kind: SandboxKind, prefix: string[], workspace: string): Promise<string | undefined> {
   const [file, ...args] = sandboxed({ kind, prefix }, ['/bin/true']);
+  // In a group of its own, ended with SIGKILL: the prefix ignores SIGTERM (prefixOf), so `timeout`'s
+  // SIGTERM would not end a hung trial, and a process it left would hold the pipes open.
   const child = spawn(file!, args, {
     cwd: workspace,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-    timeout: 10_000,
+    detached: true,
   });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
   return new Promise((resolve) => {
-    child.on('error', (error) => resolve(`${kind}: ${error.message}`));
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // The group ended meanwhile.
+      }
+      resolve(`${kind}: running \`true\` took more than ${TRIAL_TIMEOUT_MS / 1000} s`);
+    }, TRIAL_TIMEOUT_MS);
+    const settle = (failure: string | undefined) => {
+      clearTimeout(timer);
+      resolve(failure);
+    };
+    child.on('error', (error) => settle(`${kind}: ${error.message}`));
     child.on('close', (status, signal) => {
       const message = stderr.trim().replace(/^sh: \d+: exec: /, '');
       // bwrap, unshare and setpriv name themselves in their messages; sh says "exec: bwrap: not found".
-      resolve(status === 0 ? undefined : message || `${kind}: exit ${status ?? signal}`);
+      settle(status === 0 ? undefined : message || `${kind}: exit ${status ?? signal}`);
     });
   });
 }

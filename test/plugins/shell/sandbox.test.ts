@@ -3,9 +3,12 @@
 // CLI under a shell that holds the secret too; the probe reads every /proc/*/environ it can see.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Plugin } from '../../../core/contract.ts';
 import { chooseSandbox } from '../../../plugins/shell/sandbox.ts';
+import { loadPluginModule } from '../load.ts';
+import { toolContext } from '../tool-context.ts';
 import { BIN, ROOT, runCli, tempDir } from '../../helpers.ts';
 
 const SECRET = `sk-test-${process.pid}-${Date.now()}`;
@@ -173,5 +176,58 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
       clearInterval(ticker);
       process.env.PATH = path;
     }
+  });
+
+  it('a trial that hangs fails within its time (even if what it started ignores SIGTERM and holds the pipes), and is tried again at the next load', async () => {
+    // The sandbox prefix ignores SIGTERM; this bwrap also leaves a process behind holding stderr and fd 3.
+    // "auto" then falls back to unshare, which works here: the host must not wait on bwrap for ever.
+    const bin = join(tmp.dir, 'hung-bin');
+    mkdirSync(bin);
+    const pids = join(tmp.dir, 'hung-pids');
+    writeFileSync(join(bin, 'bwrap'), `#!/bin/sh\nsleep 60 & echo $! $$ > ${pids}\nexec sleep 60\n`);
+    chmodSync(join(bin, 'bwrap'), 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:/usr/bin:/bin`;
+    try {
+      // network: false puts the unshare fallback's argv apart from the other tests' (a trial of its own).
+      const sandbox = await chooseSandbox(
+        { sandbox: 'auto', filesystem: 'open', network: false, writable: [] },
+        tmp.dir,
+      );
+      expect(sandbox.kind).to.equal('unshare');
+      const alive = readFileSync(pids, 'utf8')
+        .trim()
+        .split(' ')
+        // Running, not a zombie its new parent has yet to reap.
+        .filter((pid) => existsSync(`/proc/${pid}/stat`) && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+      expect(alive, 'the trial left processes running').to.deep.equal([]);
+      // The failure is not kept: once bwrap works, the next load (a reload) uses it.
+      process.env.PATH = path;
+      const again = await chooseSandbox({ sandbox: 'auto', filesystem: 'open', network: false, writable: [] }, tmp.dir);
+      expect(again.kind).to.equal('bwrap');
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
+  it('a host closed while the sandbox is tried leaves no exit listener behind: setup ends with the abort', async () => {
+    const plugin = (await loadPluginModule<{ default: Plugin }>('plugins/shell/index.ts')).default;
+    const lifetime = new AbortController();
+    const before = process.listenerCount('exit');
+    const setup = plugin.setup!({
+      options: { sandbox: 'unshare' },
+      log: toolContext('/').log,
+      workspace: tmp.dir,
+      signal: lifetime.signal,
+    });
+    lifetime.abort(); // during the trial (or its cached answer): the host closed
+    let threw = false;
+    try {
+      await setup;
+    } catch {
+      threw = true;
+    }
+    expect(threw, 'setup returned tools for a host that had closed').to.equal(true);
+    expect(process.listenerCount('exit')).to.equal(before);
   });
 });
