@@ -50,4 +50,29 @@ describe('schema problems', () => {
     expect(found).to.deep.include({ pointer: '/v/n', message: 'must be integer' });
     expect(found.map((p) => p.message)).to.not.include('must match a schema in anyOf');
   });
+
+  it('speaks only for the union branches whose type the value has', () => {
+    const entry = Type.Union([
+      Type.String(),
+      Type.Object({ module: Type.String(), timeoutMs: Type.Optional(Type.Integer()) }),
+    ]);
+    const schema = Type.Object({ list: Type.Union([Type.Array(entry), Type.Literal(false)]) });
+    // An object entry with a bad field: not "must be string", not "must be false", just the field.
+    expect(problems(schema, { list: [{ module: 'm', timeoutMs: '5s' }] })).to.deep.equal([
+      { pointer: '/list/0/timeoutMs', message: 'must be integer' },
+    ]);
+    const named = Type.Union([Type.Enum(['fs', 'shell']), Type.Object({ name: Type.String(), n: Type.Integer() })]);
+    expect(problems(Type.Object({ b: named }), { b: { name: 'fs', n: 'x' } })).to.deep.equal([
+      { pointer: '/b/n', message: 'must be integer' },
+    ]);
+  });
+
+  it('keeps every branch when the value fits none, or only misses a literal, so no form goes unsaid', () => {
+    const schema = Type.Object({ list: Type.Union([Type.Array(Type.String()), Type.Literal(false)]) });
+    expect(problems(schema, { list: 5 }).map((p) => p.message)).to.include.members(['must be array', 'must be false']);
+    expect(problems(schema, { list: true }).map((p) => p.message)).to.include.members([
+      'must be array',
+      'must be false',
+    ]);
+  });
 });
