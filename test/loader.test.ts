@@ -73,6 +73,19 @@ describe('loader', () => {
     await host.close();
   });
 
+  it('tells an unknown option the nearest one the plugin declares', async () => {
+    const host = await createHost({
+      cwd: FIXTURES,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: [{ name: 'shell', options: { sandbx: 'none' } }] },
+    });
+    const [shell] = host.plugins();
+    await host.close();
+    expect(shell!.error).to.include({ code: 'RH_ERR_PLUGIN_OPTIONS' });
+    expect(shell!.error!.message).to.contain('options/sandbx: unknown key (did you mean "sandbox"?)');
+  });
+
   it('fails the later of two plugins that share a tool name, naming both', async () => {
     const { plugins, host } = await statuses([inline('echo.ts'), inline('collide.ts')]);
     expect(plugins[0]!.status).to.equal('loaded');
