@@ -7,7 +7,7 @@
  */
 import { Compile } from 'typebox/compile';
 import { MAX_TIMEOUT_MS } from './deadlines.ts';
-import { escapeSegment } from './json-pointer.ts';
+import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
 import { linearSchema } from './schema-patterns.ts';
@@ -182,6 +182,7 @@ function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenie
     add(p, m, sev);
   };
   forbiddenKeys(schema, at, counting);
+  danglingRefs(schema, schema, at, counting);
   walkSchema(schema, at, counting, lenient ? 'warning' : 'error');
   const linear = linearSchema(schema, at, counting);
   if (before.count > 0) return;
@@ -209,6 +210,33 @@ function forbiddenKeys(value: unknown, at: string, add: Add): void {
       );
     else forbiddenKeys((value as Record<string, unknown>)[key], p, add);
   }
+}
+
+/**
+ * A `$ref` to a place in the same schema (`#/$defs/x`) that holds no schema. The compiler accepts
+ * it, and then every value fails there ("not allowed here"): each call would be refused as invalid
+ * input, and the model told to fix what it cannot.
+ */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+
+function danglingRefs(root: unknown, value: unknown, at: string, add: Add): void {
+  if (value === null || typeof value !== 'object') return;
+  const ref = (value as Record<string, unknown>).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#')) {
+    let target: unknown;
+    try {
+      target = valueAt(root, segments(decodeURIComponent(ref.slice(1))));
+    } catch {
+      target = undefined; // a fragment that does not decode points nowhere either
+    }
+    if (target === null || (typeof target !== 'object' && typeof target !== 'boolean'))
+      add(
+        `${at}/$ref`,
+        `$ref ${JSON.stringify(ref)} points to no schema in this schema: define it (under $defs) or fix the pointer`,
+      );
+  }
+  for (const [key, sub] of Object.entries(value))
+    if (!DATA_KEYWORDS.has(key)) danglingRefs(root, sub, `${at}/${escapeSegment(key)}`, add);
 }
 
 /** What a property without a description costs, by the schema it is in: who reads it, and for what. */
