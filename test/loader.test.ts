@@ -219,6 +219,10 @@ describe('loader', () => {
     it('says what it tried when nothing resolves', () => {
       expect(() => resolvePlugin('./nope', t.dir)).to.throw(/no file or package at/);
       expect(() => resolvePlugin('ghost', t.dir)).to.throw(/"ghost" or "rousseau-plugin-ghost"/);
+      // A bare name is a package name even when a file of that name is there: the error says how to mean the file.
+      expect(() => resolvePlugin('local/index.ts', t.dir)).to.throw(
+        /there is a file or folder local\/index\.ts here: write \.\/local\/index\.ts to load it/,
+      );
     });
   });
 });
