@@ -257,6 +257,22 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
   for (const t of types)
     if (typeof t !== 'string' || !JSON_TYPES.has(t)) add(`${at}/type`, `unknown JSON type ${JSON.stringify(t)}`);
   if (s.enum !== undefined && !Array.isArray(s.enum)) add(`${at}/enum`, 'enum must be an array');
+  // A limit of the wrong type is not enforced at all (`minLength: '3'` lets "" through).
+  for (const key of COUNT_KEYWORDS) {
+    const v = s[key];
+    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 0))
+      add(
+        `${at}/${key}`,
+        `${key} must be a whole number, 0 or more, got ${JSON.stringify(v)}: it limits nothing otherwise`,
+        style,
+      );
+  }
+  for (const key of BOUND_KEYWORDS) {
+    const v = s[key];
+    // Draft 4's boolean exclusiveMinimum / exclusiveMaximum modify minimum / maximum.
+    if (v !== undefined && !Number.isFinite(v) && !(key.startsWith('exclusive') && typeof v === 'boolean'))
+      add(`${at}/${key}`, `${key} must be a number, got ${JSON.stringify(v)}: it limits nothing otherwise`, style);
+  }
 
   if (s.properties !== undefined) {
     if (kindOf(s.properties) !== 'object') {
@@ -302,6 +318,9 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
   if (kindOf(s.additionalProperties) === 'object')
     walkSchema(s.additionalProperties, `${at}/additionalProperties`, add, style);
 }
+
+const COUNT_KEYWORDS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'];
+const BOUND_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'];
 
 /** Keywords that say what a value may be: a schema with none of them accepts anything. */
 const CONSTRAINING = ['type', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', 'not', '$ref', 'properties', 'items'];

@@ -224,6 +224,21 @@ describe('contract check', () => {
     expect(errors(plugin({ tools: [{ ...goodTool(), inputSchema: inputSchema('#/$defs/Query') }] }))).to.deep.equal([]);
   });
 
+  it('refuses a limit of the wrong type, which would limit nothing', () => {
+    const inputSchema = {
+      type: 'object',
+      properties: {
+        q: { type: 'string', description: 'Q.', minLength: '3', maxLength: 1.5 },
+        n: { type: 'number', description: 'N.', maximum: '10', exclusiveMinimum: true, minimum: 0 },
+      },
+    };
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema }] }))).to.deep.equal([
+      '/tools/0/inputSchema/properties/q/minLength',
+      '/tools/0/inputSchema/properties/q/maxLength',
+      '/tools/0/inputSchema/properties/n/maximum',
+    ]);
+  });
+
   it('checks timeoutMs and annotations', () => {
     expect(pointers(plugin({ tools: [{ ...goodTool(), timeoutMs: -5 }] }))).to.deep.equal(['/tools/0/timeoutMs']);
     // Past 2^31 − 1 ms a Node timer fires at once: a "week-long" timeout would time every call out.
