@@ -61,9 +61,9 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
         add(`${e.instancePath}/${escapeSegment(key)}`, near ? `unknown key (did you mean "${near}"?)` : 'unknown key');
       }
     } else if (e.keyword === 'anyOf' && literalsOf(e, errors).length) {
-      add(e.instancePath, `must be one of ${literalsOf(e, errors).map(describeValue).join(', ')}`);
+      add(e.instancePath, oneOf(literalsOf(e, errors), valueAt(value, segments(e.instancePath))));
     } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
-      add(e.instancePath, `must be one of ${e.params.allowedValues.map(describeValue).join(', ')}`);
+      add(e.instancePath, oneOf(e.params.allowedValues, valueAt(value, segments(e.instancePath))));
     } else if (e.keyword === 'const' && 'allowedValue' in e.params) {
       add(e.instancePath, `must be ${describeValue(e.params.allowedValue)}`);
     } else if (e.keyword === 'anyOf') {
@@ -161,6 +161,19 @@ function propertiesAt(schema: unknown, schemaPath = '#'): Record<string, unknown
   const at = valueAt(schema, segments(schemaPath.replace(/^#/, ''))) as { properties?: unknown } | undefined;
   const properties = at && typeof at === 'object' ? at.properties : undefined;
   return properties && typeof properties === 'object' ? (properties as Record<string, unknown>) : {};
+}
+
+/** `must be one of …`, with the allowed string a misspelt one most likely meant (`proces` → `process`). */
+function oneOf(allowed: readonly unknown[], given: unknown): string {
+  const list = `must be one of ${allowed.map(describeValue).join(', ')}`;
+  const near =
+    typeof given === 'string'
+      ? nearest(
+          given,
+          allowed.filter((v): v is string => typeof v === 'string'),
+        )
+      : undefined;
+  return near === undefined ? list : `${list} (did you mean "${near}"?)`;
 }
 
 /** The known key a typo most likely meant: at most a third of its letters off (one at least). */

@@ -27,6 +27,17 @@ describe('schema problems', () => {
     ]);
   });
 
+  it('suggests the allowed value a misspelt one most likely meant, and none when nothing is near', () => {
+    const schema = Type.Object({
+      isolation: Type.Union([Type.Literal('inline'), Type.Literal('worker'), Type.Literal('process')]),
+      level: Type.Enum(['error', 'warn', 'info', 'debug']),
+    });
+    expect(problems(schema, { isolation: 'proces', level: 'verbose' })).to.deep.equal([
+      { pointer: '/isolation', message: 'must be one of "inline", "worker", "process" (did you mean "process"?)' },
+      { pointer: '/level', message: 'must be one of "error", "warn", "info", "debug"' },
+    ]);
+  });
+
   it('suggests the nearest declared key for an unknown one when given the schema', () => {
     const schema = Type.Object({ city: Type.String(), units: Type.String() }, { additionalProperties: false });
     const value = { city: 'Oslo', units: 'si', unist: 'x', q: 1 };
