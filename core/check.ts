@@ -7,7 +7,7 @@
  */
 import { Compile } from 'typebox/compile';
 import { MAX_TIMEOUT_MS } from './deadlines.ts';
-import { escapeSegment } from './json-pointer.ts';
+import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
 import { linearSchema } from './schema-patterns.ts';
@@ -182,6 +182,7 @@ function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenie
     add(p, m, sev);
   };
   forbiddenKeys(schema, at, counting);
+  danglingRefs(schema, schema, at, counting);
   walkSchema(schema, at, counting, lenient ? 'warning' : 'error');
   const linear = linearSchema(schema, at, counting);
   if (before.count > 0) return;
@@ -211,6 +212,33 @@ function forbiddenKeys(value: unknown, at: string, add: Add): void {
   }
 }
 
+/**
+ * A `$ref` to a place in the same schema (`#/$defs/x`) that holds no schema. The compiler accepts
+ * it, and then every value fails there ("not allowed here"): each call would be refused as invalid
+ * input, and the model told to fix what it cannot.
+ */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+
+function danglingRefs(root: unknown, value: unknown, at: string, add: Add): void {
+  if (value === null || typeof value !== 'object') return;
+  const ref = (value as Record<string, unknown>).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#')) {
+    let target: unknown;
+    try {
+      target = valueAt(root, segments(decodeURIComponent(ref.slice(1))));
+    } catch {
+      target = undefined; // a fragment that does not decode points nowhere either
+    }
+    if (target === null || (typeof target !== 'object' && typeof target !== 'boolean'))
+      add(
+        `${at}/$ref`,
+        `$ref ${JSON.stringify(ref)} points to no schema in this schema: define it (under $defs) or fix the pointer`,
+      );
+  }
+  for (const [key, sub] of Object.entries(value))
+    if (!DATA_KEYWORDS.has(key)) danglingRefs(root, sub, `${at}/${escapeSegment(key)}`, add);
+}
+
 /** What a property without a description costs, by the schema it is in: who reads it, and for what. */
 function undescribedWhy(at: string): string {
   if (at.startsWith('/outputSchema')) return 'the model cannot know what the value means';
@@ -229,6 +257,22 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
   for (const t of types)
     if (typeof t !== 'string' || !JSON_TYPES.has(t)) add(`${at}/type`, `unknown JSON type ${JSON.stringify(t)}`);
   if (s.enum !== undefined && !Array.isArray(s.enum)) add(`${at}/enum`, 'enum must be an array');
+  // A limit of the wrong type is not enforced at all (`minLength: '3'` lets "" through).
+  for (const key of COUNT_KEYWORDS) {
+    const v = s[key];
+    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 0))
+      add(
+        `${at}/${key}`,
+        `${key} must be a whole number, 0 or more, got ${JSON.stringify(v)}: it limits nothing otherwise`,
+        style,
+      );
+  }
+  for (const key of BOUND_KEYWORDS) {
+    const v = s[key];
+    // Draft 4's boolean exclusiveMinimum / exclusiveMaximum modify minimum / maximum.
+    if (v !== undefined && !Number.isFinite(v) && !(key.startsWith('exclusive') && typeof v === 'boolean'))
+      add(`${at}/${key}`, `${key} must be a number, got ${JSON.stringify(v)}: it limits nothing otherwise`, style);
+  }
 
   if (s.properties !== undefined) {
     if (kindOf(s.properties) !== 'object') {
@@ -274,6 +318,9 @@ function walkSchema(schema: unknown, at: string, add: Add, style: Violation['sev
   if (kindOf(s.additionalProperties) === 'object')
     walkSchema(s.additionalProperties, `${at}/additionalProperties`, add, style);
 }
+
+const COUNT_KEYWORDS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'];
+const BOUND_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'];
 
 /** Keywords that say what a value may be: a schema with none of them accepts anything. */
 const CONSTRAINING = ['type', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', 'not', '$ref', 'properties', 'items'];

@@ -305,7 +305,9 @@ function unknownTool(
   return {
     ok: false,
     code: 'unknown_tool',
-    content: `Unknown tool "${name}". ${known.length ? `Available tools: ${known.join(', ')}.` : 'No tools are loaded.'}`,
+    // A caller the policy hides every tool from is told so, not that nothing loaded: an operator
+    // reading it would go looking for a plugin failure that is not there.
+    content: `Unknown tool "${name}". ${known.length ? `Available tools: ${known.join(', ')}.` : caller ? 'No tool is open to this caller.' : 'No tools are loaded.'}`,
   };
 }
 

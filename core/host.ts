@@ -3,6 +3,7 @@
  * CLI, the agent loop and the MCP server are built on it and nothing here knows about them.
  */
 import { setMaxListeners } from 'node:events';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, validateConfig } from './config.ts';
 import type { HostConfig } from './config-schema.ts';
@@ -138,6 +139,10 @@ function closedResult(): CallResult {
   return { isError: true, code: 'cancelled', content: hostError('RH_ERR_HOST_CLOSED', []).message, durationMs: 0 };
 }
 
+function isDirectory(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+}
+
 /** Loads the config and every plugin. Throws `HostError` only for a config that cannot be used. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
   const cwd = resolve(options.cwd ?? process.cwd());
@@ -150,6 +155,12 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const workspace = resolve(
     options.workspace ?? (config.workspace ? resolve(loaded.dir, config.workspace) : loaded.dir),
   );
+  // A typo here would otherwise confine the tools to an empty tree the audit file then creates.
+  if (options.workspace === undefined && config.workspace !== undefined && !isDirectory(workspace))
+    throw hostError('RH_ERR_CONFIG_INVALID', [
+      loaded.file ?? 'the config object',
+      `  workspace: no directory at ${workspace} (the path is relative to the config's directory)`,
+    ]);
   const policy = compilePolicy(config.policy, loaded.file ?? 'the config object');
   // An empty variable is an unset one, as a shell's `ROUSSEAU_HOST_ID=` means.
   const hostId = options.hostId ?? (process.env.ROUSSEAU_HOST_ID || defaultHostId());

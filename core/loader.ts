@@ -297,10 +297,14 @@ export function resolvePlugin(specifier: string, dir: string): string {
     const file = resolvePackage(name, dir);
     if (file) return file;
   }
+  // `check p/tool.ts` names a file that is there: a bare specifier is a package name, so say how to mean the file.
+  const hint = resolveFile(resolve(dir, specifier))
+    ? `; there is a file or folder ${specifier} here: write ./${specifier} to load it`
+    : ' (install it, or write a path starting with ./)';
   throw hostError('RH_ERR_PLUGIN_NOT_FOUND', [
     specifier,
     dir,
-    `no package ${candidates.map((c) => `"${c}"`).join(' or ')} in node_modules (install it, or write a path starting with ./)`,
+    `no package ${candidates.map((c) => `"${c}"`).join(' or ')} in node_modules${hint}`,
   ]);
 }
 

@@ -1,7 +1,10 @@
 /**
  * Validator errors as one problem per line, for people and for models: unknown keys named, the
  * duplicate `boolean` ("schema is false") errors dropped, and a union's catch-all dropped when a
- * branch said something more specific. Config errors, plugin options and tool input all use it.
+ * branch said something more specific. When the value has the type of some branches of a union,
+ * the other branches' errors ("must be string" for an object entry) are dropped too: only the
+ * branches the value could have meant say what is wrong. Config errors, plugin options and tool
+ * input all use it.
  */
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { patternTextLimit } from './linear-regex.ts';
@@ -43,7 +46,9 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
         ),
       ),
   );
+  const offType = offTypeBranchErrors(errors, value);
   for (const e of errors) {
+    if (offType.has(e)) continue;
     if (e.keyword === 'boolean' && unknownKeys.has(e.instancePath)) continue; // restates the unknown key below
     if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`)))
       continue;
@@ -56,9 +61,9 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
         add(`${e.instancePath}/${escapeSegment(key)}`, near ? `unknown key (did you mean "${near}"?)` : 'unknown key');
       }
     } else if (e.keyword === 'anyOf' && literalsOf(e, errors).length) {
-      add(e.instancePath, `must be one of ${literalsOf(e, errors).map(describeValue).join(', ')}`);
+      add(e.instancePath, oneOf(literalsOf(e, errors), valueAt(value, segments(e.instancePath))));
     } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
-      add(e.instancePath, `must be one of ${e.params.allowedValues.map(describeValue).join(', ')}`);
+      add(e.instancePath, oneOf(e.params.allowedValues, valueAt(value, segments(e.instancePath))));
     } else if (e.keyword === 'const' && 'allowedValue' in e.params) {
       add(e.instancePath, `must be ${describeValue(e.params.allowedValue)}`);
     } else if (e.keyword === 'anyOf') {
@@ -76,6 +81,52 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
     }
   }
   return out;
+}
+
+/**
+ * For each failed union where the value has the type of some branches but not of others: the
+ * errors of the others, and the union's own catch-all (a branch of the right type says more).
+ * A union of literals keeps its catch-all, which lists the values.
+ */
+function offTypeBranchErrors(errors: readonly SchemaError[], value: unknown): Set<SchemaError> {
+  const drop = new Set<SchemaError>();
+  for (const u of errors) {
+    if (u.keyword !== 'anyOf' || u.schemaPath === undefined) continue;
+    const prefix = `${u.schemaPath}/anyOf/`;
+    const byBranch = new Map<string, SchemaError[]>();
+    for (const o of errors) {
+      if (o === u || !o.schemaPath?.startsWith(prefix)) continue;
+      const branch = o.schemaPath.slice(prefix.length).split('/')[0]!;
+      const list = byBranch.get(branch);
+      if (list) list.push(o);
+      else byBranch.set(branch, [o]);
+    }
+    const at = valueAt(value, segments(u.instancePath));
+    const wrongType = [...byBranch.values()].filter((list) =>
+      list.some((o) => o.instancePath === u.instancePath && isTypeMismatch(o, at)),
+    );
+    const rightType = [...byBranch.values()].filter((list) => !wrongType.includes(list));
+    // Only literals of the right type left (`true` where `false` is allowed): the whole union says more.
+    const onlyLiterals = rightType.every((list) =>
+      list.every((o) => o.instancePath === u.instancePath && (o.keyword === 'const' || o.keyword === 'enum')),
+    );
+    if (wrongType.length === 0 || rightType.length === 0 || onlyLiterals) continue;
+    for (const o of wrongType.flat()) drop.add(o);
+    if (literalsOf(u, errors).length === 0) drop.add(u);
+  }
+  return drop;
+}
+
+/** `e` says the value `at` (where `e` is) has a type the schema does not take at all. */
+function isTypeMismatch(e: SchemaError, at: unknown): boolean {
+  if (e.keyword === 'type') return true;
+  const allowed =
+    e.keyword === 'enum' ? e.params.allowedValues : e.keyword === 'const' ? [e.params.allowedValue] : undefined;
+  return Array.isArray(allowed) && !allowed.some((v) => typeOf(v) === typeOf(at));
+}
+
+function typeOf(v: unknown): string {
+  return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
 }
 
 /** The errors of the direct branches of the failed `anyOf` `u`. */
@@ -110,6 +161,19 @@ function propertiesAt(schema: unknown, schemaPath = '#'): Record<string, unknown
   const at = valueAt(schema, segments(schemaPath.replace(/^#/, ''))) as { properties?: unknown } | undefined;
   const properties = at && typeof at === 'object' ? at.properties : undefined;
   return properties && typeof properties === 'object' ? (properties as Record<string, unknown>) : {};
+}
+
+/** `must be one of …`, with the allowed string a misspelt one most likely meant (`proces` → `process`). */
+function oneOf(allowed: readonly unknown[], given: unknown): string {
+  const list = `must be one of ${allowed.map(describeValue).join(', ')}`;
+  const near =
+    typeof given === 'string'
+      ? nearest(
+          given,
+          allowed.filter((v): v is string => typeof v === 'string'),
+        )
+      : undefined;
+  return near === undefined ? list : `${list} (did you mean "${near}"?)`;
 }
 
 /** The known key a typo most likely meant: at most a third of its letters off (one at least). */

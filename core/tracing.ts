@@ -11,6 +11,7 @@
 import { createRequire } from 'node:module';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import type { Attributes, Span, Tracer, TracerProvider } from '@opentelemetry/api';
+import { HOST_INFO } from './identity.ts';
 import type { CallResult } from './types.ts';
 
 /** The instrumentation scope every span of the host is recorded under. */
@@ -42,7 +43,7 @@ function otel(): { api: typeof OpenTelemetry; noop: TracerProvider } {
  * registered through another copy of the API is not our proxy, and counts as registered.
  */
 export function activeTracer(): Tracer | undefined {
-  return registeredTracerProvider() && otel().api.trace.getTracerProvider().getTracer(TRACER_NAME);
+  return registeredTracerProvider() && otel().api.trace.getTracerProvider().getTracer(TRACER_NAME, HOST_INFO.version);
 }
 
 /** The tracer provider an SDK registered (the API's proxy unwrapped), else undefined. */

@@ -209,6 +209,36 @@ describe('contract check', () => {
     expect(v?.message).to.contain('"b"');
   });
 
+  it('refuses a $ref to nothing in the schema, which would refuse every call as invalid input', () => {
+    const inputSchema = (ref: string) => ({
+      type: 'object',
+      properties: { q: { $ref: ref, description: 'Q.' } },
+      $defs: { Query: { type: 'string' } },
+      // Data that looks like a schema is not one: its $ref is not followed.
+      default: { q: { $ref: '#/nowhere' } },
+    });
+    const [v, ...rest] = errors(plugin({ tools: [{ ...goodTool(), inputSchema: inputSchema('#/$defs/Qeury') }] }));
+    expect(rest).to.deep.equal([]);
+    expect(v?.pointer).to.equal('/tools/0/inputSchema/properties/q/$ref');
+    expect(v?.message).to.contain('"#/$defs/Qeury"').and.contain('points to no schema');
+    expect(errors(plugin({ tools: [{ ...goodTool(), inputSchema: inputSchema('#/$defs/Query') }] }))).to.deep.equal([]);
+  });
+
+  it('refuses a limit of the wrong type, which would limit nothing', () => {
+    const inputSchema = {
+      type: 'object',
+      properties: {
+        q: { type: 'string', description: 'Q.', minLength: '3', maxLength: 1.5 },
+        n: { type: 'number', description: 'N.', maximum: '10', exclusiveMinimum: true, minimum: 0 },
+      },
+    };
+    expect(pointers(plugin({ tools: [{ ...goodTool(), inputSchema }] }))).to.deep.equal([
+      '/tools/0/inputSchema/properties/q/minLength',
+      '/tools/0/inputSchema/properties/q/maxLength',
+      '/tools/0/inputSchema/properties/n/maximum',
+    ]);
+  });
+
   it('checks timeoutMs and annotations', () => {
     expect(pointers(plugin({ tools: [{ ...goodTool(), timeoutMs: -5 }] }))).to.deep.equal(['/tools/0/timeoutMs']);
     // Past 2^31 − 1 ms a Node timer fires at once: a "week-long" timeout would time every call out.

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyPath, loadConfig, validateConfig } from '../core/config.ts';
 import { HostError } from '../core/errors.ts';
+import { createHost } from '../core/host.ts';
 import { runCli, tempDir } from './helpers.ts';
 
 function configError(fn: () => unknown): HostError {
@@ -109,6 +110,32 @@ describe('config', () => {
     expect(e2.message).to.contain('plugins[0].name');
     const e3 = configError(() => validateConfig({ builtins: ['fs', 'ftp'] }, 'cfg.json'));
     expect(e3.message).to.contain('builtins[1]');
+  });
+
+  it('refuses a workspace that is not a directory, naming the key, and creates nothing there', async () => {
+    const t = tempDir();
+    try {
+      t.write('rousseau.config.json', JSON.stringify({ builtins: ['fs'], workspace: './wrokspace' }));
+      mkdirSync(join(t.dir, 'workspace'));
+      const error = await createHost({ cwd: t.dir }).then(
+        (host) => host.close().then(() => undefined),
+        (e: unknown) => e,
+      );
+      expect(error).to.be.instanceOf(HostError).and.include({ code: 'RH_ERR_CONFIG_INVALID' });
+      expect((error as HostError).message)
+        .to.contain(join(t.dir, 'rousseau.config.json'))
+        .and.contain(`workspace: no directory at ${join(t.dir, 'wrokspace')}`);
+      expect(existsSync(join(t.dir, 'wrokspace'))).to.equal(false);
+      t.write(
+        'rousseau.config.json',
+        JSON.stringify({ builtins: ['fs'], workspace: './workspace', log: { audit: false } }),
+      );
+      const host = await createHost({ cwd: t.dir });
+      expect(host.workspace).to.equal(join(t.dir, 'workspace'));
+      await host.close();
+    } finally {
+      t.cleanup();
+    }
   });
 
   it('turns JSON pointers into key paths', () => {

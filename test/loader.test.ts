@@ -84,6 +84,19 @@ describe('loader', () => {
     await host.close();
   });
 
+  it('tells an unknown option the nearest one the plugin declares', async () => {
+    const host = await createHost({
+      cwd: FIXTURES,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: [{ name: 'shell', options: { sandbx: 'none' } }] },
+    });
+    const [shell] = host.plugins();
+    await host.close();
+    expect(shell!.error).to.include({ code: 'RH_ERR_PLUGIN_OPTIONS' });
+    expect(shell!.error!.message).to.contain('options/sandbx: unknown key (did you mean "sandbox"?)');
+  });
+
   it('fails the later of two plugins that share a tool name, naming both', async () => {
     const { plugins, host } = await statuses([inline('echo.ts'), inline('collide.ts')]);
     expect(plugins[0]!.status).to.equal('loaded');
@@ -217,6 +230,10 @@ describe('loader', () => {
     it('says what it tried when nothing resolves', () => {
       expect(() => resolvePlugin('./nope', t.dir)).to.throw(/no file or package at/);
       expect(() => resolvePlugin('ghost', t.dir)).to.throw(/"ghost" or "rousseau-plugin-ghost"/);
+      // A bare name is a package name even when a file of that name is there: the error says how to mean the file.
+      expect(() => resolvePlugin('local/index.ts', t.dir)).to.throw(
+        /there is a file or folder local\/index\.ts here: write \.\/local\/index\.ts to load it/,
+      );
     });
   });
 });

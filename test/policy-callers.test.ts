@@ -191,7 +191,14 @@ describe('policy: callers and scopes', () => {
         config: {
           builtins: false,
           plugins: [{ module: './tools.mjs', isolation: 'inline' }],
-          policy: { default: 'allow', deny: [{ tool: 'admin_*', reason: 'admins only' }], allow: [] },
+          policy: {
+            default: 'allow',
+            deny: [
+              { tool: 'admin_*', reason: 'admins only' },
+              { tool: '*', callers: ['scraper'], reason: 'reads /metrics only' },
+            ],
+            allow: [],
+          },
         },
       });
     });
@@ -208,6 +215,9 @@ describe('policy: callers and scopes', () => {
       // Not even its schema shows through: bad input to a hidden tool is still an unknown tool.
       expect(await host.call('admin_reset', '{"x":', { caller: alice })).to.include({ code: 'unknown_tool' });
       expect(await host.call('open', {}, { caller: alice })).to.include({ isError: false, content: 'open' });
+      // A caller that sees no tool at all is told that, not that none loaded.
+      const shut = await host.call('open', {}, { caller: { ...alice, name: 'scraper' } });
+      expect(shut.content).to.equal('Unknown tool "open". No tool is open to this caller.');
       const local = await host.call('admin_reset', {});
       expect(local).to.include({ code: 'denied' });
       expect(local.content).to.include('admins only');

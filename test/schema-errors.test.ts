@@ -27,6 +27,17 @@ describe('schema problems', () => {
     ]);
   });
 
+  it('suggests the allowed value a misspelt one most likely meant, and none when nothing is near', () => {
+    const schema = Type.Object({
+      isolation: Type.Union([Type.Literal('inline'), Type.Literal('worker'), Type.Literal('process')]),
+      level: Type.Enum(['error', 'warn', 'info', 'debug']),
+    });
+    expect(problems(schema, { isolation: 'proces', level: 'verbose' })).to.deep.equal([
+      { pointer: '/isolation', message: 'must be one of "inline", "worker", "process" (did you mean "process"?)' },
+      { pointer: '/level', message: 'must be one of "error", "warn", "info", "debug"' },
+    ]);
+  });
+
   it('suggests the nearest declared key for an unknown one when given the schema', () => {
     const schema = Type.Object({ city: Type.String(), units: Type.String() }, { additionalProperties: false });
     const value = { city: 'Oslo', units: 'si', unist: 'x', q: 1 };
@@ -49,5 +60,30 @@ describe('schema problems', () => {
     const found = problems(schema, { v: { n: 'x' } });
     expect(found).to.deep.include({ pointer: '/v/n', message: 'must be integer' });
     expect(found.map((p) => p.message)).to.not.include('must match a schema in anyOf');
+  });
+
+  it('speaks only for the union branches whose type the value has', () => {
+    const entry = Type.Union([
+      Type.String(),
+      Type.Object({ module: Type.String(), timeoutMs: Type.Optional(Type.Integer()) }),
+    ]);
+    const schema = Type.Object({ list: Type.Union([Type.Array(entry), Type.Literal(false)]) });
+    // An object entry with a bad field: not "must be string", not "must be false", just the field.
+    expect(problems(schema, { list: [{ module: 'm', timeoutMs: '5s' }] })).to.deep.equal([
+      { pointer: '/list/0/timeoutMs', message: 'must be integer' },
+    ]);
+    const named = Type.Union([Type.Enum(['fs', 'shell']), Type.Object({ name: Type.String(), n: Type.Integer() })]);
+    expect(problems(Type.Object({ b: named }), { b: { name: 'fs', n: 'x' } })).to.deep.equal([
+      { pointer: '/b/n', message: 'must be integer' },
+    ]);
+  });
+
+  it('keeps every branch when the value fits none, or only misses a literal, so no form goes unsaid', () => {
+    const schema = Type.Object({ list: Type.Union([Type.Array(Type.String()), Type.Literal(false)]) });
+    expect(problems(schema, { list: 5 }).map((p) => p.message)).to.include.members(['must be array', 'must be false']);
+    expect(problems(schema, { list: true }).map((p) => p.message)).to.include.members([
+      'must be array',
+      'must be false',
+    ]);
   });
 });

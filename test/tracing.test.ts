@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { Agent } from '../core/agent/agent.ts';
 import { anthropicProvider } from '../core/agent/providers/anthropic.ts';
 import type { Host } from '../core/host.ts';
+import { HOST_INFO } from '../core/identity.ts';
 import { kitHost } from './agent/helpers.ts';
 import { ROOT } from './helpers.ts';
 import { ANTHROPIC_TEST_KEY, startAnthropicServer } from './fixtures/providers/anthropic-server.ts';
@@ -51,6 +52,8 @@ describe('tracing (OpenTelemetry)', () => {
     const [span, more] = spans();
     expect(more).to.equal(undefined);
     expect(span!.name).to.equal('execute_tool greet');
+    // The scope says which host version recorded it, as a backend groups spans by it.
+    expect(span!.instrumentationScope).to.include({ name: 'rousseau-host', version: HOST_INFO.version });
     expect(span!.kind).to.equal(SpanKind.INTERNAL);
     expect(span!.attributes).to.deep.equal({
       'gen_ai.operation.name': 'execute_tool',

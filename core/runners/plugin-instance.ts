@@ -103,6 +103,8 @@ async function validateOptions(label: string, schema: unknown, given: unknown): 
     ]);
   }
   if (valid) return value;
-  const lines = schemaProblems(Value.Errors(linear, value), value).map((p) => `  options${p.pointer}: ${p.message}`);
+  const lines = schemaProblems(Value.Errors(linear, value), value, linear).map(
+    (p) => `  options${p.pointer}: ${p.message}`,
+  );
   throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, lines.join('\n')]);
 }
