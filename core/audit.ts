@@ -123,6 +123,49 @@ function json(value: string): string {
 /** The policy's verdict, and a call's result code: closed sets of plain words, written without escaping. */
 type Verdict = 'allow' | 'ask' | 'deny';
 
+/** `,"decision":"…"` for each verdict: the same few texts on every line. */
+const DECISION: Record<Verdict, string> = {
+  allow: ',"decision":"allow"',
+  ask: ',"decision":"ask"',
+  deny: ',"decision":"deny"',
+};
+
+/**
+ * Milliseconds as JSON writes them, for a value rounded to the microsecond (the dispatcher's
+ * `durationMs` and `approvalMs`): the whole milliseconds, then the fraction from a table. Turning a
+ * double into its shortest text costs more than the rest of a line; an integer is cheap.
+ */
+function millis(ms: number): string {
+  const micros = Math.round(ms * 1000);
+  // Outside this range (never a duration), or not a whole number of microseconds: as JSON writes it.
+  if (!(micros >= 0 && micros < 1e15) || micros / 1000 !== ms) return String(ms);
+  const fraction = micros % 1000;
+  return `${(micros - fraction) / 1000}${FRACTIONS[fraction]}`;
+}
+
+/** `''`, `.001` … `.999` without trailing zeros (`.5`, `.25`): the fraction of a millisecond value. */
+const FRACTIONS = Array.from({ length: 1000 }, (_, i) =>
+  i === 0 ? '' : `.${String(i).padStart(3, '0').replace(/0+$/, '')}`,
+);
+
+/**
+ * `,"plugin":…,"tool":…` of one tool's lines, made once per tool rather than on each line. Keyed by
+ * the tool, checked against the plugin (a reload may move a tool); only registered tools are kept
+ * (an unknown name is the caller's, and would grow this without bound), and at most `TOOL_PIECES`.
+ */
+const toolPieces = new Map<string, { plugin: string; text: string }>();
+const TOOL_PIECES = 1024;
+
+function toolPiece(plugin: string | undefined, tool: string): string {
+  if (plugin === undefined) return `,"tool":${json(tool)}`;
+  const kept = toolPieces.get(tool);
+  if (kept !== undefined && kept.plugin === plugin) return kept.text;
+  const text = `,"plugin":${json(plugin)},"tool":${json(tool)}`;
+  if (toolPieces.size >= TOOL_PIECES) toolPieces.clear();
+  toolPieces.set(tool, { plugin, text });
+  return text;
+}
+
 /** The fields of a `decision` line (docs/policy.md, "The audit trail"), in the order written. */
 export interface DecisionFields {
   callId: string;
@@ -142,20 +185,24 @@ export interface DecisionFields {
   source?: string | undefined;
 }
 
+/**
+ * The line is made of as few pieces as it can be (each `+` is a string of its own, flattened again
+ * when the line is encoded): the fixed texts joined into one, the tool's from `toolPiece`.
+ */
 export function decisionEntry(d: DecisionFields): AuditEntry {
   return (head) => {
     const input = d.input.get();
     let line = `${head},"event":"decision","callId":${json(d.callId)}`;
     if (d.sessionId) line += `,"sessionId":${json(d.sessionId)}`;
     if (d.caller !== undefined) line += `,"caller":${json(d.caller)}`;
-    line += `,"plugin":${json(d.plugin)},"tool":${json(d.tool)},"inputSha256":"${input.inputSha256}","inputBytes":${input.inputBytes},"input":${JSON.stringify(input.input)}`;
+    line += `${toolPiece(d.plugin, d.tool)},"inputSha256":"${input.inputSha256}","inputBytes":${input.inputBytes},"input":${JSON.stringify(input.input)}`;
     if (input.inputTruncated) line += ',"inputTruncated":true';
-    line += `,"decision":"${d.decision}"`;
+    line += DECISION[d.decision];
     if (d.rule !== undefined) line += `,"rule":${json(d.rule)}`;
     if (d.reason) line += `,"reason":${json(d.reason)}`;
     if (d.answer) line += `,"answer":${json(d.answer)}`;
     if (d.answeredBy !== undefined) line += `,"answeredBy":${json(d.answeredBy)}`;
-    if (d.approvalMs !== undefined) line += `,"approvalMs":${d.approvalMs}`;
+    if (d.approvalMs !== undefined) line += `,"approvalMs":${millis(d.approvalMs)}`;
     if (d.source) line += `,"source":${json(d.source)}`;
     return `${line}}`;
   };
@@ -187,15 +234,14 @@ export function callEntry(c: CallFields): AuditEntry {
     let line = `${head},"event":"call","callId":${json(c.callId)}`;
     if (c.sessionId) line += `,"sessionId":${json(c.sessionId)}`;
     if (c.caller !== undefined) line += `,"caller":${json(c.caller)}`;
-    if (c.plugin !== undefined) line += `,"plugin":${json(c.plugin)}`;
-    line += `,"tool":${json(c.tool)}`;
+    line += toolPiece(c.plugin, c.tool);
     if (c.input) line += `,"inputSha256":"${c.input.get().inputSha256}"`;
-    if (c.decision !== undefined) line += `,"decision":"${c.decision}"`;
+    if (c.decision !== undefined) line += DECISION[c.decision];
     if (c.rule !== undefined) line += `,"rule":${json(c.rule)}`;
-    line += `,"outcome":"${c.outcome}"`;
+    line += c.outcome === 'ok' ? ',"outcome":"ok"' : ',"outcome":"error"';
     if (c.code) line += `,"code":"${c.code}"`;
-    line += `,"durationMs":${c.durationMs}`;
-    if (c.approvalMs !== undefined) line += `,"approvalMs":${c.approvalMs}`;
+    line += `,"durationMs":${millis(c.durationMs)}`;
+    if (c.approvalMs !== undefined) line += `,"approvalMs":${millis(c.approvalMs)}`;
     line += `,"bytes":${Buffer.byteLength(c.content)}`;
     if (c.truncated) line += ',"truncated":true';
     return `${line}}`;

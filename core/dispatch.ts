@@ -18,6 +18,7 @@ import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
 import { type GuardedCall, runGuarded, type Shutdown } from './guarded-run.ts';
+import type { List } from './list.ts';
 import type { Logger } from './log.ts';
 import { capOutput, DEFAULT_MAX_OUTPUT_BYTES, type Failed, normalise, type Step } from './output.ts';
 import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
@@ -42,7 +43,7 @@ export interface DispatchEnv {
   /** Host shutdown: aborts every call in flight. */
   closing: AbortSignal;
   /** Each run in flight; the host shuts them down on close (cheaper than a listener per call). */
-  inflight: Set<Shutdown>;
+  inflight: List<Shutdown>;
   /** Set when an OpenTelemetry SDK was registered as the host was created: each call is then a span. */
   tracer?: Tracer;
   /** Told of each call as it ends (`host.onCallEnd`); empty costs a length check per call. */

@@ -10,6 +10,7 @@ import { abortable } from './abortable.ts';
 import type { Authorization, ElicitResult, SampleResult } from './contract.ts';
 import { deadline, type Deadline } from './deadlines.ts';
 import { messageOf, type ResultCode } from './errors.ts';
+import type { List, ListNode } from './list.ts';
 import type { Logger } from './log.ts';
 import { type Failed, outcomeFailure, type Step } from './output.ts';
 import { readElicitRequest, readElicitResult, readSampleRequest, readSampleResult } from './questions.ts';
@@ -31,7 +32,7 @@ export interface GuardedCall {
     /** Host shutdown: aborts every call in flight. */
     closing: AbortSignal;
     /** Each run in flight; the host shuts them down on close (cheaper than a listener per call). */
-    inflight: Set<Shutdown>;
+    inflight: List<Shutdown>;
   };
   readonly id: string;
   readonly options: CallOptions;
@@ -76,6 +77,8 @@ class GuardedRun implements RunRequest, Shutdown {
   /** The runner has the call and has not answered yet: the slot is ours. */
   private running = false;
   private deadline?: Deadline;
+  /** Its place among the host's runs in flight. */
+  private listed?: ListNode<Shutdown>;
   /** The time left on the call's clock when it last started or resumed (`ctx.elicit` stops it), and when that was. */
   private clockLeft = 0;
   private clockSince = 0;
@@ -258,7 +261,7 @@ class GuardedRun implements RunRequest, Shutdown {
       this.onCancel = () => this.cancel();
       this.external.addEventListener('abort', this.onCancel, { once: true });
     }
-    this.call.env.inflight.add(this);
+    this.listed = this.call.env.inflight.push(this);
     const { limiter } = this.registered.plugin;
     if (limiter.tryAcquire()) {
       this.run();
@@ -339,7 +342,7 @@ class GuardedRun implements RunRequest, Shutdown {
     this.settled = true;
     this.deadline?.cancel();
     if (this.onCancel) this.external!.removeEventListener('abort', this.onCancel);
-    this.call.env.inflight.delete(this);
+    if (this.listed) this.call.env.inflight.remove(this.listed);
     this.resolve(ran);
   }
 }

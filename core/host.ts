@@ -13,6 +13,7 @@ import { loadPlugins } from './loader.ts';
 import { defaultHostId, hostIdProblem } from './identity.ts';
 import { createMcpRunner } from './runners/mcp-client.ts';
 import { createAuditSink, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink } from './audit.ts';
+import { List } from './list.ts';
 import { createLogger, type Logger } from './log.ts';
 import { compilePolicy, type Policy, type PolicyContext, type PolicyDecision } from './policy.ts';
 import { Registry } from './registry.ts';
@@ -285,7 +286,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     auditInputCap: config.log?.auditInputCap ?? DEFAULT_AUDIT_INPUT_CAP,
     log,
     closing: closing.signal,
-    inflight: new Set(),
+    inflight: new List(),
     // Asked once: an SDK registers its provider before the host is made (docs/serve.md, "Metrics and tracing").
     ...(tracer ? { tracer } : {}),
     callEnd: [],

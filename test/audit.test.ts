@@ -481,6 +481,32 @@ describe('audit trail', () => {
     );
   });
 
+  it('writes durationMs and approvalMs as JSON writes the microsecond-rounded number, whatever it is', () => {
+    const time = '2026-12-02T18:00:00.123Z';
+    const values = [0, 0.001, 0.01, 0.1, 0.5, 0.25, 0.999, 1, 1.5, 12.34, 999.999, 1000, 86_400_000.001, 1e12 + 0.5];
+    // The dispatcher's rounding of a random duration, many times over.
+    for (let i = 0; i < 2000; i++) values.push(Math.round(Math.random() * 10 ** (i % 9) * 1000) / 1000);
+    // Not a whole microsecond, or out of any duration's range: still what JSON writes.
+    values.push(0.0001, 1.23456, -0.001, 1e21, Number.MAX_SAFE_INTEGER);
+    for (const ms of values) {
+      const line = callEntry({ callId: 'c', tool: 't', outcome: 'ok', durationMs: ms, approvalMs: ms, content: '' })(
+        lineHead(time),
+      );
+      expect(line, String(ms)).to.equal(
+        JSON.stringify({
+          time,
+          event: 'call',
+          callId: 'c',
+          tool: 't',
+          outcome: 'ok',
+          durationMs: ms,
+          approvalMs: ms,
+          bytes: 0,
+        }),
+      );
+    }
+  });
+
   it('every line of a host carries its id, second after time, in each kind of line', async () => {
     const h = await host({}, { hostId: 'h1.example-2' });
     expect(h.hostId).to.equal('h1.example-2');
