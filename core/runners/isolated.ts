@@ -19,6 +19,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { abortable } from '../abortable.ts';
 import { hostError, HostError, messageOf } from '../errors.ts';
+import { CallTable } from '../call-table.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { ToolAnnotations } from '../contract.ts';
 import { isLogLevel, type Logger } from '../log.ts';
@@ -139,7 +140,7 @@ interface Sandbox {
   lane: Lane;
   ready: Promise<LoadedPlugin>;
   exited: Promise<void>;
-  calls: Map<number, Pending>;
+  calls: CallTable<Pending>;
   /** Process groups the plugin started and that are still running. */
   children: Set<number>;
   /** What the isolate said of its death (it comes just before its exit). */
@@ -280,7 +281,7 @@ class IsolatedRunner implements PluginRunner {
     const box = {
       state: { name: 'loading', restart, loadTimer },
       lane,
-      calls: new Map(),
+      calls: new CallTable(),
       children: new Set(),
       rerunnable: new Set(),
       ready: new Promise<LoadedPlugin>((resolve, reject) => Object.assign(settlers, { resolve, reject })),

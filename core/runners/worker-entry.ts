@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
+import { CallTable } from '../call-table.ts';
 import type { Authorization, ElicitResult, SampleResult } from '../contract.ts';
 import { HostError, hostError, messageOf } from '../errors.ts';
 import { isLogLevel, LOG_LEVELS, type LogLevel } from '../log.ts';
@@ -63,7 +64,8 @@ const pluginLog = portLogger({
     relay({ type: 'log', level, message, ...(meta ? { meta } : {}) });
   },
 });
-const calls = new Map<number, WorkerCall>();
+/** The calls running here, by the host's id (a Map would cost each call ~0.6 µs: call-table.ts). */
+const calls = new CallTable<WorkerCall>();
 /** `ctx.authorize` requests waiting for the host's answer, by `seq`. */
 const authorizations = new Map<number, (result: Authorization) => void>();
 let nextAuthorization = 0;
