@@ -4,8 +4,11 @@
  * long-lived `Map` does that badly (list.ts says why: ~0.6 µs a call once the Map is old). Here an
  * id has a slot in an array, `id` modulo its length; the few ids whose slot is still held by an
  * older call (one that ran while as many others came and went) go to a Map made only while needed.
+ * Ids are non-negative safe integers; `get` and `has` take anything (an isolate's messages name the
+ * call they are about, and the plugin's code can post any value there) and find nothing for the rest.
  */
 export class CallTable<T> implements Iterable<[number, T]> {
+  /** The id in each slot; NaN, which equals no id, when the slot is free. */
   private readonly ids: Float64Array;
   private readonly calls: (T | undefined)[];
   private readonly mask: number;
@@ -16,7 +19,7 @@ export class CallTable<T> implements Iterable<[number, T]> {
   /** `slots`: a power of two, more than the calls usually in flight at once. */
   constructor(slots = 64) {
     if (!Number.isInteger(Math.log2(slots))) throw new RangeError(`slots must be a power of two, got ${slots}`);
-    this.ids = new Float64Array(slots).fill(-1);
+    this.ids = new Float64Array(slots).fill(Number.NaN);
     this.calls = new Array<T | undefined>(slots).fill(undefined);
     this.mask = slots - 1;
   }
@@ -25,39 +28,44 @@ export class CallTable<T> implements Iterable<[number, T]> {
     return this.count;
   }
 
-  get(id: number): T | undefined {
+  get(id: unknown): T | undefined {
+    if (typeof id !== 'number') return undefined; // `id & mask` would throw on a BigInt
     const slot = id & this.mask;
     return this.ids[slot] === id ? this.calls[slot] : this.overflow?.get(id);
   }
 
-  has(id: number): boolean {
+  has(id: unknown): boolean {
     return this.get(id) !== undefined;
   }
 
-  /** Sets the call of `id` (`value` is never `undefined`). */
+  /** Sets the call of `id` (`value` is never `undefined`); the same id again replaces it. */
   set(id: number, value: T): void {
+    if (!(Number.isSafeInteger(id) && id >= 0)) throw new RangeError(`a call id is a non-negative integer, got ${id}`);
     const slot = id & this.mask;
     if (this.ids[slot] === id) {
       this.calls[slot] = value;
       return;
     }
-    if (this.ids[slot] === -1) {
+    if (this.overflow?.has(id)) {
+      this.overflow.set(id, value); // kept aside when it came: its slot may have come free since
+      return;
+    }
+    if (Number.isNaN(this.ids[slot])) {
       this.ids[slot] = id;
       this.calls[slot] = value;
     } else {
       this.overflow ??= new Map();
-      const had = this.overflow.has(id);
       this.overflow.set(id, value);
-      if (had) return;
     }
     this.count++;
   }
 
   /** Whether there was a call of `id` to delete. */
   delete(id: number): boolean {
+    if (typeof id !== 'number') return false;
     const slot = id & this.mask;
     if (this.ids[slot] === id) {
-      this.ids[slot] = -1;
+      this.ids[slot] = Number.NaN;
       this.calls[slot] = undefined;
     } else if (this.overflow?.delete(id)) {
       if (this.overflow.size === 0) this.overflow = undefined;
@@ -73,11 +81,14 @@ export class CallTable<T> implements Iterable<[number, T]> {
     return this.entries().map(([, value]) => value);
   }
 
-  /** `[id, call]`, oldest id first. A copy: the table may change while it is gone through. */
+  /**
+   * `[id, call]`, oldest id first. A copy, unlike a Map's iterator: a call deleted while the copy is
+   * gone through is still in it, and one set meanwhile is not.
+   */
   entries(): [number, T][] {
     const entries: [number, T][] = [];
     for (let slot = 0; slot < this.ids.length; slot++) {
-      if (this.ids[slot] !== -1) entries.push([this.ids[slot]!, this.calls[slot] as T]);
+      if (!Number.isNaN(this.ids[slot])) entries.push([this.ids[slot]!, this.calls[slot] as T]);
     }
     if (this.overflow) entries.push(...this.overflow);
     return entries.sort(([a], [b]) => a - b);

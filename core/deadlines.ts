@@ -3,10 +3,10 @@
  *
  * Calls with the same timeout reach their deadlines in the order they started, so each duration's
  * pending deadlines form a queue whose first entry is the next to expire. Starting and finishing a
- * call is then a push and a remove on a list (list.ts: a Set here cost more than the rest of this). A Node timer per call cost twice that
- * on every call, most of it creating and tearing down Node's timer list for the duration whenever
- * calls run one at a time. The one timer wakes for the oldest pending deadline only, and keeps the
- * process alive exactly while a call is pending, as a timer per call did.
+ * call is then a push and a remove on a list (list.ts says why not a Set). A Node timer per call
+ * cost far more on every call, most of it creating and tearing down Node's timer list for the
+ * duration whenever calls run one at a time. The one timer wakes for the oldest pending deadline
+ * only, and keeps the process alive exactly while a call is pending, as a timer per call did.
  */
 
 // The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.

@@ -47,6 +47,50 @@ describe('CallTable', () => {
     expect(table.entries()).to.deep.equal([]);
   });
 
+  it('replaces a call kept aside even once its slot has come free, and never counts it twice', () => {
+    const table = new CallTable<string>(4);
+    table.set(1, 'long');
+    table.set(5, 'five'); // slot 1 is held: kept aside
+    table.delete(1);
+    table.set(5, 'five again');
+    expect(table.entries()).to.deep.equal([[5, 'five again']]);
+    expect(table.size).to.equal(1);
+    table.delete(5);
+    expect(table.get(5)).to.equal(undefined);
+    expect(table.size).to.equal(0);
+  });
+
+  it('finds nothing for what is not a call id, and never throws on it (an isolate names calls in its messages)', () => {
+    const table = new CallTable<string>(4);
+    table.set(0, 'zero');
+    table.set(1, 'one');
+    for (const id of [
+      1n,
+      -1,
+      -0.5,
+      1.5,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      '1',
+      { id: 1 },
+      [1],
+      null,
+      undefined,
+      2 ** 53 + 1,
+    ]) {
+      expect(table.get(id), String(id)).to.equal(undefined);
+      expect(table.has(id), String(id)).to.equal(false);
+    }
+    expect(table.delete(-1)).to.equal(false);
+    expect(table.size).to.equal(2);
+    expect(() => table.set(-1, 'x')).to.throw(RangeError, /non-negative integer/);
+    expect(() => table.set(1.5, 'x')).to.throw(RangeError);
+    expect(table.entries()).to.deep.equal([
+      [0, 'zero'],
+      [1, 'one'],
+    ]);
+  });
+
   it('takes only a power of two as its number of slots', () => {
     expect(() => new CallTable(12)).to.throw(RangeError, /power of two/);
   });

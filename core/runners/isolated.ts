@@ -393,7 +393,9 @@ class IsolatedRunner implements PluginRunner {
         }
         break;
       case 'culprit':
-        if (!isEnding(box)) box.culprit ??= { id: message.id, tool: message.tool, timedOut: false };
+        // Only a well-formed report: the plugin's code can post one too.
+        if (!isEnding(box) && typeof message.id === 'number' && typeof message.tool === 'string')
+          box.culprit ??= { id: message.id, tool: message.tool, timedOut: false };
         break;
     }
   }

@@ -48,7 +48,8 @@ export const startProcess: StartIsolate = (data, spec, events) => {
   let lastStarted = 0;
   child.on('message', (message: FromWorker) => {
     if (message.type === 'started') {
-      lastStarted = message.id;
+      // The plugin's code can post this too: only a number is an id (`startedBy` does arithmetic on it).
+      if (typeof message.id === 'number') lastStarted = message.id;
       return;
     }
     watchReported(message);

@@ -40,5 +40,17 @@ for (const isolation of ['worker', 'process'] as const) {
         expect(lines).to.deep.include(logged);
       });
     }
+
+    it('survives every message that names a call naming it by a BigInt or another non-id, and keeps serving', async () => {
+      const result = await host.call('noise', { kind: 'ids' });
+      expect(result.isError, result.content).to.equal(false);
+      expect(result.content).to.equal('ok'); // not the forged result
+      // The isolate dies with those reports behind it: the host sorts its calls (the ids it reported
+      // as started go into arithmetic there) and goes on.
+      const died = await host.call('noise', { kind: 'ids-then-exit' });
+      expect(died.isError).to.equal(true);
+      expect(died.code).to.equal('crashed');
+      expect((await host.call('noise', { kind: 'plain' })).isError).to.equal(false);
+    });
   });
 }
