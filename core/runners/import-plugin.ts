@@ -21,8 +21,12 @@ import { messageOf } from '../errors.ts';
 import { hostAliases, PACKAGE_ROOT } from '../paths.ts';
 import type { PluginLoader } from '../types.ts';
 
-/** jiti, imported on first use: ~100 ms a plugin that Node's own loader takes never pays. */
-let jiti: Promise<Jiti> | undefined;
+/**
+ * jiti, loaded on first use: ~100 ms a plugin that Node's own loader takes never pays. Required, not
+ * imported: an `import()` of its CommonJS bundle has Node's ES module loader scan the bundle's
+ * 190 KB for named exports, which cost each worker ~2.6 MiB of RSS more (docs/isolation.md, "Memory").
+ */
+let jiti: Jiti | undefined;
 
 export interface ImportedPlugin {
   /** The module's default export; `undefined` when it has none (the contract check then says so). */
@@ -52,11 +56,12 @@ export async function importPlugin(
   }
   if (fresh) forgetModules(file);
   // jiti's transpile cache (fsCache) is on by default; JITI_FS_CACHE=false or a directory overrides it.
-  jiti ??= import('jiti').then(({ createJiti }) =>
-    createJiti(import.meta.url, { alias: hostAliases(), interopDefault: true }),
-  );
+  jiti ??= (createRequire(import.meta.url)('jiti') as typeof import('jiti')).createJiti(import.meta.url, {
+    alias: hostAliases(),
+    interopDefault: true,
+  });
   try {
-    return { exported: pluginOf(await (await jiti).import(file)), loader: 'jiti' };
+    return { exported: pluginOf(await jiti.import(file)), loader: 'jiti' };
   } catch (error) {
     throw withThrowSite(error);
   }
