@@ -70,7 +70,7 @@ export async function instantiatePlugin(exported: unknown, ctx: InstanceContext)
 
 async function validateOptions(label: string, schema: unknown, given: unknown): Promise<unknown> {
   // Loaded only for a plugin with options: in a worker, typebox is ~1.3 MiB of each plugin's memory,
-  // and the code that fills defaults and words the errors (with node:v8, which it loads) ~0.2 MiB.
+  // and the code that fills defaults and words the errors ~0.2 MiB.
   const [{ checkedLinearSchema }, { Value }, { applyDefaults }, { schemaProblems }] = await Promise.all([
     import('../schema-patterns.ts'),
     import('typebox/value'),
