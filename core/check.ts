@@ -5,14 +5,12 @@
  * serves inline, worker and MCP plugins. It returns every violation at once, each with the file, the
  * tool and a JSON pointer, so an author fixes them in one pass.
  */
-import { Compile } from 'typebox/compile';
 import { MAX_TIMEOUT_MS } from './deadlines.ts';
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
 import { linearSchema } from './schema-patterns.ts';
 import type { Violation } from './types.ts';
-import { messageOf } from './errors.ts';
 
 export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
 export const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
@@ -174,23 +172,43 @@ function checkObjectSchema(schema: unknown, at: string, add: Add, style: Violati
   checkSchema(s, at, add, { lenient: style === 'warning' });
 }
 
-/** Structural checks TypeBox's compiler does not make, regexes that must run linear, then a compile. */
+/**
+ * Structural checks, and the regexes, which must run linear. The schema is not compiled here: the
+ * registry compiles it at its tool's first call (a load of many plugins would pay for every schema
+ * otherwise). What typebox's compiler throws on is refused here first: a regex it cannot build
+ * (linearSchema), a `$ref` whose fragment does not decode (danglingRefs), and nesting deep enough to
+ * exhaust the stack.
+ */
 function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenient: boolean }): void {
-  const before = { count: 0 };
-  const counting: Add = (p, m, sev) => {
-    if ((sev ?? 'error') === 'error') before.count++;
-    add(p, m, sev);
-  };
-  forbiddenKeys(schema, at, counting);
-  danglingRefs(schema, schema, at, counting);
-  walkSchema(schema, at, counting, lenient ? 'warning' : 'error');
-  const linear = linearSchema(schema, at, counting);
-  if (before.count > 0) return;
-  try {
-    Compile(linear as never);
-  } catch (error) {
-    add(at, `schema does not compile: ${messageOf(error)}`);
+  const deep = tooDeep(schema, MAX_SCHEMA_DEPTH);
+  if (deep !== undefined) {
+    add(
+      at + deep,
+      `the schema nests deeper than ${MAX_SCHEMA_DEPTH} levels (objects and arrays): flatten it, or name the repeated part under $defs and $ref it`,
+    );
+    return; // the walks below recurse as deep as the schema goes
   }
+  forbiddenKeys(schema, at, add);
+  danglingRefs(schema, schema, at, add);
+  walkSchema(schema, at, add, lenient ? 'warning' : 'error');
+  linearSchema(schema, at, add);
+}
+
+/**
+ * Objects and arrays nested in a schema, at most. typebox's compiler recurses once or more per
+ * level and ran out of stack at ~400; no hand-written schema comes near this.
+ */
+const MAX_SCHEMA_DEPTH = 128;
+
+/** The pointer (below `value`) of the first object or array nested `depth` levels down, if any. */
+function tooDeep(value: unknown, depth: number): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth === 0) return '';
+  for (const key of Object.keys(value)) {
+    const below = tooDeep((value as Record<string, unknown>)[key], depth - 1);
+    if (below !== undefined) return `/${escapeSegment(key)}${below}`;
+  }
+  return undefined;
 }
 
 /**
@@ -215,13 +233,14 @@ function forbiddenKeys(value: unknown, at: string, add: Add): void {
 /**
  * A `$ref` to a place in the same schema (`#/$defs/x`) that holds no schema. The compiler accepts
  * it, and then every value fails there ("not allowed here"): each call would be refused as invalid
- * input, and the model told to fix what it cannot.
+ * input, and the model told to fix what it cannot. And a `$ref` or `$dynamicRef` elsewhere whose
+ * fragment does not decode (`other.json#%zz`), on which the compiler throws.
  */
 const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
 
 function danglingRefs(root: unknown, value: unknown, at: string, add: Add): void {
   if (value === null || typeof value !== 'object') return;
-  const ref = (value as Record<string, unknown>).$ref;
+  const { $ref: ref, $dynamicRef: dynamicRef } = value as Record<string, unknown>;
   if (typeof ref === 'string' && ref.startsWith('#')) {
     let target: unknown;
     try {
@@ -234,9 +253,22 @@ function danglingRefs(root: unknown, value: unknown, at: string, add: Add): void
         `${at}/$ref`,
         `$ref ${JSON.stringify(ref)} points to no schema in this schema: define it (under $defs) or fix the pointer`,
       );
-  }
+  } else undecodable('$ref', ref, at, add);
+  undecodable('$dynamicRef', dynamicRef, at, add);
   for (const [key, sub] of Object.entries(value))
     if (!DATA_KEYWORDS.has(key)) danglingRefs(root, sub, `${at}/${escapeSegment(key)}`, add);
+}
+
+function undecodable(keyword: string, uri: unknown, at: string, add: Add): void {
+  if (typeof uri !== 'string' || !uri.includes('#')) return;
+  try {
+    decodeURIComponent(uri.slice(uri.indexOf('#') + 1));
+  } catch {
+    add(
+      `${at}/${keyword}`,
+      `${keyword} ${JSON.stringify(uri)} has a fragment that does not decode: a % must be followed by two hex digits`,
+    );
+  }
 }
 
 /** What a property without a description costs, by the schema it is in: who reads it, and for what. */

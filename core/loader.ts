@@ -7,7 +7,7 @@
  * soon as it and every plugin before it are in, so which of two colliding plugins wins never
  * depends on timing (docs/mcp.md, "Start-up").
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { abortable } from './abortable.ts';
 import { createRequire } from 'node:module';
@@ -309,10 +309,19 @@ export function resolvePlugin(specifier: string, dir: string): string {
 }
 
 function resolveFile(target: string): string | undefined {
-  if (existsSync(target) && statSync(target).isFile()) return target;
-  if (existsSync(target) && statSync(target).isDirectory())
-    return packageEntry(target) ?? esmResolve(join(target, 'index'));
+  const stats = statOf(target);
+  if (stats?.isFile()) return target;
+  if (stats?.isDirectory()) return packageEntry(target) ?? esmResolve(join(target, 'index'));
   return esmResolve(target);
+}
+
+/** A path's stats, or undefined where none can be read (missing, under a file, not permitted). */
+function statOf(target: string): Stats | undefined {
+  try {
+    return statSync(target);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Node's own lookup of a bare name from `dir` (each `node_modules` upward), to the package's directory. */

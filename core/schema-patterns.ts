@@ -76,6 +76,8 @@ function rewrite(
       if (key === 'pattern') return [key, pattern(value, here, problem)];
       if (LIST.has(key) && Array.isArray(value)) return [key, value.map((s, i) => sub(s, `${here}/${i}`))];
       if (ONE.has(key)) return [key, sub(value, here)];
+      // typebox walks a map given as an array too (`dependencies: [{ … }]`), compiling each entry.
+      if (MAP.has(key) && Array.isArray(value)) return [key, value.map((s, i) => sub(s, `${here}/${i}`))];
       if (MAP.has(key) && isRecord(value))
         return [
           key,

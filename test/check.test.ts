@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Type from 'typebox';
 import { checkPlugin } from '../core/check.ts';
 import { describePlugin, describeTool } from '../core/plugin-report.ts';
+import { compileLinear } from '../core/schema-patterns.ts';
 import { runCli, tempDir } from './helpers.ts';
 
 const FILE = '/plugins/p.ts';
@@ -350,6 +351,56 @@ describe('contract check', () => {
       expect(v.filter((x) => x.severity === 'error').map((x) => x.pointer)).to.deep.equal([
         '/tools/0/inputSchema/properties/__proto__',
       ]);
+    });
+  });
+
+  describe('what the compiler would throw on, refused without compiling (the registry compiles at the first call)', () => {
+    /** `{ a: <schema nested depth levels> }`: each level an array whose items are the next. */
+    const nested = (depth: number) => {
+      let inner: Record<string, unknown> = { type: 'string', description: 'Leaf.' };
+      for (let i = 1; i < depth; i++) inner = { type: 'array', description: 'Level.', items: inner };
+      return { type: 'object', properties: { a: inner }, additionalProperties: false };
+    };
+    const withSchema = (inputSchema: unknown) => plugin({ tools: [{ ...goodTool(), inputSchema }] });
+
+    it('refuses a schema nested past the limit at the pointer where it goes too deep; one within it compiles', () => {
+      const v = errors(withSchema(nested(400))); // typebox's compiler runs out of stack on this one
+      expect(v).to.have.length(1);
+      expect(v[0]!.pointer).to.equal(`/tools/0/inputSchema/properties/a${'/items'.repeat(126)}`);
+      expect(v[0]!.message).to.contain('nests deeper than 128 levels');
+      const within = nested(120);
+      expect(errors(withSchema(within))).to.deep.equal([]);
+      expect(compileLinear(within).Check({ a: [] })).to.equal(true);
+    });
+
+    it('refuses a $ref or $dynamicRef elsewhere whose fragment does not decode', () => {
+      const inputSchema = {
+        type: 'object',
+        properties: {
+          a: { $ref: 'other.json#%zz', description: 'A.' },
+          b: { $dynamicRef: '#/%E0', description: 'B.' },
+        },
+        additionalProperties: false,
+      };
+      expect(() => compileLinear(inputSchema)).to.throw(/URI malformed/);
+      const v = errors(withSchema(inputSchema));
+      expect(v.map((x) => x.pointer)).to.deep.equal([
+        '/tools/0/inputSchema/properties/a/$ref',
+        '/tools/0/inputSchema/properties/b/$dynamicRef',
+      ]);
+      expect(v[0]!.message).to.equal(
+        '$ref "other.json#%zz" has a fragment that does not decode: a % must be followed by two hex digits',
+      );
+    });
+
+    it('vets the regexes of a map of schemas written as an array, which the compiler walks too', () => {
+      const inputSchema = {
+        type: 'object',
+        properties: {},
+        dependencies: [{ type: 'string', pattern: 'a]{' }],
+        additionalProperties: false,
+      };
+      expect(pointers(withSchema(inputSchema))).to.deep.equal(['/tools/0/inputSchema/dependencies/0/pattern']);
     });
   });
 

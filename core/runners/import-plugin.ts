@@ -14,15 +14,19 @@
 import { readFileSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { createRequire } from 'node:module';
-import { extname, join, sep } from 'node:path';
+import { dirname, extname, join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Jiti } from 'jiti';
 import { messageOf } from '../errors.ts';
 import { hostAliases, PACKAGE_ROOT } from '../paths.ts';
 import type { PluginLoader } from '../types.ts';
 
-/** jiti, imported on first use: ~100 ms a plugin that Node's own loader takes never pays. */
-let jiti: Promise<Jiti> | undefined;
+/**
+ * jiti, loaded on first use: ~100 ms a plugin that Node's own loader takes never pays. Required, not
+ * imported: an `import()` of its CommonJS bundle has Node's ES module loader scan the bundle's
+ * 190 KB for named exports, which cost each worker ~2.6 MiB of RSS more (docs/isolation.md, "Memory").
+ */
+let jiti: Jiti | undefined;
 
 export interface ImportedPlugin {
   /** The module's default export; `undefined` when it has none (the contract check then says so). */
@@ -41,7 +45,7 @@ export async function importPlugin(
   fresh = false,
   thread: 'host' | 'isolate' = 'host',
 ): Promise<ImportedPlugin> {
-  if (takesNativeImport(file, thread)) {
+  if (takesNativeImport(file, thread, fresh)) {
     try {
       return { exported: pluginOf(await import(nativeUrl(file, fresh))), loader: 'native' };
     } catch (error) {
@@ -52,11 +56,12 @@ export async function importPlugin(
   }
   if (fresh) forgetModules(file);
   // jiti's transpile cache (fsCache) is on by default; JITI_FS_CACHE=false or a directory overrides it.
-  jiti ??= import('jiti').then(({ createJiti }) =>
-    createJiti(import.meta.url, { alias: hostAliases(), interopDefault: true }),
-  );
+  jiti ??= (createRequire(import.meta.url)('jiti') as typeof import('jiti')).createJiti(import.meta.url, {
+    alias: hostAliases(),
+    interopDefault: true,
+  });
   try {
-    return { exported: pluginOf(await (await jiti).import(file)), loader: 'jiti' };
+    return { exported: pluginOf(await jiti.import(file)), loader: 'jiti' };
   } catch (error) {
     throw withThrowSite(error);
   }
@@ -104,15 +109,28 @@ const NATIVE_EXTENSIONS = new Set(['.ts', '.mts', '.js', '.mjs']);
  * CommonJS are jiti's; so is TypeScript in an isolate, where the type stripper would be loaded for
  * this one plugin.
  */
-function takesNativeImport(file: string, thread: 'host' | 'isolate'): boolean {
+function takesNativeImport(file: string, thread: 'host' | 'isolate', fresh: boolean): boolean {
   if (!NATIVE) return false;
   const ext = extname(file);
   if (!NATIVE_EXTENSIONS.has(ext)) return false;
   if (ext.endsWith('ts') && (thread === 'isolate' || file.includes(`${sep}node_modules${sep}`))) return false;
   if (ext.startsWith('.m')) return true;
-  const manifest = node.findPackageJSON?.(pathToFileURL(file).href);
-  return manifest === undefined || packageType(manifest) === 'module';
+  const dir = dirname(file);
+  let esm = esmDirs.get(dir);
+  if (esm === undefined || fresh) {
+    const manifest = node.findPackageJSON?.(pathToFileURL(file).href);
+    esm = manifest === undefined || packageType(manifest) === 'module';
+    esmDirs.set(dir, esm);
+  }
+  return esm;
 }
+
+/**
+ * Whether a directory's files are ES modules, by its package.json, asked once per directory: a
+ * folder of many plugins would otherwise find and read the same package.json for each. A reload
+ * (`fresh`) asks again, since the package.json may have been edited.
+ */
+const esmDirs = new Map<string, boolean>();
 
 function packageType(manifest: string): unknown {
   try {

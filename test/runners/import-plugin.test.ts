@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { node22 } from '../../scripts/node22.ts';
-import { FIXTURES } from '../helpers.ts';
+import { createHost } from '../../core/index.ts';
+import { FIXTURES, tempDir } from '../helpers.ts';
 
 const SCRIPT = join(FIXTURES, 'native-import', 'load-plugins.mjs');
 
@@ -78,5 +79,45 @@ describe('importPlugin: which loader takes a plugin', () => {
     const outcome = run(node22());
     expect(outcome.typeStripping).to.equal(true);
     expectNative(outcome);
+  });
+
+  it("loads jiti in a worker with require: Node's ES module loader never scans its CommonJS bundle", async () => {
+    // An import() of jiti had Node's loader parse jiti's 190 KB bundle for its exports in each
+    // worker (cjs-module-lexer): ~2.6 MiB of RSS per worker plugin (docs/isolation.md, "Memory").
+    const tmp = tempDir();
+    try {
+      tmp.write(
+        'probe.ts',
+        `import Type from 'typebox';
+export default {
+  name: 'probe',
+  version: '1.0.0',
+  tools: [{
+    name: 'modules',
+    description: 'Which of Node\\'s own modules this thread loaded.',
+    inputSchema: Type.Object({}, { additionalProperties: false }),
+    execute: () => JSON.stringify((process as unknown as { moduleLoadList: string[] }).moduleLoadList),
+  }],
+};
+`,
+      );
+      const config = {
+        builtins: false as const,
+        policy: { default: 'allow' as const },
+        plugins: [{ module: './probe.ts', isolation: 'worker' as const }],
+      };
+      const host = await createHost({ cwd: tmp.dir, audit: false, logLevel: 'error', config });
+      try {
+        expect(host.plugins().map((p) => [p.status, p.loader])).to.deep.equal([['loaded', 'jiti']]);
+        const result = await host.call('modules', {});
+        const loaded = JSON.parse(result.content as string) as string[];
+        expect(loaded).to.include('NativeModule vm'); // jiti's: the list is the worker's own
+        expect(loaded.filter((m) => m.includes('cjs-module-lexer'))).to.deep.equal([]);
+      } finally {
+        await host.close();
+      }
+    } finally {
+      tmp.cleanup();
+    }
   });
 });
