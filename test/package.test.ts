@@ -18,14 +18,15 @@ function tsc(cwd: string): Promise<{ code: number; output: string }> {
 }
 
 /**
- * A consumer's project in `dir`: `rousseau-host` (this repo) and `links` from the repo's
+ * A consumer's project: `rousseau-host` (this repo), typebox and @types/node from the repo's
  * node_modules installed by symlink, a plain strict tsconfig over `src/`.
  */
-function consumerProject(tmp: ReturnType<typeof tempDir>, name: string, links: string[]): void {
+function consumerProject(tmp: ReturnType<typeof tempDir>): void {
   mkdirSync(join(tmp.dir, 'node_modules', '@types'), { recursive: true });
   symlinkSync(ROOT, join(tmp.dir, 'node_modules', 'rousseau-host'));
-  for (const link of links) symlinkSync(join(ROOT, 'node_modules', link), join(tmp.dir, 'node_modules', link));
-  tmp.write('package.json', JSON.stringify({ name, type: 'module' }));
+  for (const link of ['typebox', '@types/node'])
+    symlinkSync(join(ROOT, 'node_modules', link), join(tmp.dir, 'node_modules', link));
+  tmp.write('package.json', JSON.stringify({ name: 'consumer', type: 'module' }));
   tmp.write(
     'tsconfig.json',
     JSON.stringify({
@@ -41,23 +42,21 @@ function consumerProject(tmp: ReturnType<typeof tempDir>, name: string, links: s
   );
 }
 
-/** The `error TSnnnn` lines of a tsc run that must fail. */
-async function tscErrors(cwd: string): Promise<{ errors: string[]; output: string }> {
-  const { code, output } = await tsc(cwd);
-  expect(code, output).to.not.equal(0);
-  return { errors: output.split('\n').filter((line) => /error TS\d+/.test(line)), output };
-}
-
+// One project and one tsc run for both cases (each a folder of src/ with one deliberate type error):
+// tsc is most of this file's time. Each test takes every error outside the other case's folder, so
+// an error anywhere else (the package's own types included) fails both.
 describe('the package for a TypeScript project', function () {
   this.timeout(60_000);
+  let tmp: ReturnType<typeof tempDir>;
+  let errors: string[];
+  let output: string;
 
-  it("type-checks a plugin and an embedder under the author's own strict options, with exactly their own type errors reported", async () => {
-    const tmp = tempDir();
-    try {
-      consumerProject(tmp, 'rousseau-plugin-typed', ['typebox', '@types/node']);
-      tmp.write(
-        'src/index.ts',
-        `import Type from 'typebox';
+  before(async () => {
+    tmp = tempDir();
+    consumerProject(tmp);
+    tmp.write(
+      'src/plugin/index.ts',
+      `import Type from 'typebox';
 import { createHost, definePlugin, defineTool, type CallResult } from 'rousseau-host';
 export default definePlugin({
   name: 'typed',
@@ -69,43 +68,42 @@ export async function shout(text: string): Promise<CallResult> {
   try { return await host.call('shout', { text }); } finally { await host.close(); }
 }
 `,
-      );
-      // The input's type comes from the schema: a number method on a string field must be the one error.
-      tmp.write(
-        'src/wrong.ts',
-        `import Type from 'typebox';\nimport { defineTool } from 'rousseau-host';\nexport const t = defineTool({ name: 'n', description: 'd', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), async execute({ text }) { return text.toFixed(1); } });\n`,
-      );
-      const { errors, output } = await tscErrors(tmp.dir);
-      expect(errors, output).to.have.length(1);
-      expect(errors[0]).to.match(
-        /^src\/wrong\.ts\(3,\d+\): error TS\d+: Property 'toFixed' does not exist on type 'string'/,
-      );
-    } finally {
-      tmp.cleanup();
-    }
-  });
-
-  it("types the vendored typebox (rousseau-host/vendor/typebox and its subpaths) for a consumer's tsc", async () => {
-    const tmp = tempDir();
-    try {
-      consumerProject(tmp, 'consumer', ['@types/node']);
-      // Typed, the one error is the wrong field type; untyped, it would be TS7016 (no declaration file) instead.
-      tmp.write(
-        'src/index.ts',
-        `import Type, { type Static } from 'rousseau-host/vendor/typebox';
+    );
+    // The input's type comes from the schema: a number method on a string field must be the one error.
+    tmp.write(
+      'src/plugin/wrong.ts',
+      `import Type from 'typebox';\nimport { defineTool } from 'rousseau-host';\nexport const t = defineTool({ name: 'n', description: 'd', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), async execute({ text }) { return text.toFixed(1); } });\n`,
+    );
+    // Typed, the one error is the wrong field type; untyped, it would be TS7016 (no declaration file) instead.
+    tmp.write(
+      'src/vendor/index.ts',
+      `import Type, { type Static } from 'rousseau-host/vendor/typebox';
 import { Compile } from 'rousseau-host/vendor/typebox/compile';
 const schema = Type.Object({ city: Type.String() });
 export const ok: boolean = Compile(schema).Check({ city: 'Oslo' });
 export const wrong: Static<typeof schema> = { city: 42 };
 `,
-      );
-      const { errors, output } = await tscErrors(tmp.dir);
-      expect(errors, output).to.have.length(1);
-      expect(errors[0]).to.match(
-        /^src\/index\.ts\(5,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/,
-      );
-    } finally {
-      tmp.cleanup();
-    }
+    );
+    const result = await tsc(tmp.dir);
+    output = result.output;
+    expect(result.code, output).to.not.equal(0);
+    errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
+  });
+  after(() => tmp?.cleanup());
+
+  it("type-checks a plugin and an embedder under the author's own strict options, with exactly their own type errors reported", () => {
+    const own = errors.filter((line) => !line.startsWith('src/vendor/'));
+    expect(own, output).to.have.length(1);
+    expect(own[0]).to.match(
+      /^src\/plugin\/wrong\.ts\(3,\d+\): error TS\d+: Property 'toFixed' does not exist on type 'string'/,
+    );
+  });
+
+  it("types the vendored typebox (rousseau-host/vendor/typebox and its subpaths) for a consumer's tsc", () => {
+    const own = errors.filter((line) => !line.startsWith('src/plugin/'));
+    expect(own, output).to.have.length(1);
+    expect(own[0]).to.match(
+      /^src\/vendor\/index\.ts\(5,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/,
+    );
   });
 });

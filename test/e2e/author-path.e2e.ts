@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { ROOT, tempDir } from '../helpers.ts';
-import { run } from './helpers.ts';
+import { run } from '../scaffold/helpers.ts';
 
 /** PATH without this clone's node_modules/.bin (`npm test` puts it first). */
 const PATH = (process.env.PATH ?? '')
