@@ -5,7 +5,9 @@
  * serves inline, worker and MCP plugins. It returns every violation at once, each with the file, the
  * tool and a JSON pointer, so an author fixes them in one pass.
  */
+import { Compile } from 'typebox/compile';
 import { MAX_TIMEOUT_MS } from './deadlines.ts';
+import { messageOf } from './errors.ts';
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
@@ -173,11 +175,12 @@ function checkObjectSchema(schema: unknown, at: string, add: Add, style: Violati
 }
 
 /**
- * Structural checks, and the regexes, which must run linear. The schema is not compiled here: the
- * registry compiles it at its tool's first call (a load of many plugins would pay for every schema
- * otherwise). What typebox's compiler throws on is refused here first: a regex it cannot build
- * (linearSchema), a `$ref` whose fragment does not decode (danglingRefs), and nesting deep enough to
- * exhaust the stack.
+ * Structural checks TypeBox's compiler does not make, regexes that must run linear, then a compile.
+ * The compile stays here, at load (in the plugin's own worker or process when it is isolated, under
+ * its load timeout): a schema the compiler throws on must fail the load, not each call, and what it
+ * throws on is open-ended (an enum of thousands of values overflows the parser of the code it
+ * generates, a `$ref` chain its recursion, an `$id` it cannot resolve against throws `Invalid URL`).
+ * Nesting is bounded first, since the walks below recurse as deep as the schema goes.
  */
 function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenient: boolean }): void {
   const deep = tooDeep(schema, MAX_SCHEMA_DEPTH);
@@ -186,12 +189,23 @@ function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenie
       at + deep,
       `the schema nests deeper than ${MAX_SCHEMA_DEPTH} levels (objects and arrays): flatten it, or name the repeated part under $defs and $ref it`,
     );
-    return; // the walks below recurse as deep as the schema goes
+    return;
   }
-  forbiddenKeys(schema, at, add);
-  danglingRefs(schema, schema, at, add);
-  walkSchema(schema, at, add, lenient ? 'warning' : 'error');
-  linearSchema(schema, at, add);
+  const before = { count: 0 };
+  const counting: Add = (p, m, sev) => {
+    if ((sev ?? 'error') === 'error') before.count++;
+    add(p, m, sev);
+  };
+  forbiddenKeys(schema, at, counting);
+  danglingRefs(schema, schema, at, counting);
+  walkSchema(schema, at, counting, lenient ? 'warning' : 'error');
+  const linear = linearSchema(schema, at, counting);
+  if (before.count > 0) return;
+  try {
+    Compile(linear as never);
+  } catch (error) {
+    add(at, `schema does not compile: ${messageOf(error)}`);
+  }
 }
 
 /**

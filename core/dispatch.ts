@@ -58,20 +58,31 @@ export async function dispatch(
   given?: CallOptions,
 ): Promise<CallResult> {
   const call = new Call(env, name, new OwnCallOptions(given));
-  if (env.tracer)
-    call.span = startToolSpan(env.tracer, { tool: name, callId: call.id, caller: call.options.caller?.name });
-  const decided = decide(env, name, rawInput, call.options);
-  call.tool = decided.tool;
-  if (!decided.ok) return call.finish(decided);
-  call.decision = decided.decision;
-  const judging = judge(call, decided, call.options.signal);
-  const verdict = judging instanceof Promise ? await judging : judging;
-  if (!verdict.ok) return call.finish(verdict);
-  // The tool runs inside its call's span: spans it starts (an inline plugin's HTTP requests) are children.
-  const ran = await (call.span
-    ? withSpan(call.span, () => runGuarded(call, decided.tool, decided.input))
-    : runGuarded(call, decided.tool, decided.input));
-  return call.finish(ran.ok ? normalise(decided.tool, ran.output) : ran);
+  try {
+    if (env.tracer)
+      call.span = startToolSpan(env.tracer, { tool: name, callId: call.id, caller: call.options.caller?.name });
+    const decided = decide(env, name, rawInput, call.options);
+    call.tool = decided.tool;
+    if (!decided.ok) return call.finish(decided);
+    call.decision = decided.decision;
+    const judging = judge(call, decided, call.options.signal);
+    const verdict = judging instanceof Promise ? await judging : judging;
+    if (!verdict.ok) return call.finish(verdict);
+    // The tool runs inside its call's span: spans it starts (an inline plugin's HTTP requests) are children.
+    const ran = await (call.span
+      ? withSpan(call.span, () => runGuarded(call, decided.tool, decided.input))
+      : runGuarded(call, decided.tool, decided.input));
+    return call.finish(ran.ok ? normalise(decided.tool, ran.output) : ran);
+  } catch (error) {
+    // Each stage answers with a Step and never throws: reaching here is the host's own bug. The
+    // call still ends with one result and its audit line, and every front end keeps its promise.
+    env.log.error(`call to "${name}" failed inside the host: ${messageOf(error)}`);
+    return call.finish({
+      ok: false,
+      code: 'tool_error',
+      content: `Call to "${name}" failed inside the host (${messageOf(error)}). Do not retry it.`,
+    });
+  }
 }
 
 /**
@@ -332,13 +343,26 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
       content: `Invalid JSON input for tool "${tool.info.name}": ${messageOf(error)}. Send one JSON object that matches the tool's input schema.`,
     };
   }
-  const validator = tool.validator();
-  if (!validator.Check(input)) {
-    const errors = schemaProblems(validator.Errors(input), input).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
+  let problems: string[] | undefined;
+  try {
+    const validator = tool.validator();
+    if (!validator.Check(input))
+      problems = schemaProblems(validator.Errors(input), input).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
+  } catch (error) {
+    // The schema passed the load-time check, compile included, and still throws on this input (one
+    // that refers to itself without reading any of it overflows the stack): the plugin's fault,
+    // told as such; the caller's input is not what to fix.
+    return {
+      ok: false,
+      code: 'tool_error',
+      content: `Tool "${tool.info.name}" cannot check its input: its input schema failed (${messageOf(error)}). Do not retry this tool; its plugin must fix the schema.`,
+    };
+  }
+  if (problems) {
     return {
       ok: false,
       code: 'invalid_input',
-      content: `Invalid input for tool "${tool.info.name}":\n${errors.join('\n')}\nFix these fields to match the tool's input schema and call again.`,
+      content: `Invalid input for tool "${tool.info.name}":\n${problems.join('\n')}\nFix these fields to match the tool's input schema and call again.`,
     };
   }
   return { ok: true, input };

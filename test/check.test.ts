@@ -354,7 +354,7 @@ describe('contract check', () => {
     });
   });
 
-  describe('what the compiler would throw on, refused without compiling (the registry compiles at the first call)', () => {
+  describe('what the compiler would throw on, refused at load with a clear message', () => {
     /** `{ a: <schema nested depth levels> }`: each level an array whose items are the next. */
     const nested = (depth: number) => {
       let inner: Record<string, unknown> = { type: 'string', description: 'Leaf.' };
@@ -391,6 +391,46 @@ describe('contract check', () => {
       expect(v[0]!.message).to.equal(
         '$ref "other.json#%zz" has a fragment that does not decode: a % must be followed by two hex digits',
       );
+    });
+
+    it('compiles each schema at load: what only the compiler finds fails the load, not every call', () => {
+      const bigEnum = {
+        type: 'object',
+        properties: {
+          lang: { type: 'string', description: 'L.', enum: Array.from({ length: 2000 }, (_, i) => `v${i}`) },
+        },
+        additionalProperties: false,
+      };
+      const badBase = {
+        type: 'object',
+        properties: { p: { description: 'P.', $id: 'http://x/', $ref: '//' } },
+        additionalProperties: false,
+      };
+      const refChain = {
+        type: 'object',
+        properties: { a: { description: 'A.', $ref: '#/$defs/d0' } },
+        $defs: {
+          ...Object.fromEntries(
+            Array.from({ length: 1000 }, (_, i) => [`d${i}`, { type: 'array', items: { $ref: `#/$defs/d${i + 1}` } }]),
+          ),
+          d1000: { type: 'string' },
+        },
+        additionalProperties: false,
+      };
+      for (const [what, inputSchema] of [
+        ['an enum of 2000 values', bigEnum],
+        ['a $ref the compiler cannot resolve against its $id', badBase],
+        ['a chain of 1000 $refs', refChain],
+      ] as const) {
+        const v = errors(withSchema(inputSchema));
+        expect(v, what).to.have.length(1);
+        expect(v[0]!.pointer, what).to.equal('/tools/0/inputSchema');
+        expect(v[0]!.message, what).to.match(/^schema does not compile: /);
+        // The same for an MCP server's tools (lenient): a style rule, not this, is what leniency relaxes.
+        expect(errors(withSchema(inputSchema), { lenient: true }).map((x) => x.message)[0], what).to.match(
+          /^schema does not compile: /,
+        );
+      }
     });
 
     it('vets the regexes of a map of schemas written as an array, which the compiler walks too', () => {

@@ -456,3 +456,53 @@ describe('inline: odd values a tool returns or throws', () => {
     }
   });
 });
+
+describe('call pipeline: a schema that throws on the input it checks', () => {
+  // It compiles, so it passes the load-time check, and it refers to itself without reading any of
+  // the input: checking an input overflows the stack.
+  const selfRef = { type: 'object', properties: {}, allOf: [{ $ref: '#' }] };
+  let host: Host;
+  let temp: ReturnType<typeof tempDir>;
+  before(async () => {
+    temp = tempDir('rh-self-ref-');
+    const file = temp.write(
+      'self-ref.mjs',
+      `export default { name: 'self-ref', version: '1.0.0', tools: [
+        { name: 'loop', description: 'Never reached.', inputSchema: ${JSON.stringify(selfRef)}, execute: () => 'ran' },
+        { name: 'fine', description: 'Answers.', inputSchema: { type: 'object', properties: {} }, execute: () => 'fine' },
+      ] };`,
+    );
+    host = await createHost({
+      cwd: temp.dir,
+      audit: join(temp.dir, 'audit.jsonl'),
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }], policy: { default: 'allow' } },
+    });
+    expect(host.plugins()[0]!.status, JSON.stringify(host.plugins()[0]!.error)).to.equal('loaded');
+  });
+  after(async () => {
+    await host.close();
+    temp.cleanup();
+  });
+
+  it("answers with the plugin's error, audited, and the tool never runs; the host goes on serving", async () => {
+    const ended: string[] = [];
+    const stop = host.onCallEnd((end) => ended.push(end.result.code ?? 'ok'));
+    const r = await host.call('loop', '{}', { callId: 'self-ref-1' });
+    stop();
+    expect(r.isError).to.equal(true);
+    expect(r.code).to.equal('tool_error');
+    expect(r.content).to.match(/^Tool "loop" cannot check its input: its input schema failed \(/);
+    expect(ended).to.deep.equal(['tool_error']);
+    expect(host.decide('loop', {}).ok).to.equal(false); // host.decide() answers too, it does not throw
+    expect((await host.call('fine', '{}')).content).to.equal('fine');
+    await host.auditWritten();
+    const lines = readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.callId === 'self-ref-1').map((l) => `${l.event}:${l.code}`)).to.deep.equal([
+      'call:tool_error',
+    ]);
+  });
+});

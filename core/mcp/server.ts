@@ -216,8 +216,12 @@ export function createMcpServer(
     }
     const place = placesOf(extra.authInfo)?.enter();
     if (place) options.onRun = place.onRun;
-    const result = await h.call(name, args ?? {}, options);
-    place?.leave();
+    let result: CallResult;
+    try {
+      result = await h.call(name, args ?? {}, options);
+    } finally {
+      place?.leave(); // whatever happens: a place kept would refuse the caller's calls until restart
+    }
     // No answer leaves ahead of its audit line: a host killed once it has answered has audited the call.
     if (!auditedByTransport) await h.auditWritten();
     if (sent) {
