@@ -417,20 +417,47 @@ describe('contract check', () => {
         },
         additionalProperties: false,
       };
-      for (const [what, inputSchema] of [
-        ['an enum of 2000 values', bigEnum],
-        ['a $ref the compiler cannot resolve against its $id', badBase],
-        ['a chain of 1000 $refs', refChain],
+      const compileFails = /^schema does not compile: /;
+      for (const [what, inputSchema, refused] of [
+        ['an enum of 2000 values', bigEnum, compileFails],
+        ['a $ref the compiler cannot resolve against its $id', badBase, compileFails],
+        // Refused before the compile, by the bound on $refs (below), which it would overflow.
+        ['a chain of 1000 $refs', refChain, /^the schema has 1001 \$refs in /],
       ] as const) {
         const v = errors(withSchema(inputSchema));
         expect(v, what).to.have.length(1);
         expect(v[0]!.pointer, what).to.equal('/tools/0/inputSchema');
-        expect(v[0]!.message, what).to.match(/^schema does not compile: /);
+        expect(v[0]!.message, what).to.match(refused);
         // The same for an MCP server's tools (lenient): a style rule, not this, is what leniency relaxes.
-        expect(errors(withSchema(inputSchema), { lenient: true }).map((x) => x.message)[0], what).to.match(
-          /^schema does not compile: /,
-        );
+        expect(errors(withSchema(inputSchema), { lenient: true }).map((x) => x.message)[0], what).to.match(refused);
       }
+    });
+
+    it('refuses a schema whose $refs the host would resolve by walking a large schema again and again', () => {
+      // Each $ref is resolved by walking the whole schema: compiling, and telling what is wrong with
+      // an input, cost their product (this shape stalled the host 5.7 s on one invalid input).
+      const refsIn = (refs: number, filler: number) => ({
+        type: 'object',
+        properties: {
+          a: {
+            type: 'array',
+            description: 'A.',
+            items: { allOf: Array.from({ length: refs }, () => ({ $ref: '#/$defs/n' })) },
+          },
+        },
+        $defs: { n: { type: 'number' } },
+        examples: Array.from({ length: filler }, () => []),
+        additionalProperties: false,
+      });
+      const v = errors(withSchema(refsIn(50, 20_000)));
+      expect(v).to.have.length(1);
+      expect(v[0]!.pointer).to.equal('/tools/0/inputSchema');
+      expect(v[0]!.message).to.match(/^the schema has 50 \$refs in 200\d\d objects and arrays: /);
+      expect(errors(withSchema(refsIn(40, 2_000)))).to.deep.equal([]); // well within: a big real schema
+      const huge = { ...refsIn(0, 60_000) };
+      expect(errors(withSchema(huge)).map((x) => x.message)).to.deep.equal([
+        'the schema holds over 50000 objects and arrays: the host compiles and checks it on its own thread, and one this big stalls every other call',
+      ]);
     });
 
     it('vets the regexes of a map of schemas written as an array, which the compiler walks too', () => {
