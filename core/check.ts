@@ -184,14 +184,9 @@ function checkObjectSchema(schema: unknown, at: string, add: Add, style: Violati
  * then nesting, since the walks below recurse as deep as the schema goes.
  */
 function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenient: boolean }): void {
-  const size = sizeOf(schema);
-  if (size.nodes > MAX_SCHEMA_NODES || size.refs * size.nodes > MAX_REF_WORK) {
-    add(
-      at,
-      size.nodes > MAX_SCHEMA_NODES
-        ? `the schema holds over ${MAX_SCHEMA_NODES} objects and arrays: the host compiles and checks it on its own thread, and one this big stalls every other call`
-        : `the schema has ${size.refs} $refs in ${size.nodes} objects and arrays: each $ref is resolved by walking the whole schema, so the host allows at most ${MAX_REF_WORK} for the two multiplied (a first call, or one invalid input, would stall every other call for seconds); share less through $ref, or make the schema smaller`,
-    );
+  const tooBig = schemaTooBig(schema);
+  if (tooBig) {
+    add(at, tooBig);
     return;
   }
   const deep = tooDeep(schema, MAX_SCHEMA_DEPTH);
@@ -236,11 +231,24 @@ const MAX_SCHEMA_DEPTH = 128;
 const MAX_SCHEMA_NODES = 50_000;
 const MAX_REF_WORK = 100_000;
 
+/** Every keyword typebox resolves by walking the schema for its target. */
+const REF_KEYWORDS = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
+
 /**
- * Objects and arrays in a schema, and its `$ref`s and `$dynamicRef`s, counted as a walk sees them: a
+ * Objects and arrays in a schema, and its references (REF_KEYWORDS), counted as a walk sees them: a
  * live object shared in two places counts twice (as its JSON would), and the count stops past the
  * node limit, so a graph that shares itself at every level costs no more than that to measure.
  */
+/** Why a schema is too big for the host to compile and check on its own thread, or undefined. */
+export function schemaTooBig(schema: unknown): string | undefined {
+  const size = sizeOf(schema);
+  if (size.nodes > MAX_SCHEMA_NODES)
+    return `the schema holds over ${MAX_SCHEMA_NODES} objects and arrays: the host compiles and checks it on its own thread, and one this big stalls every other call`;
+  if (size.refs * size.nodes > MAX_REF_WORK)
+    return `the schema has ${size.refs} $refs in ${size.nodes} objects and arrays: each $ref is resolved by walking the whole schema, so the host allows at most ${MAX_REF_WORK} for the two multiplied (a first call, or one invalid input, would stall every other call for seconds); share less through $ref, or make the schema smaller`;
+  return undefined;
+}
+
 function sizeOf(schema: unknown): { nodes: number; refs: number } {
   let nodes = 0;
   let refs = 0;
@@ -251,7 +259,7 @@ function sizeOf(schema: unknown): { nodes: number; refs: number } {
     nodes++;
     for (const key of Object.keys(value)) {
       const sub = (value as Record<string, unknown>)[key];
-      if ((key === '$ref' || key === '$dynamicRef') && typeof sub === 'string') refs++;
+      if (REF_KEYWORDS.has(key) && typeof sub === 'string') refs++;
       else if (sub !== null && typeof sub === 'object') stack.push(sub);
     }
   }

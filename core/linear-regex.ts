@@ -153,6 +153,7 @@ function expandRepeats(pattern: string): string {
       const body = out.slice(atom);
       const low = Number(min);
       const high = !comma ? low : max === '' ? Infinity : Number(max);
+      if (high !== Infinity && high - low > MAX_GROUP_DEPTH) throw tooDeep(pattern);
       let tail = high === Infinity ? `(?:${body})*${lazy}` : '';
       for (let n = high === Infinity ? 0 : high - low; n > 0; n--) tail = `(?:${body}${tail})?${lazy}`;
       out = out.slice(0, atom) + `(?:${body})`.repeat(low) + tail;
@@ -167,5 +168,35 @@ function expandRepeats(pattern: string): string {
       out += c;
     }
   }
+  if (groupDepth(out) > MAX_GROUP_DEPTH) throw tooDeep(pattern);
   return out;
+}
+
+/**
+ * Groups nested in a written-out pattern, at most: V8's regex compiler runs out of memory and ends
+ * the process (no exception to catch) somewhere past 2,500 (`x{0,2800}`, nine characters, did),
+ * and it compiles a pattern at its first match, on the host's thread.
+ */
+const MAX_GROUP_DEPTH = 1000;
+
+function tooDeep(pattern: string): Error {
+  return new Error(
+    `pattern /${pattern}/ repeats too much: written out for the linear engine it nests more than ${MAX_GROUP_DEPTH} groups`,
+  );
+}
+
+/** How deep groups nest in a regex source (escapes and classes skipped). */
+function groupDepth(source: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(') deepest = Math.max(deepest, ++depth);
+    else if (c === ')') depth--;
+  }
+  return deepest;
 }

@@ -449,6 +449,12 @@ describe('contract check', () => {
         examples: Array.from({ length: filler }, () => []),
         additionalProperties: false,
       });
+      // $recursiveRef and $dynamicRef are resolved the same way, and count the same.
+      for (const keyword of ['$recursiveRef', '$dynamicRef']) {
+        const schema = refsIn(0, 2_000) as Record<string, unknown> & { properties: { a: { items: unknown } } };
+        schema.properties.a.items = { allOf: Array.from({ length: 100 }, () => ({ [keyword]: '#' })) };
+        expect(errors(withSchema(schema)).map((x) => x.message)[0], keyword).to.match(/^the schema has 100 \$refs/);
+      }
       const v = errors(withSchema(refsIn(50, 20_000)));
       expect(v).to.have.length(1);
       expect(v[0]!.pointer).to.equal('/tools/0/inputSchema');

@@ -44,8 +44,14 @@ describe('core/linear-regex', () => {
         ['(', 'not a valid regular expression'],
         ['a{2', 'not a valid regular expression'],
         ['(?:(?:a{100}){100}){100}', 'repeats too much'],
+        // Nine characters that made V8's regex compiler end the process at its first match.
+        ['x{0,2800}', 'nests more than 1000 groups'],
+        ['x{0,1000000}', 'nests more than 1000 groups'],
       ];
       for (const [pattern, says] of refusals) expect(() => schemaPatternRegExp(pattern), pattern).to.throw(says);
+      // Within the bound, written out and matched (a common limit too).
+      expect(schemaPatternRegExp('x{0,1000}').test('xx')).to.equal(true);
+      expect(schemaPatternRegExp('^[a-zA-Z0-9]{1,255}$').test('abc')).to.equal(true);
     });
 
     it('counts an astral character as two units for . (the one semantic the u flag gives and this does not)', () => {

@@ -24,6 +24,7 @@ import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
 import { CrashBudget, reportFailure } from './crash-budget.ts';
 import { schemaProblems } from '../schema-errors.ts';
+import { schemaTooBig } from '../check.ts';
 import { compileLinear } from '../schema-patterns.ts';
 import type {
   LoadedPlugin,
@@ -73,6 +74,10 @@ function loadSdk() {
  */
 const LINEAR_VALIDATOR: jsonSchemaValidator = {
   getValidator<T>(schema: unknown) {
+    // The SDK asks for every tool's validator as it lists them, before the host's load check: the
+    // same bound on size comes first here, or a huge outputSchema would stall the host compiling it.
+    const tooBig = schemaTooBig(schema);
+    if (tooBig) throw new Error(`a tool's outputSchema: ${tooBig}`);
     let validator: ReturnType<typeof compileLinear>;
     try {
       validator = compileLinear(schema);
