@@ -26,6 +26,15 @@ export const call: Command = {
         // The text names each image, audio or resource block (type, MIME type, size, URI): base64
         // never reaches a terminal. `--json` has the blocks themselves.
         print(result.content);
+        // The tool may be one a plugin failed to load: the person at the terminal is told which
+        // (the result itself names no failed plugin: over MCP a caller would learn of them).
+        if (result.code === 'unknown_tool') {
+          const failed = host.plugins().filter((p) => p.status !== 'loaded');
+          if (failed.length)
+            printError(
+              `note: ${failed.map((p) => `plugin ${p.name} ${p.status}`).join(', ')}; \`rousseau-host tools\` says why`,
+            );
+        }
       }
       return result.isError ? EXIT.failure : EXIT.ok;
     } finally {

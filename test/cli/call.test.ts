@@ -49,6 +49,20 @@ describe('rousseau-host call', function () {
     expect(JSON.parse(unknown.stdout).code).to.equal('unknown_tool');
   });
 
+  it('call: an unknown tool with a plugin that failed to load says so on stderr, naming the plugin', async () => {
+    config({
+      builtins: false,
+      plugins: [{ module: fixture('kit.ts') }, { module: './no-such-plugin.ts' }],
+      policy: { default: 'allow' },
+    });
+    const called = await runCli(['call', 'count_words', '{}'], { cwd: t.dir });
+    expect(called.code).to.equal(1);
+    expect(called.stdout).to.match(/^Unknown tool "count_words"/);
+    expect(called.stderr).to.match(/note: plugin \S+ failed; `rousseau-host tools` says why/);
+    const known = await runCli(['call', 'greet', '{"who":"Ada"}'], { cwd: t.dir });
+    expect(known.stderr).to.not.contain('note: plugin');
+  });
+
   it('call: --json shows blocks and data; text mode prints the text and names the other blocks, never their base64; tools --json lists outputSchema', async () => {
     config({ builtins: false, plugins: [{ module: fixture('rich.ts') }], policy: { default: 'allow' } });
     const json = await runCli(['call', 'every_block', '--json'], { cwd: t.dir });
