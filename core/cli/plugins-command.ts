@@ -7,8 +7,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { HostConfig } from '../config-schema.ts';
 import { hostError, messageOf } from '../errors.ts';
-import { EXIT, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
+import { EXIT, hostFromFlags, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
 import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
 import { CONFIG_TEMPLATE } from './init.ts';
 
@@ -78,7 +79,10 @@ export const add: Command = {
       if (problem)
         return cannotEdit(values, report, file, problem, `add ${entrySource(entry, file)} to its plugins`, line);
     }
-    if (values.json) printJson(report);
+    // What was just added is loaded once, as the config now says: a plugin that fails the contract
+    // check (or its options) is said to fail here, not first at `tools`.
+    const failure = !dryRun && !listed ? await loadFailure(values, project.dir, entry) : undefined;
+    if (values.json) printJson(failure ? { ...report, loads: false, error: failure } : report);
     else {
       const source = entrySource(entry, file);
       const created = project.file ? '' : dryRun ? ' (it would be created)' : ' (created)';
@@ -90,13 +94,40 @@ export const add: Command = {
           listed
             ? `${name} is already in ${file}`
             : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
-          ...(dryRun ? [] : ['Next: npx rousseau-host tools']),
+          ...(dryRun || failure ? [] : ['Next: npx rousseau-host tools']),
         ].join('\n'),
       );
+      if (failure)
+        printError(
+          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\nFix the plugin (\`rousseau-host check\` in its folder says what), or take it out: rousseau-host remove ${name}`,
+        );
     }
-    return EXIT.ok;
+    return failure ? EXIT.failure : EXIT.ok;
   },
 };
+
+type PluginConfigEntry = NonNullable<HostConfig['plugins']>[number];
+
+/** Why the plugin `entry` does not load in the project, or undefined when it loads. */
+async function loadFailure(
+  values: Values,
+  dir: string,
+  entry: PluginEntry,
+): Promise<{ code: string; message: string } | undefined> {
+  const host = await hostFromFlags(values, {
+    cwd: dir,
+    // The entry's isolation was checked against ISOLATIONS; the host validates the entry again anyway.
+    config: { builtins: false, plugins: [entry as PluginConfigEntry] },
+    audit: false,
+    // The failure is this command's to tell: the loader's log line would print it a second time.
+    ...(values['log-level'] === undefined ? { logLevel: 'error' } : {}),
+  });
+  const [plugin] = host.plugins();
+  await host.close();
+  return plugin?.status === 'loaded' || !plugin?.error
+    ? undefined
+    : { code: plugin.error.code, message: plugin.error.message };
+}
 
 export const remove: Command = {
   name: 'remove',

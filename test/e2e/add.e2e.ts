@@ -115,6 +115,21 @@ describe('rousseau-host add / remove, installing with npm', function () {
     expect(JSON.parse(gone.stdout).error.code).to.equal('RH_ERR_USAGE');
   });
 
+  it('says, exit 1, when what it added does not load: a plugin that fails the contract check', async () => {
+    tmp.write('project/rousseau.config.ts', TS_CONFIG);
+    // The same plugin with a property the model would get no description for.
+    tmp.write('greet/src/index.ts', PLUGIN.replace("Type.String({ description: 'Who to greet.' })", 'Type.String()'));
+    const added = await cli(['add', '../greet', '--options', '{"greeting":"Hello"}'], project);
+    expect(added.code).to.equal(1);
+    expect(added.stdout).to.include('Added');
+    expect(added.stdout).to.not.include('Next: npx rousseau-host tools');
+    expect(added.stderr).to.include('rousseau-plugin-greet is added, but it does not load: RH_ERR_PLUGIN_CONTRACT');
+    expect(added.stderr).to.include('property "who" has no description');
+    expect(added.stderr).to.include('rousseau-host remove rousseau-plugin-greet');
+    // Nothing is lost: it is in the config, to fix or to remove.
+    expect(readFileSync(join(project, 'rousseau.config.ts'), 'utf8')).to.include("module: 'rousseau-plugin-greet'");
+  });
+
   it('adds a tarball to a JSON config, and removes it', async () => {
     const packed = await run('npm', ['pack', '--json', '--pack-destination', tmp.dir, '../greet'], {
       cwd: project,
