@@ -1,6 +1,6 @@
 /** `rousseau-host check PATH`: load one plugin module and run the contract check; no config needed. */
 import { resolve } from 'node:path';
-import { hostFromFlags, EXIT, print, printJson, UsageError, type Command } from './command.ts';
+import { EXIT, loadAlone, print, printJson, UsageError, type Command } from './command.ts';
 import { messageOf } from '../errors.ts';
 
 export const check: Command = {
@@ -23,15 +23,7 @@ export const check: Command = {
     }
     const cwd = resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());
     const module = target.startsWith('.') || target.startsWith('/') ? resolve(cwd, target) : target;
-    const host = await hostFromFlags(values, {
-      cwd,
-      config: { builtins: false, plugins: [{ module, ...(options === undefined ? {} : { options }) }] },
-      audit: false,
-      // The failure is this command's answer: the loader's log line would print it a second time.
-      ...(values['log-level'] === undefined ? { logLevel: 'error' } : {}),
-    });
-    const [plugin] = host.plugins();
-    await host.close();
+    const plugin = await loadAlone(values, cwd, { module, ...(options === undefined ? {} : { options }) });
     const warnings = plugin?.warnings ?? [];
     // --strict: the warnings (an over-broad schema, no tools) fail the check like errors.
     const ok = plugin?.status === 'loaded' && !(values.strict && warnings.length);

@@ -3,7 +3,9 @@
  * global flags and the shared plumbing (making a host from them, printing, exiting) live here too.
  */
 import type { ParseArgsConfig } from 'node:util';
+import type { HostConfig } from '../config-schema.ts';
 import type { Host, HostOptions } from '../host.ts';
+import type { PluginStatus } from '../types.ts';
 import { HostError, messageOf } from '../errors.ts';
 import { writeStdout } from '../mcp/stdout-guard.ts';
 import { hostIdProblem } from '../identity.ts';
@@ -72,6 +74,29 @@ export async function hostFromFlags(values: Values, extra: Partial<HostOptions> 
     ...extra,
   });
 }
+
+/**
+ * Loads one plugin entry alone (no built-ins, no audit) in `cwd` and tells how it went: `check`'s
+ * answer, and `add`'s word on what it just added. The failure is the command's to tell, so the
+ * loader's own log line about it is quiet unless `--log-level` asks.
+ */
+export async function loadAlone(
+  values: Values,
+  cwd: string,
+  entry: PluginConfigEntry,
+): Promise<PluginStatus | undefined> {
+  const host = await hostFromFlags(values, {
+    cwd,
+    config: { builtins: false, plugins: [entry] },
+    audit: false,
+    ...(values['log-level'] === undefined ? { logLevel: 'error' } : {}),
+  });
+  const [plugin] = host.plugins();
+  await host.close();
+  return plugin;
+}
+
+type PluginConfigEntry = NonNullable<HostConfig['plugins']>[number];
 
 /**
  * What the CLI prints carries text from models, plugins and servers. On a terminal it is escaped

@@ -7,9 +7,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import type { HostConfig } from '../config-schema.ts';
 import { hostError, messageOf } from '../errors.ts';
-import { EXIT, hostFromFlags, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
+import { EXIT, loadAlone, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
 import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
 import { CONFIG_TEMPLATE } from './init.ts';
 
@@ -106,24 +105,14 @@ export const add: Command = {
   },
 };
 
-type PluginConfigEntry = NonNullable<HostConfig['plugins']>[number];
-
 /** Why the plugin `entry` does not load in the project, or undefined when it loads. */
 async function loadFailure(
   values: Values,
   dir: string,
   entry: PluginEntry,
 ): Promise<{ code: string; message: string } | undefined> {
-  const host = await hostFromFlags(values, {
-    cwd: dir,
-    // The entry's isolation was checked against ISOLATIONS; the host validates the entry again anyway.
-    config: { builtins: false, plugins: [entry as PluginConfigEntry] },
-    audit: false,
-    // The failure is this command's to tell: the loader's log line would print it a second time.
-    ...(values['log-level'] === undefined ? { logLevel: 'error' } : {}),
-  });
-  const [plugin] = host.plugins();
-  await host.close();
+  // The entry's isolation was checked against ISOLATIONS; the host validates the entry again anyway.
+  const plugin = await loadAlone(values, dir, entry as Parameters<typeof loadAlone>[2]);
   return plugin?.status === 'loaded' || !plugin?.error
     ? undefined
     : { code: plugin.error.code, message: plugin.error.message };
