@@ -57,7 +57,7 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
       const host = await makeHost([
         { module: fault('import-throws.ts'), loadTimeoutMs: LOAD_MS, isolation },
         { module: fault('import-hang.ts'), loadTimeoutMs: LOAD_MS, isolation },
-        { module: fault('import-loop.ts'), loadTimeoutMs: 3_000, isolation },
+        { module: fault('import-loop.ts'), loadTimeoutMs: 1_000, isolation },
         BYSTANDER,
       ]);
       try {
@@ -80,7 +80,7 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
         expect(loop.error?.code).to.equal('RH_ERR_PLUGIN_LOAD_TIMEOUT');
         // The loop never ends: its load timeout could fire only because it spun in its worker or process,
         // not on the host thread.
-        expect(loop.error?.message).to.include('3000 ms');
+        expect(loop.error?.message).to.include('1000 ms');
 
         await bystanderServes(host);
       } finally {
@@ -304,14 +304,14 @@ export function callsInFlight(isolation: 'worker' | 'process', part: 1 | 2): voi
         await count();
         const a = host.call('sleep', { ms: 8_000 });
         const b = host.call('sleep', { ms: 8_000 });
-        const spin = host.call('spin', {});
-        expectFailure(await spin, 'timeout', /timed out after 1000 ms/);
+        const block = host.call('block', {});
+        expectFailure(await block, 'timeout', /timed out after 1000 ms/);
         for (const result of await Promise.all([a, b])) {
           expectFailure(
             result,
             'crashed',
             new RegExp(
-              `^Tool "sleep" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "spin" timed out after 1000 ms; this call was cut off with it and not retried, since it may already have had side effects`,
+              `^Tool "sleep" crashed: another call's fault: the plugin's ${isolation} was stopped because a call to "block" timed out after 1000 ms; this call was cut off with it and not retried, since it may already have had side effects`,
             ),
           );
         }
@@ -352,10 +352,10 @@ export function callsInFlight(isolation: 'worker' | 'process', part: 1 | 2): voi
 
       it('a call that reached the isolate but had not started when another call killed it runs on the next isolate', async () => {
         await count();
-        const spin = host.call('spin', {});
-        await new Promise((resolve) => setTimeout(resolve, 300)); // the isolate is spinning: what comes now waits behind the loop
+        const block = host.call('block', {});
+        await new Promise((resolve) => setTimeout(resolve, 300)); // the isolate is blocked: what comes now waits behind it
         const queued = host.call('count', {});
-        expectFailure(await spin, 'timeout', /timed out after 1000 ms/);
+        expectFailure(await block, 'timeout', /timed out after 1000 ms/);
         expect(await queued).to.include({ isError: false, content: '1' }); // the first call of a fresh instance
         await bystanderServes(host);
       });
@@ -388,17 +388,17 @@ export function callsInFlight(isolation: 'worker' | 'process', part: 1 | 2): voi
           const rerun = host.call(tool, { ms: 3_000 });
           const plain = host.call('sleep', { ms: 3_000 });
           await new Promise((resolve) => setTimeout(resolve, 300));
-          expectFailure(await host.call('spin', {}), 'timeout', /timed out after 1000 ms/);
-          expectFailure(await plain, 'crashed', /another call's fault: .* a call to "spin" timed out/);
+          expectFailure(await host.call('block', {}), 'timeout', /timed out after 1000 ms/);
+          expectFailure(await plain, 'crashed', /another call's fault: .* a call to "block" timed out/);
           // It ran again on the fresh instance: its answer counts from 1 there.
           expect(await rerun).to.include({ isError: false, content: 'slept 3000, call 1' });
 
           // Cut off again on its second run, it is not run a third time. (The faults come from tools
-          // that have not faulted yet: "spin" now runs in an isolate of its own.)
+          // that have not faulted yet: "block" now runs in an isolate of its own.)
           let runs = 0;
           const twice = host.call(tool, { ms: 6_000 }, { onProgress: () => runs++ });
           await until(() => runs === 1, { message: 'the first run to start' });
-          expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1000 ms/);
+          expectFailure(await host.call('block_too', {}), 'timeout', /timed out after 1000 ms/);
           await until(() => runs === 2, { timeoutMs: 20_000, message: 'the second run to start' });
           expectFailure(await host.call('exit', { code: 9 }), 'crashed', /exited with code 9/);
           expectFailure(
@@ -414,7 +414,7 @@ export function callsInFlight(isolation: 'worker' | 'process', part: 1 | 2): voi
 
       for (const [tool, input, pattern] of [
         ['exit', { code: 7 }, /exited with code 7/],
-        ['spin', {}, /timed out after 1000 ms/],
+        ['block', {}, /timed out after 1000 ms/],
       ] as const) {
         it(`once "${tool}" has ended an isolate, its calls run in a second one: its next fault spares the calls to other tools`, async () => {
           expect((await host.call(tool, input)).isError).to.equal(true);
@@ -433,9 +433,9 @@ export function callsInFlight(isolation: 'worker' | 'process', part: 1 | 2): voi
         const spawning = host.call('spawn', {}, { onProgress: (p) => (pids = JSON.parse(p.message!)) });
         await until(() => pids !== undefined, { timeoutMs: 20_000, message: 'the spawned pids' });
         expect(running(pids!.grandchild)).to.equal(true);
-        const spin = host.call('spin', {}); // the plugin spins and cannot clean up: the host must
-        expectFailure(await spawning, 'crashed', /stopped because a call to "spin" timed out/);
-        await spin;
+        const block = host.call('block', {}); // the plugin is blocked and cannot clean up: the host must
+        expectFailure(await spawning, 'crashed', /stopped because a call to "block" timed out/);
+        await block;
         await until(() => !running(pids!.child) && !running(pids!.shell) && !running(pids!.grandchild), {
           message: 'every spawned process to end',
         });
