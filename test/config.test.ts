@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { keyPath, loadConfig, validateConfig } from '../core/config.ts';
 import { HostError } from '../core/errors.ts';
 import { createHost } from '../core/host.ts';
-import { runCli, tempDir } from './helpers.ts';
+import { runCliProcess, tempDir } from './helpers.ts';
 
 function configError(fn: () => unknown): HostError {
   try {
@@ -148,7 +148,7 @@ describe('config', () => {
     this.timeout(30_000);
     // NODE_DEBUG=module: Node names every CommonJS module it loads on stderr (jiti is one).
     const loadsJiti = async (cwd: string) => {
-      const r = await runCli(['tools', '--json'], { cwd, env: { NODE_DEBUG: 'module' } });
+      const r = await runCliProcess(['tools', '--json'], { cwd, env: { NODE_DEBUG: 'module' } });
       expect(r.code, r.stderr).to.equal(0);
       return /jiti\.cjs/.test(r.stderr);
     };

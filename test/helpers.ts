@@ -1,11 +1,11 @@
 // Shared test plumbing: temp dirs that clean up, polling until a condition holds, and the real CLI
-// run as a child process.
+// (the built bundle), run in this process or as a child process.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import winston from 'winston';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -73,8 +73,80 @@ export interface CliResult {
   stderr: string;
 }
 
+export interface CliOptions {
+  /** Where the command runs (its working directory); the repo by default. */
+  cwd?: string;
+  /** Variables set for the run (`undefined` unsets one), over this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}
+
+let cliBundle: Promise<{ main(argv: string[]): Promise<number> }> | undefined;
+let cliQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `rousseau-host ...args` in this process: the built bundle's `main` (what bin/ runs), with
+ * stdout, stderr, the working directory and the environment its own for the run. A process costs
+ * ~0.3 s of CPU to start and load the CLI, and the suite runs the CLI over a hundred times; what
+ * only a process shows (stdin, the exit once the answer is printed, signals) is
+ * `runCliProcess`'s. Runs queue: stdout and stderr are the process's own.
+ */
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const result = cliQueue.then(() => runCliHere(args, options));
+  cliQueue = result.catch(() => {});
+  return result;
+}
+
+async function runCliHere(args: string[], options: CliOptions): Promise<CliResult> {
+  cliBundle ??= import(pathToFileURL(join(ROOT, 'dist', 'cli.js')).href);
+  const { main } = await cliBundle;
+  const output = { stdout: '', stderr: '' };
+  const capture = (into: 'stdout' | 'stderr') =>
+    ((chunk: string | Uint8Array, encoding?: unknown, callback?: unknown) => {
+      output[into] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+      const done = typeof encoding === 'function' ? encoding : callback;
+      if (typeof done === 'function') process.nextTick(done as () => void);
+      return true;
+    }) as typeof process.stdout.write;
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+  const cwd = process.cwd();
+  const env = { NO_COLOR: '1', ...options.env };
+  const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+  const setEnv = (values: NodeJS.ProcessEnv) => {
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  };
+  process.stdout.write = capture('stdout');
+  process.stderr.write = capture('stderr');
+  setEnv(env);
+  process.chdir(options.cwd ?? ROOT);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeoutMs = options.timeoutMs ?? 15000;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(`rousseau-host ${args.join(' ')} did not end within ${timeoutMs} ms\nstderr: ${output.stderr}`),
+          ),
+        timeoutMs,
+      );
+    });
+    const code = await Promise.race([main(args), timedOut]);
+    return { code, signal: null, ...output };
+  } finally {
+    clearTimeout(timer);
+    process.chdir(cwd);
+    setEnv(saved);
+    process.stdout.write = writes.stdout;
+    process.stderr.write = writes.stderr;
+  }
+}
+
 /** Runs `rousseau-host ...args` as a real child process. */
-export function runCli(
+export function runCliProcess(
   args: string[],
   options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<CliResult> {

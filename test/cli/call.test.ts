@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { FIXTURES, runCli } from '../helpers.ts';
+import { FIXTURES, runCli, runCliProcess } from '../helpers.ts';
 import { fixture, projectPerTest } from './shared.ts';
 
 describe('rousseau-host call', function () {
@@ -17,15 +17,15 @@ describe('rousseau-host call', function () {
         policy: { default: 'allow' },
         log: { audit: false },
       });
-      const called = await runCli(['call', 'noisy_add', '{"a":1,"b":2}', '--json'], { cwd: t.dir });
+      const called = await runCliProcess(['call', 'noisy_add', '{"a":1,"b":2}', '--json'], { cwd: t.dir });
       expect(called.code, called.stderr).to.equal(0);
       expect(JSON.parse(called.stdout), isolation).to.include({ tool: 'noisy_add', isError: false, content: '3' });
       if (isolation === 'inline')
         expect(called.stderr).to.contain('noisy: adding 1 and 2').and.contain('noisy: raw write');
-      const listed = await runCli(['tools', '--json'], { cwd: t.dir });
+      const listed = await runCliProcess(['tools', '--json'], { cwd: t.dir });
       expect(JSON.parse(listed.stdout).plugins[0], isolation).to.include({ name: 'noisy', status: 'loaded' });
       expect(listed.stderr).to.contain('noisy plugin: loading');
-      const plain = await runCli(['call', 'noisy_add', '{"a":2,"b":2}'], { cwd: t.dir });
+      const plain = await runCliProcess(['call', 'noisy_add', '{"a":2,"b":2}'], { cwd: t.dir });
       expect(plain.stdout, isolation).to.equal('4\n');
     }
   });
@@ -41,7 +41,10 @@ describe('rousseau-host call', function () {
     expect(result).to.include({ tool: 'greet', isError: true, code: 'invalid_input' });
     expect(result.durationMs).to.be.a('number');
     expect(result.content).to.contain('/who');
-    const stdin = await runCli(['call', 'greet', '-', '--json'], { cwd: t.dir, input: '{"who":"Bo","times":2}' });
+    const stdin = await runCliProcess(['call', 'greet', '-', '--json'], {
+      cwd: t.dir,
+      input: '{"who":"Bo","times":2}',
+    });
     expect(stdin.stdout, stdin.stderr).to.not.equal('');
     expect(JSON.parse(stdin.stdout)).to.include({ isError: false, content: 'hello Bo\nhello Bo' });
     const unknown = await runCli(['call', 'nope', '{}', '--json'], { cwd: t.dir });

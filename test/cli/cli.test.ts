@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, runCli } from '../helpers.ts';
+import { FIXTURES, ROOT, runCli, runCliProcess } from '../helpers.ts';
 import { fixture, projectPerTest } from './shared.ts';
 
 describe('rousseau-host CLI', function () {
@@ -48,10 +48,10 @@ describe('rousseau-host CLI', function () {
 
   it('a one-shot command exits once its answer is printed, even if a plugin left a timer running', async () => {
     config({ builtins: false, plugins: [{ module: fixture('timers.ts') }], policy: { default: 'allow' } });
-    const r = await runCli(['call', 'tick'], { cwd: t.dir, timeoutMs: 8000 });
+    const r = await runCliProcess(['call', 'tick'], { cwd: t.dir, timeoutMs: 8000 });
     expect(r.code).to.equal(0);
     expect(r.stdout).to.equal('tick\n');
-    const tools = await runCli(['tools', '--json'], { cwd: t.dir, timeoutMs: 8000 });
+    const tools = await runCliProcess(['tools', '--json'], { cwd: t.dir, timeoutMs: 8000 });
     expect(tools.code).to.equal(0);
   });
 

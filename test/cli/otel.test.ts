@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OTEL_SDK_PACKAGE, startTracingFromEnv, tracesWanted } from '../../core/cli/otel.ts';
-import { FIXTURES, runCli, tempDir } from '../helpers.ts';
+import { FIXTURES, runCliProcess, tempDir } from '../helpers.ts';
 
 describe('CLI tracing from OTEL_*', () => {
   it('wants traces when an exporter or an OTLP endpoint is named, unless the SDK is disabled or the exporter is none', () => {
@@ -76,7 +76,7 @@ exports.NodeSDK = class { constructor(config) { seen.push(['new', config]); } st
         JSON.stringify({ builtins: false, plugins: [join(FIXTURES, 'plugins', 'echo.ts')], log: { audit: false } }),
       );
       const spans = join(tmp.dir, 'spans.jsonl');
-      const r = await runCli(['call', 'echo', '{"text":"traced"}'], {
+      const r = await runCliProcess(['call', 'echo', '{"text":"traced"}'], {
         cwd: tmp.dir,
         // The SDK batches for a minute: only a flush at the end of the command gets the span out.
         env: { NODE_OPTIONS: `--import ${join(FIXTURES, 'otel', 'batching-sdk.mjs')}`, RH_TEST_SPANS: spans },
@@ -98,7 +98,7 @@ exports.NodeSDK = class { constructor(config) { seen.push(['new', config]); } st
         JSON.stringify({ builtins: false, plugins: [join(FIXTURES, 'plugins', 'echo.ts')], log: { audit: false } }),
       );
       // NODE_DEBUG=module: Node names every CommonJS module it loads on stderr (the API is CommonJS).
-      const r = await runCli(['call', 'echo', '{"text":"untraced"}'], { cwd: tmp.dir, env: { NODE_DEBUG: 'module' } });
+      const r = await runCliProcess(['call', 'echo', '{"text":"untraced"}'], { cwd: tmp.dir, env: { NODE_DEBUG: 'module' } });
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stderr).to.include('cosmiconfig'); // the trace names the CommonJS modules loaded
       expect(r.stderr).not.to.include('@opentelemetry');

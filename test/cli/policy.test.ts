@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, tempDir } from '../helpers.ts';
+import { runCli, runCliProcess, tempDir } from '../helpers.ts';
 
 // A plain-JS plugin (no transpiling, so each CLI run starts fast) whose tool records that it ran.
 const PLUGIN = `import { writeFileSync } from 'node:fs';
@@ -63,7 +63,7 @@ describe('cli: policy check', () => {
     const allowed = await runCli(['policy', 'check', 'shell_run', '{"command":"ls -la"}'], { cwd: dir.dir });
     expect(allowed.code).to.equal(0);
     expect(allowed.stdout).to.equal('allow  (rule policy.allow[0])\ncanonical input: {"command":"ls -la"}\n');
-    const asked = await runCli(['policy', 'check', 'shell_run', '-', '--json'], {
+    const asked = await runCliProcess(['policy', 'check', 'shell_run', '-', '--json'], {
       cwd: dir.dir,
       input: '{"command":"ls && rm -rf x"}',
     });

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANTHROPIC_TEST_KEY, startAnthropicServer } from '../fixtures/providers/anthropic-server.ts';
 import { OPENAI_TEST_KEY, startOpenAIServer } from '../fixtures/providers/openai-server.ts';
-import { BIN, FIXTURES, ROOT, runCli, tempDir, until } from '../helpers.ts';
+import { BIN, FIXTURES, ROOT, runCli, runCliProcess, tempDir, until } from '../helpers.ts';
 
 /** No key in the environment: what a fresh clone sees. */
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
@@ -82,7 +82,7 @@ describe('rousseau-host start', function () {
     ]);
     try {
       tmp.write('rousseau.config.mjs', TOOLS_ONLY);
-      const r = await runCli(['start', '--provider', 'openai', '--model', 'local-model', '--json'], {
+      const r = await runCliProcess(['start', '--provider', 'openai', '--model', 'local-model', '--json'], {
         cwd: tmp.dir,
         input: 'piped prompt\n',
         env: {
@@ -220,7 +220,7 @@ describe('rousseau-host start', function () {
           turns: [{ toolCalls: [{ name: 'slow', input: { ms: 300 } }] }, { text: 'Counted.' }],
         }),
       );
-      const r = await runCli(['start', '--replay', script, '--json'], {
+      const r = await runCliProcess(['start', '--replay', script, '--json'], {
         cwd: tmp.dir,
         input: 'the piped prompt\n',
         env: NO_KEYS,
@@ -300,7 +300,7 @@ describe('rousseau-host start', function () {
       method: 'initialize',
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
     };
-    const r = await runCli(['start', '--mcp', '--cwd', join(ROOT, 'examples', 'demo')], {
+    const r = await runCliProcess(['start', '--mcp', '--cwd', join(ROOT, 'examples', 'demo')], {
       input: `${JSON.stringify(init)}\n`,
       env: NO_KEYS,
     });

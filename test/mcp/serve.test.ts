@@ -14,7 +14,7 @@ import {
 import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import tools from '../fixtures/mcp/tools.ts';
-import { BIN, FIXTURES, runCli, spawnHttpHost, tempDir, until } from '../helpers.ts';
+import { BIN, FIXTURES, runCli, runCliProcess, spawnHttpHost, tempDir, until } from '../helpers.ts';
 import { allowingHost, auditCodes, code, hostOfRemote, text } from './shared.ts';
 
 const MCP = join(FIXTURES, 'mcp');
@@ -253,7 +253,7 @@ describe('rousseau-host start --mcp: a config that cannot load', function () {
         method: 'initialize',
         params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
       };
-      const r = await runCli(['start', '--mcp'], {
+      const r = await runCliProcess(['start', '--mcp'], {
         cwd: tmp.dir,
         input: `${JSON.stringify(init)}\n`,
         timeoutMs: 15_000,
@@ -388,7 +388,7 @@ describe('rousseau-host start --mcp: a line over the stdio limit', function () {
         return `${text.slice(0, -1)}${' '.repeat(Math.max(0, bytes - text.length))}}\n`;
       };
       const input = line(init) + ping(2, MCP_STDIO_MAX_LINE_BYTES + 1) + ping(3, MCP_STDIO_MAX_LINE_BYTES) + ping(4);
-      const r = await runCli(['start', '--mcp'], { cwd: tmp.dir, input, timeoutMs: 25_000 });
+      const r = await runCliProcess(['start', '--mcp'], { cwd: tmp.dir, input, timeoutMs: 25_000 });
       expect(r.code, r.stderr).to.equal(0);
       const answers = r.stdout
         .trim()

@@ -9,7 +9,7 @@ import type { Plugin } from '../../../core/contract.ts';
 import { chooseSandbox } from '../../../plugins/shell/sandbox.ts';
 import { loadPluginModule } from '../load.ts';
 import { toolContext } from '../tool-context.ts';
-import { BIN, ROOT, runCli, tempDir } from '../../helpers.ts';
+import { BIN, ROOT, runCli, runCliProcess, tempDir } from '../../helpers.ts';
 
 const SECRET = `sk-test-${process.pid}-${Date.now()}`;
 // Everything a command could try: its parent's environment, and that of every pid it can see.
@@ -81,7 +81,7 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
   it('"auto" where no sandbox works: commands still run, and `tools` and a warning say why there is none', async () => {
     configure({});
     // Neither bwrap nor unshare can be found; node and the shells are named by absolute path.
-    const tools = await runCli(['tools', '--json'], { cwd: tmp.dir, env: { PATH: '/nonexistent' } });
+    const tools = await runCliProcess(['tools', '--json'], { cwd: tmp.dir, env: { PATH: '/nonexistent' } });
     expect(tools.code, tools.stderr).to.equal(0);
     const bash = (JSON.parse(tools.stdout) as { plugins: { tools: { name: string; description: string }[] }[] }).plugins
       .flatMap((p) => p.tools)
