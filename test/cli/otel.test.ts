@@ -98,7 +98,10 @@ exports.NodeSDK = class { constructor(config) { seen.push(['new', config]); } st
         JSON.stringify({ builtins: false, plugins: [join(FIXTURES, 'plugins', 'echo.ts')], log: { audit: false } }),
       );
       // NODE_DEBUG=module: Node names every CommonJS module it loads on stderr (the API is CommonJS).
-      const r = await runCliProcess(['call', 'echo', '{"text":"untraced"}'], { cwd: tmp.dir, env: { NODE_DEBUG: 'module' } });
+      const r = await runCliProcess(['call', 'echo', '{"text":"untraced"}'], {
+        cwd: tmp.dir,
+        env: { NODE_DEBUG: 'module' },
+      });
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stderr).to.include('cosmiconfig'); // the trace names the CommonJS modules loaded
       expect(r.stderr).not.to.include('@opentelemetry');
