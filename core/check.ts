@@ -5,13 +5,13 @@
  * serves inline, worker and MCP plugins. It returns every violation at once, each with the file, the
  * tool and a JSON pointer, so an author fixes them in one pass.
  */
-import { Compile } from 'typebox/compile';
 import { MAX_TIMEOUT_MS } from './deadlines.ts';
 import { messageOf } from './errors.ts';
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
 import { linearSchema } from './schema-patterns.ts';
+import { SchemaCache, schemaKey, validatorFor } from './shared-validators.ts';
 import type { Violation } from './types.ts';
 
 export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
@@ -189,6 +189,22 @@ function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenie
     add(at, tooBig);
     return;
   }
+  // What is found depends on the schema's text, where it sits and how strict the check is, nothing
+  // else (schemas reach here as plain data): a schema repeated across tools and plugins is checked once.
+  const key = schemaKey(schema);
+  const memo = key === undefined ? undefined : `${lenient}${at}\n${key}`;
+  let found = checked.get(memo);
+  if (!found) {
+    const violations: Parameters<Add>[] = [];
+    schemaViolations(schema, at, (...violation) => violations.push(violation), lenient, key);
+    found = checked.set(memo, violations);
+  }
+  for (const violation of found) add(...violation);
+}
+
+const checked = new SchemaCache<Parameters<Add>[]>();
+
+function schemaViolations(schema: unknown, at: string, add: Add, lenient: boolean, key: string | undefined): void {
   const deep = tooDeep(schema, MAX_SCHEMA_DEPTH);
   if (deep !== undefined) {
     add(
@@ -208,7 +224,7 @@ function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenie
   const linear = linearSchema(schema, at, counting);
   if (before.count > 0) return;
   try {
-    Compile(linear as never);
+    validatorFor(schema, linear, key);
   } catch (error) {
     add(at, `schema does not compile: ${messageOf(error)}`);
   }

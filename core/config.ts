@@ -6,6 +6,7 @@
  * TypeScript compiler API, which TypeScript 7 no longer has). Every error names the file and the key.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Value } from 'typebox/value';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
@@ -27,9 +28,11 @@ const MODULE = 'rousseau';
 /** Finds the config from `cwd` upward, or loads `configFile`. */
 export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?: string }): Promise<LoadedConfig> {
   const { cosmiconfig, getDefaultSearchPlaces } = await import('cosmiconfig');
-  // jiti only for a TypeScript config: a JSON one, or none, does not pay its ~80 ms import.
+  // jiti only for a TypeScript config: a JSON one, or none, does not pay its ~80 ms import. Required,
+  // not imported: an `import()` of its CommonJS bundle has Node's ES module loader scan the bundle
+  // for named exports first (core/runners/import-plugin.ts).
   const loadTs = async (file: string) => {
-    const { createJiti } = await import('jiti');
+    const { createJiti } = createRequire(import.meta.url)('jiti') as typeof import('jiti');
     const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true, alias: hostAliases() });
     return jiti.import(file, { default: true });
   };

@@ -6,7 +6,7 @@ import type { Validator } from 'typebox/compile';
 import type { ToolAnnotations } from './contract.ts';
 import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
-import { compileLinear } from './schema-patterns.ts';
+import { validatorFor } from './shared-validators.ts';
 import { hasDefaults } from './schema-defaults.ts';
 import type { PluginRunner } from './runners/runner.ts';
 import type { Isolation, PluginLoader, PluginStatus, ToolInfo, Violation } from './types.ts';
@@ -117,8 +117,8 @@ export class Registry {
         },
         plugin: handle,
         timeoutMs: tool.timeoutMs ?? handle.timeoutMs,
-        validator: () => (compiled ??= compileLinear(tool.inputSchema)),
-        ...(outputSchema ? { outputValidator: () => (output ??= compileLinear(outputSchema)) } : {}),
+        validator: () => (compiled ??= validatorFor(tool.inputSchema)),
+        ...(outputSchema ? { outputValidator: () => (output ??= validatorFor(outputSchema)) } : {}),
         hasDefaults: hasDefaults(tool.inputSchema),
       });
     }

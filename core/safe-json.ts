@@ -165,9 +165,24 @@ export function plainData<T>(value: T): T {
     throw new JsonInputError(
       `over ${MAX_PLAIN_DATA_BYTES / 1024 / 1024} MiB as JSON (a value shared by several places counts each time)`,
     );
-  return JSON.parse(JSON.stringify(value), (_key, item: unknown) =>
-    item !== null && typeof item === 'object' && !Array.isArray(item) ? Object.assign(Object.create(null), item) : item,
-  ) as T;
+  const copy = JSON.parse(JSON.stringify(value)) as T;
+  nullPrototypes(copy);
+  return copy;
+}
+
+/**
+ * Re-parents every object of freshly parsed JSON to null, in place. Cheaper than a reviver that
+ * copies each object into `Object.create(null)`: that makes each one a slow dictionary object, and
+ * the reviver call per value cost the loader more than the parse itself.
+ */
+function nullPrototypes(value: unknown): void {
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (const item of value) nullPrototypes(item);
+    return;
+  }
+  Object.setPrototypeOf(value, null);
+  for (const key in value) nullPrototypes((value as Record<string, unknown>)[key]);
 }
 
 const C = {

@@ -81,6 +81,9 @@ for (const [name, file] of Object.entries(entryPoints)) if (!existsSync(join(roo
 // costs a fraction of that: dist/vendor/typebox/<subpath>.mjs. The host imports it through its own
 // package name (`rousseau-host/vendor/typebox/...`, a self-reference in `exports`), and plugins get
 // the same files through the loader's aliases (core/paths.ts), so a thread holds one copy.
+// Minified: V8 keeps each module's source text for as long as the thread lives, and every worker
+// plugin that imports typebox holds its own; half the text is ~0.5 MiB less per worker, and less to
+// parse for every plugin load. The cost: a stack frame inside typebox names a minified function.
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const external = Object.keys(manifest.dependencies ?? {})
   .filter((name) => name !== 'typebox')
@@ -103,6 +106,7 @@ await build({
   entryPoints: Object.fromEntries(TYPEBOX_SUBPATHS.map((sub) => [sub || 'index', sub ? `typebox/${sub}` : 'typebox'])),
   outdir: join(staging, 'vendor', 'typebox'),
   outExtension: { '.js': '.mjs' },
+  minify: true,
   bundle: true,
   splitting: true,
   format: 'esm',

@@ -1,6 +1,6 @@
 // The strict parser: what JSON.parse lets through and a tool input must not.
 import { expect } from 'chai';
-import { copyJsonValue, JsonInputError, MAX_DEPTH, parseStrictJson } from '../core/safe-json.ts';
+import { copyJsonValue, JsonInputError, MAX_DEPTH, parseStrictJson, plainData } from '../core/safe-json.ts';
 
 const rejects = (text: string, message: RegExp) =>
   expect(() => parseStrictJson(text), text).to.throw(JsonInputError, message);
@@ -136,5 +136,22 @@ describe('strict JSON', () => {
       cycle.self = cycle;
       expect(() => copyJsonValue(cycle)).to.throw(JsonInputError, /nested deeper/);
     });
+  });
+});
+
+describe('plainData', () => {
+  it('copies as JSON would, every object inheriting nothing, a __proto__ key kept as an own key', () => {
+    const given = JSON.parse('{"a":[{"b":1},[{"c":null}]],"__proto__":{"x":1},"d":{"e":"f"}}') as Record<
+      string,
+      unknown
+    >;
+    const copy = plainData<Record<string, unknown>>({ ...given, skipped: undefined });
+    expect(JSON.stringify(copy)).to.equal(JSON.stringify(given));
+    const objects = [copy, copy.d, (copy.a as unknown[])[0], ((copy.a as unknown[])[1] as unknown[])[0]];
+    for (const o of objects) expect(Object.getPrototypeOf(o)).to.equal(null);
+    expect(Array.isArray(copy.a)).to.equal(true);
+    expect(Object.hasOwn(copy, '__proto__')).to.equal(true);
+    expect(Object.getPrototypeOf(copy['__proto__'])).to.equal(null);
+    expect(Object.hasOwn(copy, 'skipped')).to.equal(false);
   });
 });

@@ -1,0 +1,55 @@
+/**
+ * What the host works out from a schema, kept by the schema's exact JSON text: plugins of one
+ * author (or one generator) repeat the same schema across tools, and a hundred plugins loaded
+ * together would otherwise check and compile it a hundred times. The contract check compiles each
+ * schema at load (a schema the compiler throws on must fail the load); the registry's validator at
+ * the first call is that same compile, found here again.
+ *
+ * Keys are JSON text, so only plain data is keyed (the loader passes every report through
+ * `plainData`): two schemas with the same text compile to validators that answer alike. Bounded:
+ * a text over MAX_KEY_CHARS is never kept, and past MAX_ENTRIES the oldest entry is dropped.
+ */
+import { Compile, type Validator } from 'typebox/compile';
+import { compileLinear } from './schema-patterns.ts';
+
+const MAX_KEY_CHARS = 256 * 1024;
+const MAX_ENTRIES = 512;
+
+/** A map by schema text that keeps at most MAX_ENTRIES, dropping the oldest first. */
+export class SchemaCache<V> {
+  private readonly entries = new Map<string, V>();
+
+  get(key: string | undefined): V | undefined {
+    return key === undefined ? undefined : this.entries.get(key);
+  }
+
+  set(key: string | undefined, value: V): V {
+    if (key === undefined) return value;
+    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, value);
+    return value;
+  }
+}
+
+/** The key of a schema: its JSON text, or undefined when that is too long to keep (or not JSON). */
+export function schemaKey(schema: unknown): string | undefined {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(schema);
+  } catch {
+    return undefined; // a cycle or a BigInt: the check reports the schema, nothing is kept
+  }
+  return text !== undefined && text.length <= MAX_KEY_CHARS ? text : undefined;
+}
+
+const validators = new SchemaCache<Validator>();
+
+/**
+ * The compiled validator of `schema` (its regexes made linear: schema-patterns.ts), compiled once
+ * per schema text. `linear` is that rewrite when the caller has it already (the contract check).
+ */
+export function validatorFor(schema: unknown, linear?: unknown, key = schemaKey(schema)): Validator {
+  return (
+    validators.get(key) ?? validators.set(key, linear === undefined ? compileLinear(schema) : Compile(linear as never))
+  );
+}

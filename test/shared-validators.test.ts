@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import Type from 'typebox';
+import { checkPlugin } from '../core/check.ts';
+import { describePlugin, describeTool } from '../core/plugin-report.ts';
+import { schemaKey, validatorFor } from '../core/shared-validators.ts';
+
+describe('core/shared-validators', () => {
+  it('compiles a schema once per JSON text: equal schemas share a validator, others do not', () => {
+    const a = validatorFor(Type.Object({ city: Type.String({ description: 'City.' }) }));
+    const b = validatorFor(JSON.parse(JSON.stringify(Type.Object({ city: Type.String({ description: 'City.' }) }))));
+    const c = validatorFor(Type.Object({ town: Type.String({ description: 'City.' }) }));
+    expect(a).to.equal(b);
+    expect(c).to.not.equal(a);
+    expect(a.Check({ city: 'Oslo' })).to.equal(true);
+    expect(a.Check({ city: 1 })).to.equal(false);
+    expect(c.Check({ town: 'Oslo' })).to.equal(true);
+  });
+
+  it('keeps no schema whose text is over 256 Ki characters', () => {
+    const big = Type.Object({ text: Type.String({ description: 'x'.repeat(300 * 1024) }) });
+    expect(schemaKey(big)).to.equal(undefined);
+    expect(validatorFor(big)).to.not.equal(validatorFor(big));
+    expect(validatorFor(big).Check({ text: 'a' })).to.equal(true);
+  });
+
+  it('makes regexes linear before compiling, whether it was given the rewrite or not', () => {
+    const schema = { type: 'object', properties: { id: { type: 'string', pattern: '^(a+)+$' } } };
+    const validator = validatorFor(schema);
+    expect(validator.Check({ id: 'aaa' })).to.equal(true);
+    expect(validator.Check({ id: `${'a'.repeat(40)}!` })).to.equal(false);
+  });
+});
+
+describe('the contract check, a schema repeated across plugins', () => {
+  it('reports each tool that repeats a broken schema, under its own name and file', () => {
+    const broken = { type: 'object', properties: { n: { type: 'integer', description: 'N.', minimum: 'one' } } };
+    const run = (file: string, name: string) => {
+      const exported = {
+        name: 'p',
+        version: '1.0.0',
+        tools: [{ name, description: 'D.', inputSchema: broken, execute: () => 1 }],
+      };
+      return checkPlugin(file, describePlugin(exported), exported.tools.map(describeTool)).filter(
+        (v) => v.pointer === '/tools/0/inputSchema/properties/n/minimum',
+      );
+    };
+    const first = run('/a.ts', 'one');
+    const second = run('/b.ts', 'two');
+    expect(first).to.have.length(1);
+    expect(second).to.deep.equal([{ ...first[0], file: '/b.ts', tool: 'two' }]);
+  });
+
+  it('words a property without a description by where the schema sits, for the same text', () => {
+    const schema = { type: 'object', properties: { n: { type: 'string' } } };
+    const exported = {
+      name: 'p',
+      version: '1.0.0',
+      tools: [{ name: 't', description: 'D.', inputSchema: schema, outputSchema: schema, execute: () => 1 }],
+    };
+    const messages = checkPlugin('/p.ts', describePlugin(exported), exported.tools.map(describeTool))
+      .filter((v) => v.pointer.endsWith('/properties/n/description'))
+      .map((v) => `${v.pointer} ${v.severity}: ${v.message}`);
+    expect(messages).to.deep.equal([
+      '/tools/0/inputSchema/properties/n/description error: property "n" has no description: the model cannot know what to put there',
+      '/tools/0/outputSchema/properties/n/description warning: property "n" has no description: the model cannot know what the value means',
+    ]);
+  });
+});
