@@ -60,6 +60,14 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
         const near = nearest(key, known);
         add(`${e.instancePath}/${escapeSegment(key)}`, near ? `unknown key (did you mean "${near}"?)` : 'unknown key');
       }
+    } else if (e.keyword === 'required') {
+      add(e.instancePath, e.message);
+      // An open object takes any key, so a misspelt required one raises no error of its own: only
+      // the missing key is reported, and the caller sees no link to the key it did send.
+      if (schema !== undefined) {
+        for (const [key, meant] of misspeltRequired(e, value, schema, unknownKeys))
+          add(`${e.instancePath}/${escapeSegment(key)}`, `\`${key}\` is not a known key; did you mean \`${meant}\`?`);
+      }
     } else if (e.keyword === 'anyOf' && literalsOf(e, errors).length) {
       add(e.instancePath, oneOf(literalsOf(e, errors), valueAt(value, segments(e.instancePath))));
     } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
@@ -154,6 +162,30 @@ function isLiteralBranch(e: SchemaError, errors: readonly SchemaError[]): boolea
   return errors.some(
     (u) => u.keyword === 'anyOf' && branchesOf(u, errors).includes(e) && literalsOf(u, errors).length > 0,
   );
+}
+
+/**
+ * The keys sent beside a missing required one that are not declared and are near it, each with
+ * the required key it most likely was. Keys an `additionalProperties` error already names are left
+ * to it.
+ */
+function misspeltRequired(
+  e: SchemaError,
+  value: unknown,
+  schema: unknown,
+  unknownKeys: ReadonlySet<string>,
+): [key: string, meant: string][] {
+  const missing = e.params.requiredProperties;
+  const at = valueAt(value, segments(e.instancePath));
+  if (!Array.isArray(missing) || !at || typeof at !== 'object' || Array.isArray(at)) return [];
+  const known = propertiesAt(schema, e.schemaPath);
+  const out: [string, string][] = [];
+  for (const key of Object.keys(at)) {
+    if (Object.hasOwn(known, key) || unknownKeys.has(`${e.instancePath}/${escapeSegment(key)}`)) continue;
+    const meant = nearest(key, missing as string[]);
+    if (meant !== undefined) out.push([key, meant]);
+  }
+  return out;
 }
 
 /** The `properties` of the subschema at `schemaPath` (`#/properties/a`), or none. */

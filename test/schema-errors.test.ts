@@ -47,6 +47,23 @@ describe('schema problems', () => {
     ]);
   });
 
+  it('names a misspelt required key of an open object beside the missing one, and leaves unrelated keys alone', () => {
+    const schema = Type.Object({ path: Type.String(), limit: Type.Optional(Type.Integer()) });
+    const value = { pathh: '/tmp', extra: 1, limit: 2 };
+    expect(schemaProblems(Compile(schema).Errors(value), value, schema)).to.deep.equal([
+      { pointer: '', message: 'must have required properties path' },
+      { pointer: '/pathh', message: '`pathh` is not a known key; did you mean `path`?' },
+    ]);
+    // Without the schema nothing is guessed; a closed object says it once, as an unknown key.
+    expect(problems(schema, value)).to.deep.equal([{ pointer: '', message: 'must have required properties path' }]);
+    const closed = Type.Object({ path: Type.String() }, { additionalProperties: false });
+    const typo = { pathh: '/tmp' };
+    expect(schemaProblems(Compile(closed).Errors(typo), typo, closed)).to.deep.equal([
+      { pointer: '', message: 'must have required properties path' },
+      { pointer: '/pathh', message: 'unknown key (did you mean "path"?)' },
+    ]);
+  });
+
   it('never comes back empty: a value with no place in the schema is named', () => {
     const found = problems(Type.Tuple([Type.String()]), ['a', 'b']);
     expect(found.length).to.be.greaterThan(0);
