@@ -50,6 +50,8 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
   for (const e of errors) {
     if (offType.has(e)) continue;
     if (e.keyword === 'boolean' && unknownKeys.has(e.instancePath)) continue; // restates the unknown key below
+    // A literal fails its type too (`must be boolean` beside `must be false`): the literal says it.
+    if (e.keyword === 'type' && errors.some((o) => isLiteralError(o) && o.schemaPath === e.schemaPath)) continue;
     if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`)))
       continue;
     // A union of literals fails once per literal: said once, as the list the value must be in.
@@ -114,15 +116,34 @@ function offTypeBranchErrors(errors: readonly SchemaError[], value: unknown): Se
       list.some((o) => o.instancePath === u.instancePath && isTypeMismatch(o, at)),
     );
     const rightType = [...byBranch.values()].filter((list) => !wrongType.includes(list));
-    // Only literals of the right type left (`true` where `false` is allowed): the whole union says more.
-    const onlyLiterals = rightType.every((list) =>
-      list.every((o) => o.instancePath === u.instancePath && (o.keyword === 'const' || o.keyword === 'enum')),
-    );
-    if (wrongType.length === 0 || rightType.length === 0 || onlyLiterals) continue;
+    // Only literals of the right type left (`true` where `false` is allowed): the whole union says
+    // more, unless the value is a near miss of one of them (`"fss"` for `"fs"`): that branch was
+    // clearly meant, and the other forms would bury the one line that says what to fix.
+    const literals = rightType.flat();
+    const onlyLiterals = literals.every((o) => o.instancePath === u.instancePath && isLiteralError(o));
+    if (wrongType.length === 0 || rightType.length === 0 || (onlyLiterals && !isNearMiss(at, literals))) continue;
     for (const o of wrongType.flat()) drop.add(o);
     if (literalsOf(u, errors).length === 0) drop.add(u);
   }
   return drop;
+}
+
+function isLiteralError(e: SchemaError): boolean {
+  return e.keyword === 'const' || e.keyword === 'enum';
+}
+
+/** `at` is a string one of the literals `errors` allow most likely meant. */
+function isNearMiss(at: unknown, errors: readonly SchemaError[]): boolean {
+  if (typeof at !== 'string') return false;
+  const allowed = errors.flatMap((e) =>
+    e.keyword === 'enum' && Array.isArray(e.params.allowedValues) ? e.params.allowedValues : [e.params.allowedValue],
+  );
+  return (
+    nearest(
+      at,
+      allowed.filter((v): v is string => typeof v === 'string'),
+    ) !== undefined
+  );
 }
 
 /** `e` says the value `at` (where `e` is) has a type the schema does not take at all. */

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
+import { Value } from 'typebox/value';
+import { HostConfigSchema } from '../core/config-schema.ts';
 import { schemaProblems } from '../core/schema-errors.ts';
 
 const problems = (schema: object, value: unknown) => schemaProblems(Compile(schema as never).Errors(value), value);
@@ -95,9 +97,29 @@ describe('schema problems', () => {
     ]);
   });
 
+  it('a near miss of a name in a union of a name list and an object is one line: the name branch was meant', () => {
+    for (const [raw, line] of [
+      [
+        { builtins: ['fss'] },
+        { pointer: '/builtins/0', message: 'must be one of "fs", "shell", "http" (did you mean "fs"?)' },
+      ],
+      [
+        { builtins: ['fs', 'shel'] },
+        { pointer: '/builtins/1', message: 'must be one of "fs", "shell", "http" (did you mean "shell"?)' },
+      ],
+    ] as const) {
+      expect(schemaProblems(Value.Errors(HostConfigSchema, raw), raw, HostConfigSchema)).to.deep.equal([line]);
+    }
+    // Nothing near: the object form is still said, so no form goes unsaid.
+    const far = { builtins: ['zzzz'] };
+    expect(schemaProblems(Value.Errors(HostConfigSchema, far), far).map((p) => p.message)).to.include('must be object');
+  });
+
   it('keeps every branch when the value fits none, or only misses a literal, so no form goes unsaid', () => {
     const schema = Type.Object({ list: Type.Union([Type.Array(Type.String()), Type.Literal(false)]) });
     expect(problems(schema, { list: 5 }).map((p) => p.message)).to.include.members(['must be array', 'must be false']);
+    // A literal's own type error restates it.
+    expect(problems(schema, { list: 5 }).map((p) => p.message)).to.not.include('must be boolean');
     expect(problems(schema, { list: true }).map((p) => p.message)).to.include.members([
       'must be array',
       'must be false',
