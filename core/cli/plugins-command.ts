@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { declaresPlugin } from '../config.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { EXIT, loadAlone, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
 import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
@@ -262,10 +263,8 @@ function readManifest(file: string): Record<string, unknown> {
 
 /** A plugin package says so: where its plugin is, or the keyword. */
 function isPluginPackage(manifest: Record<string, unknown>): boolean {
-  const rousseau = manifest.rousseau as { plugin?: unknown } | undefined;
   return (
-    typeof rousseau?.plugin === 'string' ||
-    (Array.isArray(manifest.keywords) && manifest.keywords.includes('rousseau-plugin'))
+    declaresPlugin(manifest) || (Array.isArray(manifest.keywords) && manifest.keywords.includes('rousseau-plugin'))
   );
 }
 
