@@ -5,10 +5,11 @@
  * cannot be edited safely. npm's own output goes to stderr: stdout is for `--json` only.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { declaresPlugin } from '../config.ts';
 import { hostError, messageOf } from '../errors.ts';
+import { PACKAGE_ROOT } from '../paths.ts';
 import { EXIT, loadAlone, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
 import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
 import { CONFIG_TEMPLATE } from './init.ts';
@@ -85,6 +86,7 @@ export const add: Command = {
     if (values.json) printJson(failure ? { ...report, loads: false, error: failure } : report);
     else {
       const source = entrySource(entry, file);
+      const host = hostCommand(project.dir);
       const created = project.file ? '' : dryRun ? ' (it would be created)' : ' (created)';
       print(
         [
@@ -94,17 +96,36 @@ export const add: Command = {
           listed
             ? `${name} is already in ${file}`
             : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
-          ...(dryRun || failure ? [] : ['Next: npx rousseau-host tools']),
+          ...(dryRun || failure ? [] : [`Next: ${host} tools`]),
         ].join('\n'),
       );
-      if (failure)
+      if (failure) {
+        // Options the plugin refuses are the config's to fix, not the plugin's.
+        const fix =
+          failure.code === 'RH_ERR_PLUGIN_OPTIONS'
+            ? `Fix its options in ${file} (the entry of ${name})`
+            : `Fix the plugin (\`${host} check\` in its folder says what)`;
         printError(
-          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\nFix the plugin (\`rousseau-host check\` in its folder says what), or take it out: rousseau-host remove ${name}`,
+          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${name}`,
         );
+      }
     }
     return failure ? EXIT.failure : EXIT.ok;
   },
 };
+
+/**
+ * How the user runs this host from `dir`, for the commands a hint tells them to run: `npx
+ * rousseau-host` when it is the project's own dependency (installed in a `node_modules` of `dir`
+ * or above it, where npx finds it), plain `rousseau-host` otherwise (a global install on PATH).
+ */
+function hostCommand(dir: string): string {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const installed = join(d, 'node_modules', 'rousseau-host');
+    if (existsSync(installed) && realpathSync(installed) === realpathSync(PACKAGE_ROOT)) return 'npx rousseau-host';
+    if (dirname(d) === d) return 'rousseau-host';
+  }
+}
 
 /** Why the plugin `entry` does not load in the project, or undefined when it loads. */
 async function loadFailure(
