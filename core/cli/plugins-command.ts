@@ -5,14 +5,14 @@
  * cannot be edited safely. npm's own output goes to stderr: stdout is for `--json` only.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { declaresPlugin } from '../config.ts';
 import { hostError, messageOf } from '../errors.ts';
-import { PACKAGE_ROOT } from '../paths.ts';
 import { EXIT, loadAlone, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
 import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
 import { CONFIG_TEMPLATE } from './init.ts';
+import { hostCommand } from './host-command.ts';
 
 const ISOLATIONS = ['inline', 'worker', 'process'];
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -113,19 +113,6 @@ export const add: Command = {
     return failure ? EXIT.failure : EXIT.ok;
   },
 };
-
-/**
- * How the user runs this host from `dir`, for the commands a hint tells them to run: `npx
- * rousseau-host` when it is the project's own dependency (installed in a `node_modules` of `dir`
- * or above it, where npx finds it), plain `rousseau-host` otherwise (a global install on PATH).
- */
-function hostCommand(dir: string): string {
-  for (let d = resolve(dir); ; d = dirname(d)) {
-    const installed = join(d, 'node_modules', 'rousseau-host');
-    if (existsSync(installed) && realpathSync(installed) === realpathSync(PACKAGE_ROOT)) return 'npx rousseau-host';
-    if (dirname(d) === d) return 'rousseau-host';
-  }
-}
 
 /** Why the plugin `entry` does not load in the project, or undefined when it loads. */
 async function loadFailure(
