@@ -1,6 +1,7 @@
-// `start --mcp` while plugins load: `initialize` and `tools/list` answer at once with the tools in
-// so far, each further plugin is announced with tools/list_changed, a call to a tool still loading
-// waits for it, and plugins register in config order whatever finished first.
+// `start --mcp` while plugins load: `initialize` answers at once; `tools/list` waits for the plugins
+// still loading, a bounded time, then lists the tools in so far; each further plugin is announced
+// with tools/list_changed, a call to a tool still loading waits for it, and plugins register in
+// config order whatever finished first.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { text, code } from './shared.ts';
 const MCP = join(FIXTURES, 'mcp');
 
 describe('rousseau-host start --mcp while plugins load', function () {
-  this.timeout(30_000);
+  this.timeout(60_000); // tools/list waits out its bound (the default load timeout, 10 s) once
   const tmp = tempDir('rh-mcp-startup-');
   const gate = join(tmp.dir, 'gate');
   let client: Client;
@@ -54,16 +55,10 @@ describe('rousseau-host start --mcp while plugins load', function () {
     tmp.cleanup();
   });
 
-  it('lists the tools loaded so far, announces the slow plugin with list_changed, and a call to its tool waits for it', async () => {
-    // The inline plugin is in at once; the slow one waits for the gate, however long the list is asked for.
-    const early = await until(
-      async () => {
-        const names = (await client.listTools()).tools.map((t) => t.name);
-        return names.includes('echo') ? names : undefined;
-      },
-      { timeoutMs: 10_000, message: () => `echo never listed; stderr: ${stderr}` },
-    );
-    expect(early).to.deep.equal(['chatty', 'echo', 'fail', 'progress', 'stall', 'wait']);
+  it('lists the tools loaded so far once its wait is out, announces the slow plugin with list_changed, and a call to its tool waits for it', async () => {
+    // The inline plugin is in at once; the slow one waits for the gate, longer than the list waits.
+    const early = (await client.listTools(undefined, { timeout: 50_000 })).tools.map((t) => t.name);
+    expect(early, stderr).to.deep.equal(['chatty', 'echo', 'fail', 'progress', 'stall', 'wait']);
     const waiting = client.callTool({ name: 'late_echo', arguments: { text: 'hi' } });
     let answered = false;
     void waiting.then(() => (answered = true));
@@ -93,6 +88,52 @@ describe('rousseau-host start --mcp while plugins load', function () {
     });
     const unknown = await client.callTool({ name: 'nope', arguments: {} });
     expect([unknown.isError, code(unknown)]).to.deep.equal([true, 'unknown_tool']);
+  });
+});
+
+describe('rousseau-host start --mcp, listed once right after initialize (a one-shot client)', function () {
+  this.timeout(30_000);
+
+  it('answers initialize while a plugin is still loading, and tools/list waits for it; list_changed still fires', async () => {
+    const tmp = tempDir('rh-mcp-oneshot-');
+    const gate = join(tmp.dir, 'gate');
+    const config = tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: [{ module: join(MCP, 'slow-load.ts'), options: { gate, tag: 'late' }, loadTimeoutMs: 60_000 }],
+        log: { audit: false },
+      }),
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'start', '--mcp', '--config', config],
+      cwd: tmp.dir,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const client = new Client({ name: 'one-shot', version: '1.0.0' });
+    let listChanges = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanges++);
+    try {
+      await client.connect(transport); // initialize: answered with the gate still shut
+      const listed = client.listTools();
+      let answered = false;
+      void listed.then(() => (answered = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(answered, 'tools/list waits for the plugin still loading').to.equal(false);
+      writeFileSync(gate, '');
+      expect(
+        (await listed).tools.map((t) => t.name),
+        stderr,
+      ).to.deep.equal(['late_echo']);
+      await until(() => listChanges > 0, { timeoutMs: 10_000, message: 'no tools/list_changed' });
+    } finally {
+      writeFileSync(gate, '');
+      await client.close();
+      tmp.cleanup();
+    }
   });
 });
 
