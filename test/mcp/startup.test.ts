@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -13,6 +13,24 @@ import { BIN, FIXTURES, tempDir, until } from '../helpers.ts';
 import { text, code } from './shared.ts';
 
 const MCP = join(FIXTURES, 'mcp');
+
+/** An SDK client connected (initialized) to `start --mcp` on `config`, its stderr and list_changed handed on. */
+async function connect(
+  config: string,
+  on: { stderr: (text: string) => void; listChanged: () => void },
+): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'start', '--mcp', '--config', config],
+    cwd: dirname(config),
+    stderr: 'pipe',
+  });
+  transport.stderr!.on('data', (d: Buffer) => on.stderr(d.toString()));
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, on.listChanged);
+  await client.connect(transport);
+  return client;
+}
 
 describe('rousseau-host start --mcp while plugins load', function () {
   this.timeout(60_000); // tools/list waits out its bound (the default load timeout, 10 s) once
@@ -38,16 +56,10 @@ describe('rousseau-host start --mcp while plugins load', function () {
         log: { audit: false },
       }),
     );
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'start', '--mcp', '--config', config],
-      cwd: tmp.dir,
-      stderr: 'pipe',
+    client = await connect(config, {
+      stderr: (d) => (stderr += d),
+      listChanged: () => void listChanges++,
     });
-    transport.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    client = new Client({ name: 'test-client', version: '1.0.0' });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanges++);
-    await client.connect(transport);
   });
   after(async () => {
     writeFileSync(gate, ''); // a test that failed early must not leave the load waiting
@@ -105,19 +117,11 @@ describe('rousseau-host start --mcp, listed once right after initialize (a one-s
         log: { audit: false },
       }),
     );
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'start', '--mcp', '--config', config],
-      cwd: tmp.dir,
-      stderr: 'pipe',
-    });
     let stderr = '';
-    transport.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const client = new Client({ name: 'one-shot', version: '1.0.0' });
     let listChanges = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanges++);
+    // connect() is initialize: answered with the gate still shut.
+    const client = await connect(config, { stderr: (d) => (stderr += d), listChanged: () => void listChanges++ });
     try {
-      await client.connect(transport); // initialize: answered with the gate still shut
       const listed = client.listTools();
       let answered = false;
       void listed.then(() => (answered = true));
