@@ -33,4 +33,16 @@ describe('README: the path before publication', () => {
       [`packed/${host.name}-${host.version}.tgz`, `packed/${create.name}-${create.version}.tgz`].sort(),
     );
   });
+
+  it('says the quick start is for a clone: what it runs is not in the package', () => {
+    const quick = readme.slice(
+      readme.indexOf('## Quick start'),
+      readme.indexOf('```', readme.indexOf('## Quick start')),
+    );
+    expect(quick).to.include('In a clone of this repo');
+    const host = manifest('.') as { files?: string[]; scripts?: Record<string, string> };
+    // `npm start` plays examples/demo, which the package leaves out: from a tarball it cannot run.
+    expect(host.scripts?.start).to.include('examples/demo');
+    expect(host.files).to.not.include('examples');
+  });
 });
