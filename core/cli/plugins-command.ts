@@ -99,6 +99,12 @@ export const add: Command = {
           ...(dryRun || failure ? [] : [`Next: ${host} tools`]),
         ].join('\n'),
       );
+      // The entry already there stays as written: flags that would have shaped a new one are not
+      // silently dropped.
+      if (listed && entry !== name)
+        printError(
+          `rousseau-host: ${name} is already in ${file}; its entry there was left as it is, without ${[isolation === undefined ? '' : '--isolation', options === undefined ? '' : '--options'].filter(Boolean).join(' and ')}: edit it there`,
+        );
       if (failure) {
         // Options the plugin refuses are the config's to fix, not the plugin's.
         const fix =

@@ -97,6 +97,11 @@ describe('rousseau-host add / remove, installing with npm', function () {
     const again = await cli(['add', '../greet'], project);
     expect(again.code, again.stderr).to.equal(0);
     expect(again.stdout).to.include('rousseau-plugin-greet is already in');
+    const reshaped = await cli(['add', '../greet', '--options', '{"greeting":"Yo"}'], project);
+    expect(reshaped.code, reshaped.stderr).to.equal(0);
+    expect(reshaped.stderr).to.include(
+      `rousseau-plugin-greet is already in ${config}; its entry there was left as it is, without --options: edit it there`,
+    );
     expect(readFileSync(config, 'utf8')).to.equal(edited);
 
     const dryRemove = await cli(['remove', 'rousseau-plugin-greet', '--dry-run'], project);
