@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { Value } from 'typebox/value';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
 import { hostError, messageOf } from './errors.ts';
@@ -27,7 +27,14 @@ const MODULE = 'rousseau';
 
 /** Finds the config from `cwd` upward, or loads `configFile`. */
 export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?: string }): Promise<LoadedConfig> {
-  const { cosmiconfig, getDefaultSearchPlaces } = await import('cosmiconfig');
+  const { cosmiconfig, defaultLoaders, getDefaultSearchPlaces } = await import('cosmiconfig');
+  // A plugin package's manifest (`"rousseau": { "plugin": … }`, as the template writes) is not a
+  // host config: read as one, every command run in a plugin's folder failed on its `plugin` key.
+  // Seen as holding no `rousseau` key, the search goes on to the folder's other config files.
+  const loadJson = async (file: string, content: string) => {
+    const value = await defaultLoaders['.json'](file, content);
+    return basename(file) === 'package.json' && declaresPlugin(value) ? {} : value;
+  };
   // jiti only for a TypeScript config: a JSON one, or none, does not pay its ~80 ms import. Required,
   // not imported: an `import()` of its CommonJS bundle has Node's ES module loader scan the bundle
   // for named exports first (core/runners/import-plugin.ts).
@@ -42,7 +49,7 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
       ...getDefaultSearchPlaces(MODULE),
       ...['mts', 'cts', 'json', 'yaml', 'yml'].map((ext) => `${MODULE}.config.${ext}`),
     ],
-    loaders: { '.ts': loadTs, '.mts': loadTs, '.cts': loadTs },
+    loaders: { '.json': loadJson, '.ts': loadTs, '.mts': loadTs, '.cts': loadTs },
   });
 
   let found: { config: unknown; filepath: string; isEmpty?: boolean } | null;
@@ -65,6 +72,14 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
   if (!found) return { config: {}, dir: cwd };
   const raw = found.isEmpty ? {} : found.config;
   return { config: validateConfig(raw, found.filepath), file: found.filepath, dir: dirname(found.filepath) };
+}
+
+/** A package manifest that names its plugin (`"rousseau": { "plugin": "./src/index.ts" }`): a plugin package. */
+export function declaresPlugin(manifest: unknown): boolean {
+  const rousseau = (manifest as { rousseau?: unknown } | null)?.rousseau;
+  return (
+    typeof rousseau === 'object' && rousseau !== null && typeof (rousseau as { plugin?: unknown }).plugin === 'string'
+  );
 }
 
 /**

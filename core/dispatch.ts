@@ -347,7 +347,9 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
   try {
     const validator = tool.validator();
     if (!validator.Check(input))
-      problems = schemaProblems(validator.Errors(input), input).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
+      problems = schemaProblems(validator.Errors(input), input, tool.info.inputSchema).map(
+        (p) => `- ${p.pointer || '/'}: ${p.message}`,
+      );
   } catch (error) {
     // The schema passed the load-time check, compile included, and still throws on this input (one
     // that refers to itself without reading any of it overflows the stack): the plugin's fault,

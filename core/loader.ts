@@ -29,9 +29,12 @@ import type { McpServerSpec, PluginRunner, PluginSpec } from './runners/runner.t
 import { createIsolatedRunner } from './runners/isolated.ts';
 import type { Isolation, Violation } from './types.ts';
 
+/** How long a plugin may take to load, unless its entry says otherwise. */
+export const DEFAULT_LOAD_TIMEOUT_MS = 10_000;
+
 const DEFAULTS = {
   timeoutMs: 30_000,
-  loadTimeoutMs: 10_000,
+  loadTimeoutMs: DEFAULT_LOAD_TIMEOUT_MS,
   maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
   maxConcurrency: 32,
   maxQueue: 256,

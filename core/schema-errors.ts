@@ -50,6 +50,8 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
   for (const e of errors) {
     if (offType.has(e)) continue;
     if (e.keyword === 'boolean' && unknownKeys.has(e.instancePath)) continue; // restates the unknown key below
+    // A literal fails its type too (`must be boolean` beside `must be false`): the literal says it.
+    if (e.keyword === 'type' && errors.some((o) => isLiteralError(o) && o.schemaPath === e.schemaPath)) continue;
     if (e.keyword === 'anyOf' && errors.some((o) => o !== e && o.instancePath.startsWith(`${e.instancePath}/`)))
       continue;
     // A union of literals fails once per literal: said once, as the list the value must be in.
@@ -59,6 +61,14 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
       for (const key of (e.params.additionalProperties as string[] | undefined) ?? []) {
         const near = nearest(key, known);
         add(`${e.instancePath}/${escapeSegment(key)}`, near ? `unknown key (did you mean "${near}"?)` : 'unknown key');
+      }
+    } else if (e.keyword === 'required') {
+      add(e.instancePath, e.message);
+      // An open object takes any key, so a misspelt required one raises no error of its own: only
+      // the missing key is reported, and the caller sees no link to the key it did send.
+      if (schema !== undefined) {
+        for (const [key, meant] of misspeltRequired(e, value, schema, unknownKeys))
+          add(`${e.instancePath}/${escapeSegment(key)}`, `\`${key}\` is not a known key; did you mean \`${meant}\`?`);
       }
     } else if (e.keyword === 'anyOf' && literalsOf(e, errors).length) {
       add(e.instancePath, oneOf(literalsOf(e, errors), valueAt(value, segments(e.instancePath))));
@@ -106,15 +116,34 @@ function offTypeBranchErrors(errors: readonly SchemaError[], value: unknown): Se
       list.some((o) => o.instancePath === u.instancePath && isTypeMismatch(o, at)),
     );
     const rightType = [...byBranch.values()].filter((list) => !wrongType.includes(list));
-    // Only literals of the right type left (`true` where `false` is allowed): the whole union says more.
-    const onlyLiterals = rightType.every((list) =>
-      list.every((o) => o.instancePath === u.instancePath && (o.keyword === 'const' || o.keyword === 'enum')),
-    );
-    if (wrongType.length === 0 || rightType.length === 0 || onlyLiterals) continue;
+    // Only literals of the right type left (`true` where `false` is allowed): the whole union says
+    // more, unless the value is a near miss of one of them (`"fss"` for `"fs"`): that branch was
+    // clearly meant, and the other forms would bury the one line that says what to fix.
+    const literals = rightType.flat();
+    const onlyLiterals = literals.every((o) => o.instancePath === u.instancePath && isLiteralError(o));
+    if (wrongType.length === 0 || rightType.length === 0 || (onlyLiterals && !isNearMiss(at, literals))) continue;
     for (const o of wrongType.flat()) drop.add(o);
     if (literalsOf(u, errors).length === 0) drop.add(u);
   }
   return drop;
+}
+
+function isLiteralError(e: SchemaError): boolean {
+  return e.keyword === 'const' || e.keyword === 'enum';
+}
+
+/** `at` is a string one of the literals `errors` allow most likely meant. */
+function isNearMiss(at: unknown, errors: readonly SchemaError[]): boolean {
+  if (typeof at !== 'string') return false;
+  const allowed = errors.flatMap((e) =>
+    e.keyword === 'enum' && Array.isArray(e.params.allowedValues) ? e.params.allowedValues : [e.params.allowedValue],
+  );
+  return (
+    nearest(
+      at,
+      allowed.filter((v): v is string => typeof v === 'string'),
+    ) !== undefined
+  );
 }
 
 /** `e` says the value `at` (where `e` is) has a type the schema does not take at all. */
@@ -154,6 +183,30 @@ function isLiteralBranch(e: SchemaError, errors: readonly SchemaError[]): boolea
   return errors.some(
     (u) => u.keyword === 'anyOf' && branchesOf(u, errors).includes(e) && literalsOf(u, errors).length > 0,
   );
+}
+
+/**
+ * The keys sent beside a missing required one that are not declared and are near it, each with
+ * the required key it most likely was. Keys an `additionalProperties` error already names are left
+ * to it.
+ */
+function misspeltRequired(
+  e: SchemaError,
+  value: unknown,
+  schema: unknown,
+  unknownKeys: ReadonlySet<string>,
+): [key: string, meant: string][] {
+  const missing = e.params.requiredProperties;
+  const at = valueAt(value, segments(e.instancePath));
+  if (!Array.isArray(missing) || !at || typeof at !== 'object' || Array.isArray(at)) return [];
+  const known = propertiesAt(schema, e.schemaPath);
+  const out: [string, string][] = [];
+  for (const key of Object.keys(at)) {
+    if (Object.hasOwn(known, key) || unknownKeys.has(`${e.instancePath}/${escapeSegment(key)}`)) continue;
+    const meant = nearest(key, missing as string[]);
+    if (meant !== undefined) out.push([key, meant]);
+  }
+  return out;
 }
 
 /** The `properties` of the subschema at `schemaPath` (`#/properties/a`), or none. */

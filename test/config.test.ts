@@ -60,6 +60,20 @@ describe('config', () => {
     });
   }
 
+  it("does not read a plugin package's manifest as host config: the folder's own config, or none, is found", async () => {
+    // The manifest the template writes: a plugin package names its plugin under `rousseau`.
+    t.write('package.json', '{"name":"rousseau-plugin-x","rousseau":{"plugin":"./src/index.ts"}}');
+    const none = await loadConfig({ cwd: t.dir });
+    expect(none).to.deep.equal({ config: {}, dir: t.dir });
+    t.write('rousseau.config.json', '{"builtins":false}');
+    const own = await loadConfig({ cwd: t.dir });
+    expect(own.file).to.equal(join(t.dir, 'rousseau.config.json'));
+    expect(own.config).to.deep.equal({ builtins: false });
+    // A command run inside the plugin's folder works there.
+    const tools = await runCli(['tools', '--json'], { cwd: t.dir });
+    expect(tools.code, tools.stderr).to.equal(0);
+  });
+
   it('loads --config FILE instead of searching, and names a missing one', async () => {
     const file = t.write('custom/my.config.ts', 'export default { builtins: false };');
     expect((await loadConfig({ cwd: t.dir, configFile: 'custom/my.config.ts' })).file).to.equal(file);

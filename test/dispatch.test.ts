@@ -97,6 +97,16 @@ describe('call pipeline (inline)', () => {
     expect(r.content).to.match(/call again/);
   });
 
+  it('invalid_input names the declared key a misspelt one meant, in closed and open objects alike', async () => {
+    const closed = await host.call('greet', '{"woh":"Ada"}');
+    expect(closed.content).to.contain('- /woh: unknown key (did you mean "who"?)');
+    // An open object takes any key: the misspelling is named beside the required key it left missing.
+    const open = await host.call('ignore_signal', '{"mss":1}');
+    expect(open.code).to.equal('invalid_input');
+    expect(open.content).to.contain('- /: must have required properties ms');
+    expect(open.content).to.contain('- /mss: `mss` is not a known key; did you mean `ms`?');
+  });
+
   it("denied by a policy rule, with the rule's reason", async () => {
     const r = await host.call('echo', '{"text":"forbidden"}');
     expect(r).to.include({ isError: true, code: 'denied' });

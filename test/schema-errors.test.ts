@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
+import { Value } from 'typebox/value';
+import { HostConfigSchema } from '../core/config-schema.ts';
 import { schemaProblems } from '../core/schema-errors.ts';
 
 const problems = (schema: object, value: unknown) => schemaProblems(Compile(schema as never).Errors(value), value);
@@ -47,6 +49,23 @@ describe('schema problems', () => {
     ]);
   });
 
+  it('names a misspelt required key of an open object beside the missing one, and leaves unrelated keys alone', () => {
+    const schema = Type.Object({ path: Type.String(), limit: Type.Optional(Type.Integer()) });
+    const value = { pathh: '/tmp', extra: 1, limit: 2 };
+    expect(schemaProblems(Compile(schema).Errors(value), value, schema)).to.deep.equal([
+      { pointer: '', message: 'must have required properties path' },
+      { pointer: '/pathh', message: '`pathh` is not a known key; did you mean `path`?' },
+    ]);
+    // Without the schema nothing is guessed; a closed object says it once, as an unknown key.
+    expect(problems(schema, value)).to.deep.equal([{ pointer: '', message: 'must have required properties path' }]);
+    const closed = Type.Object({ path: Type.String() }, { additionalProperties: false });
+    const typo = { pathh: '/tmp' };
+    expect(schemaProblems(Compile(closed).Errors(typo), typo, closed)).to.deep.equal([
+      { pointer: '', message: 'must have required properties path' },
+      { pointer: '/pathh', message: 'unknown key (did you mean "path"?)' },
+    ]);
+  });
+
   it('never comes back empty: a value with no place in the schema is named', () => {
     const found = problems(Type.Tuple([Type.String()]), ['a', 'b']);
     expect(found.length).to.be.greaterThan(0);
@@ -78,9 +97,29 @@ describe('schema problems', () => {
     ]);
   });
 
+  it('a near miss of a name in a union of a name list and an object is one line: the name branch was meant', () => {
+    for (const [raw, line] of [
+      [
+        { builtins: ['fss'] },
+        { pointer: '/builtins/0', message: 'must be one of "fs", "shell", "http" (did you mean "fs"?)' },
+      ],
+      [
+        { builtins: ['fs', 'shel'] },
+        { pointer: '/builtins/1', message: 'must be one of "fs", "shell", "http" (did you mean "shell"?)' },
+      ],
+    ] as const) {
+      expect(schemaProblems(Value.Errors(HostConfigSchema, raw), raw, HostConfigSchema)).to.deep.equal([line]);
+    }
+    // Nothing near: the object form is still said, so no form goes unsaid.
+    const far = { builtins: ['zzzz'] };
+    expect(schemaProblems(Value.Errors(HostConfigSchema, far), far).map((p) => p.message)).to.include('must be object');
+  });
+
   it('keeps every branch when the value fits none, or only misses a literal, so no form goes unsaid', () => {
     const schema = Type.Object({ list: Type.Union([Type.Array(Type.String()), Type.Literal(false)]) });
     expect(problems(schema, { list: 5 }).map((p) => p.message)).to.include.members(['must be array', 'must be false']);
+    // A literal's own type error restates it.
+    expect(problems(schema, { list: 5 }).map((p) => p.message)).to.not.include('must be boolean');
     expect(problems(schema, { list: true }).map((p) => p.message)).to.include.members([
       'must be array',
       'must be false',

@@ -21,11 +21,14 @@ export const call: Command = {
       const result = await host.call(tool, input, { signal: stop.signal, sessionId: 'cli', elicit: headlessElicitor });
       if (values.json) {
         printJson({ tool, ...result });
-      } else {
-        if (result.isError) printError(`error (${result.code ?? 'tool_error'}):`);
+      } else if (!result.isError) {
         // The text names each image, audio or resource block (type, MIME type, size, URI): base64
         // never reaches a terminal. `--json` has the blocks themselves.
         print(result.content);
+      } else {
+        // A failure is for the person, whole on stderr: stdout carries results (and `--json`) only,
+        // so `call … > out.txt` never leaves half an error in the file.
+        printError(`error (${result.code ?? 'tool_error'}): ${result.content}`);
         // The tool may be one a plugin failed to load: the person at the terminal is told which
         // (the result itself names no failed plugin: over MCP a caller would learn of them).
         if (result.code === 'unknown_tool') {

@@ -1,5 +1,6 @@
 /** `rousseau-host check PATH`: load one plugin module and run the contract check; no config needed. */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { EXIT, loadAlone, print, printJson, UsageError, type Command } from './command.ts';
 import { messageOf } from '../errors.ts';
 
@@ -22,7 +23,7 @@ export const check: Command = {
       }
     }
     const cwd = resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());
-    const module = target.startsWith('.') || target.startsWith('/') ? resolve(cwd, target) : target;
+    const module = readsAsPath(target, cwd) ? resolve(cwd, target) : target;
     const plugin = await loadAlone(values, cwd, { module, ...(options === undefined ? {} : { options }) });
     const warnings = plugin?.warnings ?? [];
     // --strict: the warnings (an over-broad schema, no tools) fail the check like errors.
@@ -55,3 +56,14 @@ export const check: Command = {
     return ok ? EXIT.ok : EXIT.failure;
   },
 };
+
+/**
+ * PATH is a path when it reads as one. A config tells paths from package names by a leading `.`;
+ * here, `check src/index.ts` (the file there, not a package `src`) is one too: a file name, or a
+ * name with a `/` that is no `@scope/name`, when it is there.
+ */
+function readsAsPath(target: string, cwd: string): boolean {
+  if (target.startsWith('.') || isAbsolute(target)) return true;
+  const fileLike = /\.[cm]?[jt]sx?$/.test(target) || (target.includes('/') && !target.startsWith('@'));
+  return fileLike && existsSync(resolve(cwd, target));
+}

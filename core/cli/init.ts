@@ -4,11 +4,11 @@ import { join, resolve } from 'node:path';
 import { EXIT, print, printJson, UsageError, type Command } from './command.ts';
 import { messageOf } from '../errors.ts';
 import { openHostFile } from '../paths.ts';
+import { hostCommand } from './host-command.ts';
 
 export const CONFIG_TEMPLATE = `import { defineConfig } from 'rousseau-host';
 
-// rousseau-host config. Reference: "Config reference" in node_modules/rousseau-host/README.md,
-// or https://github.com/rousseau-host/rousseau-host#config-reference
+// rousseau-host config. Reference: "Config reference" in node_modules/rousseau-host/README.md.
 export default defineConfig({
   // Plugins: a path (relative to this file) or a package name; an object for settings.
   plugins: [
@@ -63,7 +63,7 @@ export const init: Command = {
       closeSync(fd);
     }
     if (values.json) printJson({ file });
-    else print(`Wrote ${file}\nNext: add your plugins to it, then run: rousseau-host tools`);
+    else print(`Wrote ${file}\nNext: add your plugins to it, then run: ${hostCommand(dir)} tools`);
     return EXIT.ok;
   },
 };

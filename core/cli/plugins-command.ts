@@ -7,10 +7,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { declaresPlugin } from '../config.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { EXIT, loadAlone, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
 import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
 import { CONFIG_TEMPLATE } from './init.ts';
+import { hostCommand } from './host-command.ts';
 
 const ISOLATIONS = ['inline', 'worker', 'process'];
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -84,6 +86,7 @@ export const add: Command = {
     if (values.json) printJson(failure ? { ...report, loads: false, error: failure } : report);
     else {
       const source = entrySource(entry, file);
+      const host = hostCommand(project.dir);
       const created = project.file ? '' : dryRun ? ' (it would be created)' : ' (created)';
       print(
         [
@@ -93,13 +96,25 @@ export const add: Command = {
           listed
             ? `${name} is already in ${file}`
             : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
-          ...(dryRun || failure ? [] : ['Next: npx rousseau-host tools']),
+          ...(dryRun || failure ? [] : [`Next: ${host} tools`]),
         ].join('\n'),
       );
-      if (failure)
+      // The entry already there stays as written: flags that would have shaped a new one are not
+      // silently dropped.
+      if (listed && entry !== name)
         printError(
-          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\nFix the plugin (\`rousseau-host check\` in its folder says what), or take it out: rousseau-host remove ${name}`,
+          `rousseau-host: ${name} is already in ${file}; its entry there was left as it is, without ${[isolation === undefined ? '' : '--isolation', options === undefined ? '' : '--options'].filter(Boolean).join(' and ')}: edit it there`,
         );
+      if (failure) {
+        // Options the plugin refuses are the config's to fix, not the plugin's.
+        const fix =
+          failure.code === 'RH_ERR_PLUGIN_OPTIONS'
+            ? `Fix its options in ${file} (the entry of ${name})`
+            : `Fix the plugin (\`${host} check\` in its folder says what)`;
+        printError(
+          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${name}`,
+        );
+      }
     }
     return failure ? EXIT.failure : EXIT.ok;
   },
@@ -262,10 +277,8 @@ function readManifest(file: string): Record<string, unknown> {
 
 /** A plugin package says so: where its plugin is, or the keyword. */
 function isPluginPackage(manifest: Record<string, unknown>): boolean {
-  const rousseau = manifest.rousseau as { plugin?: unknown } | undefined;
   return (
-    typeof rousseau?.plugin === 'string' ||
-    (Array.isArray(manifest.keywords) && manifest.keywords.includes('rousseau-plugin'))
+    declaresPlugin(manifest) || (Array.isArray(manifest.keywords) && manifest.keywords.includes('rousseau-plugin'))
   );
 }
 

@@ -24,6 +24,7 @@ import type { Host } from '../host.ts';
 import type { Caller, CallOptions, CallResult } from '../types.ts';
 import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
+import { DEFAULT_LOAD_TIMEOUT_MS } from '../loader.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
 import { clientHandlers } from './client-questions.ts';
 
@@ -114,7 +115,8 @@ export function sendToolListChanged(host: Host): void {
 /**
  * A low-level MCP server whose tools are the host's loaded, non-quarantined tools. `host` may still
  * be loading: `initialize` is answered at once, and `tools/list` and `tools/call` wait for it; a
- * host whose plugins load in the background lists those registered so far (docs/mcp.md, "Start-up").
+ * host whose plugins load in the background lists them once they are in, or after a bounded wait
+ * those registered so far (docs/mcp.md, "Start-up").
  */
 export function createMcpServer(
   host: Host | Promise<Host>,
@@ -154,7 +156,9 @@ export function createMcpServer(
 
   let tag: string | undefined;
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-    const tools = listTools(loaded ?? (await ready), callerOf(extra.authInfo));
+    const h = loaded ?? (await ready);
+    await loadedOrLater(h, extra.signal);
+    const tools = listTools(h, callerOf(extra.authInfo));
     if (seen.caller) seen.tools = digestOf(tools);
     return { tools };
   });
@@ -235,6 +239,27 @@ export function createMcpServer(
   });
 
   return server;
+}
+
+/**
+ * How long `tools/list` waits for plugins still loading. A one-shot client (the MCP Inspector's
+ * `--cli --method tools/list`) lists once, right after `initialize`, and would see none of them;
+ * a plugin slower than a default load gets announced with `list_changed` instead.
+ */
+const LIST_WAIT_MS = DEFAULT_LOAD_TIMEOUT_MS;
+
+/** Resolves when every plugin of `host` is in, after `LIST_WAIT_MS`, or when the request is cancelled. */
+function loadedOrLater(host: Host, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, LIST_WAIT_MS).unref();
+    signal.addEventListener('abort', done, { once: true });
+    host.ready.then(done, done);
+  });
 }
 
 /**

@@ -76,7 +76,16 @@ function pluginOf(mod: unknown): unknown {
 
 function withThrowSite(error: unknown): unknown {
   const site = throwSite(error);
-  return site ? new Error(`${messageOf(error)} (thrown at ${site})`, { cause: error }) : error;
+  if (!site) return error;
+  const message = messageOf(error);
+  // A syntax error names its place in its own text (jiti: `ParseError: … \n /x.ts:5:14`): said
+  // once, at the end, where a throw's place goes.
+  const at = message.indexOf(site);
+  if (at !== -1) {
+    const rest = `${message.slice(0, at).trimEnd()} ${message.slice(at + site.length).trim()}`.trim();
+    return new Error(`${rest} (at ${site})`, { cause: error });
+  }
+  return new Error(`${message} (thrown at ${site})`, { cause: error });
 }
 
 /** What Node ≥ 22.18 adds to `node:module` and `process.features`, beyond the Node 20 typings. */

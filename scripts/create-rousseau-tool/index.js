@@ -223,12 +223,16 @@ function localSpec(spec) {
 }
 
 function nextSteps(target, pkgName, host) {
-  const cd = relative(process.cwd(), target);
-  const config = findConfig(process.cwd());
-  const specifier = modulePath(config ? dirname(config) : process.cwd(), target);
+  const here = process.cwd();
+  const cd = relative(here, target);
+  const config = findConfig(here);
+  const specifier = modulePath(config ? dirname(config) : here, target);
   const where = config
-    ? `Then add it to the plugins in ${relative(process.cwd(), config) || config} (paths are relative to that file):`
-    : 'Then add it to the plugins of your rousseau.config.ts (paths are relative to that file; `npx rousseau-host init` writes one):';
+    ? `or add it to the plugins in ${relative(here, config) || config} yourself (paths are relative to that file):`
+    : 'or add it to the plugins of your rousseau.config.ts yourself (paths are relative to that file; `npx rousseau-host init` writes one):';
+  // The steps after the tests run in the agent's project, where the scaffolder ran: once the user
+  // has gone into the plugin's folder, they are told the way back, and every path is from there.
+  const back = cd ? ` (back here: cd ${shellQuote(relative(target, here))})` : '';
   return [
     `Created ${pkgName} in ${target}`,
     `rousseau-host for its tests: ${host.why}`,
@@ -238,13 +242,13 @@ function nextSteps(target, pkgName, host) {
     '  npm install',
     '  npm test          (runs `rousseau-host check .`, then the tests)',
     '',
+    `Then, in your agent's project${back}:`,
     // `npx rousseau-host` in a project without the host asks the registry, which may not have it.
-    `Your agent's project needs the host installed first: npm install ${shellQuote(host.spec.startsWith('file:') ? host.spec.slice(5) : `rousseau-host@${host.spec}`)}`,
+    `  npm install ${shellQuote(host.spec.startsWith('file:') ? host.spec.slice(5) : `rousseau-host@${host.spec}`)}`,
+    `  npx rousseau-host add ${shellQuote(modulePath(here, target))}    (installs the plugin and adds it to the config)`,
+    `  npx rousseau-host call count_words '{"text":"to be or not to be"}'`,
     where,
     `  plugins: [${jsString(specifier)}],`,
-    `or let the host install it and edit the config: npx rousseau-host add ${shellQuote(modulePath(process.cwd(), target))}`,
-    '',
-    'and call a tool from there: npx rousseau-host call count_words \'{"text":"to be or not to be"}\'',
   ].join('\n');
 }
 

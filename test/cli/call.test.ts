@@ -47,6 +47,11 @@ describe('rousseau-host call', function () {
     });
     expect(stdin.stdout, stdin.stderr).to.not.equal('');
     expect(JSON.parse(stdin.stdout)).to.include({ isError: false, content: 'hello Bo\nhello Bo' });
+    // Without --json a failure is whole on stderr, stdout empty: a redirect captures results only.
+    const bad = await runCli(['call', 'greet', '{"who":5}'], { cwd: t.dir });
+    expect(bad.code).to.equal(1);
+    expect(bad.stdout).to.equal('');
+    expect(bad.stderr).to.match(/^error \(invalid_input\): Invalid input for tool "greet":\n- \/who: /);
     const unknown = await runCli(['call', 'nope', '{}', '--json'], { cwd: t.dir });
     expect(unknown.code).to.equal(1);
     expect(JSON.parse(unknown.stdout).code).to.equal('unknown_tool');
@@ -60,7 +65,8 @@ describe('rousseau-host call', function () {
     });
     const called = await runCli(['call', 'count_words', '{}'], { cwd: t.dir });
     expect(called.code).to.equal(1);
-    expect(called.stdout).to.match(/^Unknown tool "count_words"/);
+    expect(called.stdout).to.equal('');
+    expect(called.stderr).to.match(/^error \(unknown_tool\): Unknown tool "count_words"/m);
     expect(called.stderr).to.match(/note: plugin \S+ failed; `rousseau-host tools` says why/);
     const known = await runCli(['call', 'greet', '{"who":"Ada"}'], { cwd: t.dir });
     expect(known.stderr).to.not.contain('note: plugin');

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { runCli } from '../helpers.ts';
+import { readFileSync } from 'node:fs';
+import { runCli, tempDir } from '../helpers.ts';
 import { fixture } from './shared.ts';
 
 describe('rousseau-host check PATH', function () {
@@ -21,6 +22,22 @@ describe('rousseau-host check PATH', function () {
     expect(report.violations.map((v) => v.pointer)).to.include('/tools/0/inputSchema/required/1');
     const human = await runCli(['check', fixture('broken-contract.ts')]);
     expect(human.stdout).to.contain('FAIL').and.contain('/tools/0/inputSchema/required/1');
+  });
+
+  it('check src/x.ts: a path written without ./ is the file there, not a package of that name', async () => {
+    const t = tempDir();
+    try {
+      t.write('src/echo.ts', readFileSync(fixture('echo.ts'), 'utf8'));
+      const r = await runCli(['check', 'src/echo.ts'], { cwd: t.dir });
+      expect(r.code, r.stdout + r.stderr).to.equal(0);
+      expect(r.stdout).to.match(/^ok {2}echo 1\.0\.0/);
+      // A bare name stays a package name, as in a config.
+      const bare = await runCli(['check', 'src'], { cwd: t.dir });
+      expect(bare.code).to.equal(1);
+      expect(bare.stdout).to.contain('RH_ERR_PLUGIN_NOT_FOUND');
+    } finally {
+      t.cleanup();
+    }
   });
 
   it("check --options validates a plugin's options", async () => {

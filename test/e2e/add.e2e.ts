@@ -78,7 +78,8 @@ describe('rousseau-host add / remove, installing with npm', function () {
     );
     expect(added.code, added.stderr).to.equal(0);
     expect(added.stdout).to.include('Installed rousseau-plugin-greet@1.2.0');
-    expect(added.stdout).to.include('Next: npx rousseau-host tools');
+    // This host is not the project's own (the repo's bin): the hint names it as found on PATH.
+    expect(added.stdout).to.include('Next: rousseau-host tools\n');
     const edited = readFileSync(config, 'utf8');
     expect(edited).to.equal(
       TS_CONFIG.replace(
@@ -96,6 +97,11 @@ describe('rousseau-host add / remove, installing with npm', function () {
     const again = await cli(['add', '../greet'], project);
     expect(again.code, again.stderr).to.equal(0);
     expect(again.stdout).to.include('rousseau-plugin-greet is already in');
+    const reshaped = await cli(['add', '../greet', '--options', '{"greeting":"Yo"}'], project);
+    expect(reshaped.code, reshaped.stderr).to.equal(0);
+    expect(reshaped.stderr).to.include(
+      `rousseau-plugin-greet is already in ${config}; its entry there was left as it is, without --options: edit it there`,
+    );
     expect(readFileSync(config, 'utf8')).to.equal(edited);
 
     const dryRemove = await cli(['remove', 'rousseau-plugin-greet', '--dry-run'], project);
@@ -128,6 +134,17 @@ describe('rousseau-host add / remove, installing with npm', function () {
     expect(added.stderr).to.include('rousseau-host remove rousseau-plugin-greet');
     // Nothing is lost: it is in the config, to fix or to remove.
     expect(readFileSync(join(project, 'rousseau.config.ts'), 'utf8')).to.include("module: 'rousseau-plugin-greet'");
+  });
+
+  it('says options the plugin refuses are to be fixed in the config file, which it names', async () => {
+    const added = await cli(['add', '../greet', '--options', '{"greting":"Hello"}'], project);
+    expect(added.code).to.equal(1);
+    const config = join(project, 'rousseau.config.ts');
+    expect(added.stderr).to.include('rousseau-plugin-greet is added, but it does not load: RH_ERR_PLUGIN_OPTIONS');
+    expect(added.stderr).to.include(
+      `Fix its options in ${config} (the entry of rousseau-plugin-greet), or take it out: rousseau-host remove rousseau-plugin-greet`,
+    );
+    expect(added.stderr).to.not.include('Fix the plugin');
   });
 
   it('adds a tarball to a JSON config, and removes it', async () => {

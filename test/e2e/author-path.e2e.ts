@@ -79,6 +79,8 @@ describe('the author path outside the repo, from the packed tarballs', () => {
     expect(installed).to.not.have.any.keys('scripts', 'workspaces');
     const added = await step('npx', ['rousseau-host', 'add', '../my-tool'], project);
     expect(added.stdout).to.include("Added 'rousseau-plugin-my-tool' to the plugins of");
+    // The host is the project's own dependency: the hint runs it the way this step did.
+    expect(added.stdout).to.include('Next: npx rousseau-host tools\n');
 
     const tools = await step('npx', ['rousseau-host', 'tools', '--json'], project);
     const mine = (

@@ -1,10 +1,11 @@
-// `start --mcp` while plugins load: `initialize` and `tools/list` answer at once with the tools in
-// so far, each further plugin is announced with tools/list_changed, a call to a tool still loading
-// waits for it, and plugins register in config order whatever finished first.
+// `start --mcp` while plugins load: `initialize` answers at once; `tools/list` waits for the plugins
+// still loading, a bounded time, then lists the tools in so far; each further plugin is announced
+// with tools/list_changed, a call to a tool still loading waits for it, and plugins register in
+// config order whatever finished first.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -13,8 +14,26 @@ import { text, code } from './shared.ts';
 
 const MCP = join(FIXTURES, 'mcp');
 
+/** An SDK client connected (initialized) to `start --mcp` on `config`, its stderr and list_changed handed on. */
+async function connect(
+  config: string,
+  on: { stderr: (text: string) => void; listChanged: () => void },
+): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'start', '--mcp', '--config', config],
+    cwd: dirname(config),
+    stderr: 'pipe',
+  });
+  transport.stderr!.on('data', (d: Buffer) => on.stderr(d.toString()));
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, on.listChanged);
+  await client.connect(transport);
+  return client;
+}
+
 describe('rousseau-host start --mcp while plugins load', function () {
-  this.timeout(30_000);
+  this.timeout(60_000); // tools/list waits out its bound (the default load timeout, 10 s) once
   const tmp = tempDir('rh-mcp-startup-');
   const gate = join(tmp.dir, 'gate');
   let client: Client;
@@ -37,16 +56,10 @@ describe('rousseau-host start --mcp while plugins load', function () {
         log: { audit: false },
       }),
     );
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'start', '--mcp', '--config', config],
-      cwd: tmp.dir,
-      stderr: 'pipe',
+    client = await connect(config, {
+      stderr: (d) => (stderr += d),
+      listChanged: () => void listChanges++,
     });
-    transport.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    client = new Client({ name: 'test-client', version: '1.0.0' });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanges++);
-    await client.connect(transport);
   });
   after(async () => {
     writeFileSync(gate, ''); // a test that failed early must not leave the load waiting
@@ -54,16 +67,10 @@ describe('rousseau-host start --mcp while plugins load', function () {
     tmp.cleanup();
   });
 
-  it('lists the tools loaded so far, announces the slow plugin with list_changed, and a call to its tool waits for it', async () => {
-    // The inline plugin is in at once; the slow one waits for the gate, however long the list is asked for.
-    const early = await until(
-      async () => {
-        const names = (await client.listTools()).tools.map((t) => t.name);
-        return names.includes('echo') ? names : undefined;
-      },
-      { timeoutMs: 10_000, message: () => `echo never listed; stderr: ${stderr}` },
-    );
-    expect(early).to.deep.equal(['chatty', 'echo', 'fail', 'progress', 'stall', 'wait']);
+  it('lists the tools loaded so far once its wait is out, announces the slow plugin with list_changed, and a call to its tool waits for it', async () => {
+    // The inline plugin is in at once; the slow one waits for the gate, longer than the list waits.
+    const early = (await client.listTools(undefined, { timeout: 50_000 })).tools.map((t) => t.name);
+    expect(early, stderr).to.deep.equal(['chatty', 'echo', 'fail', 'progress', 'stall', 'wait']);
     const waiting = client.callTool({ name: 'late_echo', arguments: { text: 'hi' } });
     let answered = false;
     void waiting.then(() => (answered = true));
@@ -93,6 +100,44 @@ describe('rousseau-host start --mcp while plugins load', function () {
     });
     const unknown = await client.callTool({ name: 'nope', arguments: {} });
     expect([unknown.isError, code(unknown)]).to.deep.equal([true, 'unknown_tool']);
+  });
+});
+
+describe('rousseau-host start --mcp, listed once right after initialize (a one-shot client)', function () {
+  this.timeout(30_000);
+
+  it('answers initialize while a plugin is still loading, and tools/list waits for it; list_changed still fires', async () => {
+    const tmp = tempDir('rh-mcp-oneshot-');
+    const gate = join(tmp.dir, 'gate');
+    const config = tmp.write(
+      'rousseau.config.json',
+      JSON.stringify({
+        builtins: false,
+        plugins: [{ module: join(MCP, 'slow-load.ts'), options: { gate, tag: 'late' }, loadTimeoutMs: 60_000 }],
+        log: { audit: false },
+      }),
+    );
+    let stderr = '';
+    let listChanges = 0;
+    // connect() is initialize: answered with the gate still shut.
+    const client = await connect(config, { stderr: (d) => (stderr += d), listChanged: () => void listChanges++ });
+    try {
+      const listed = client.listTools();
+      let answered = false;
+      void listed.then(() => (answered = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(answered, 'tools/list waits for the plugin still loading').to.equal(false);
+      writeFileSync(gate, '');
+      expect(
+        (await listed).tools.map((t) => t.name),
+        stderr,
+      ).to.deep.equal(['late_echo']);
+      await until(() => listChanges > 0, { timeoutMs: 10_000, message: 'no tools/list_changed' });
+    } finally {
+      writeFileSync(gate, '');
+      await client.close();
+      tmp.cleanup();
+    }
   });
 });
 

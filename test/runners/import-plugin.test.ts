@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { node22 } from '../../scripts/node22.ts';
 import { createHost } from '../../core/index.ts';
+import { importPlugin } from '../../core/runners/import-plugin.ts';
 import { FIXTURES, tempDir } from '../helpers.ts';
 
 const SCRIPT = join(FIXTURES, 'native-import', 'load-plugins.mjs');
@@ -65,6 +66,28 @@ function expectNative(outcome: Outcome): void {
   expect(outcome.reloadedLoader).to.equal('native');
   expect(outcome.calls.reloaded).to.equal('after true');
 }
+
+describe('importPlugin: where a plugin failed', () => {
+  it('locates a syntax error once, as file:line:col', async () => {
+    const tmp = tempDir();
+    try {
+      const file = tmp.write(
+        'bad.ts',
+        'export default {\n  name: "bad",\n  tools: [{ name: "x" description: "y" }],\n};\n',
+      );
+      const error = await importPlugin(file).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(error?.message).to.match(/Unexpected token/);
+      const places = error!.message.match(new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+`, 'g'));
+      expect(places, error!.message).to.deep.equal([`${file}:3:22`]);
+      expect(error!.message).to.not.include('\n');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
 
 describe('importPlugin: which loader takes a plugin', () => {
   it('uses the loader the running Node allows: jiti on Node 20', () => {

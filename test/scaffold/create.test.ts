@@ -57,7 +57,9 @@ describe('create-rousseau-tool', function () {
     expect(pkg.devDependencies['rousseau-host']).to.equal(`file:${resolve(ROOT)}`);
     expect(r.stdout).to.include(`rousseau-host for its tests: the repo this scaffolder runs from, ${resolve(ROOT)}`);
     // The same host for the agent's project, before any npx rousseau-host there.
-    expect(r.stdout).to.include(`Your agent's project needs the host installed first: npm install ${resolve(ROOT)}`);
+    expect(r.stdout)
+      .to.match(/in your agent's project.*:\n/)
+      .and.include(`\n  npm install ${resolve(ROOT)}\n`);
     expect(pkg.scripts.pretest).to.equal('rousseau-host check .');
 
     const readme = readFileSync(join(dir, 'README.md'), 'utf8');
@@ -114,6 +116,22 @@ describe('create-rousseau-tool', function () {
     expect(r.stdout).to.include('add it to the plugins in rousseau.config.ts');
     expect(r.stdout).to.include("  plugins: ['./plugins/it\\'s-mine'],");
     expect(r.stderr).to.equal(''); // nothing asked, nothing complained about
+  });
+
+  it('every path in the next steps works from where it is run: the way back from the plugin, the add from there', async () => {
+    const r = await scaffold(['tools/weather', '--yes'], tmp.dir);
+    expect(r.code, r.stderr).to.equal(0);
+    const target = join(tmp.dir, 'tools', 'weather');
+    const into = /^ {2}cd (\S+)$/m.exec(r.stdout)?.[1];
+    expect(into, r.stdout).to.equal('tools/weather');
+    // The tests ran inside the plugin: the agent's steps start with the way back to where the user was.
+    const back = /back here: cd (\S+)\)/.exec(r.stdout)?.[1];
+    expect(back, r.stdout).to.be.a('string');
+    expect(resolve(target, back!)).to.equal(tmp.dir);
+    const added = /npx rousseau-host add (\S+)/.exec(r.stdout)?.[1];
+    expect(existsSync(join(resolve(tmp.dir, added!), 'package.json')), added).to.equal(true);
+    const listed = /plugins: \['([^']+)'\]/.exec(r.stdout)?.[1];
+    expect(resolve(tmp.dir, listed!)).to.equal(target);
   });
 
   it('asks for what the flags leave out when it runs on a terminal', async () => {

@@ -1,0 +1,48 @@
+// What README.md tells a new user before anything is published, held to what the repo does: the
+// caveat comes before the first command that needs it, and the files and commands it names exist.
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './helpers.ts';
+
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const manifest = (dir: string) =>
+  JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+    workspaces?: string[];
+    scripts?: Record<string, string>;
+  };
+
+describe('README: the path before publication', () => {
+  it('warns what works before publication before it first says `npm create rousseau-tool`', () => {
+    const caveat = readme.indexOf('**Before publication.**');
+    expect(caveat, 'the caveat').to.be.greaterThan(-1);
+    expect(caveat).to.be.lessThan(readme.indexOf('npm create rousseau-tool'));
+    const text = readme.slice(caveat, readme.indexOf('```', caveat));
+    expect(text).to.include('`npm run pack`').and.include('`packed/`');
+  });
+
+  it('is true: the scaffolder is a workspace of the clone, `pack` exists, and the tarballs it names are the ones npm makes', () => {
+    const host = manifest('.');
+    expect(host.workspaces).to.include('scripts/create-rousseau-tool');
+    expect(host.scripts).to.have.property('pack');
+    const create = manifest('scripts/create-rousseau-tool');
+    const named = new Set(readme.match(/packed\/[\w.-]+\.tgz/g));
+    expect([...named].sort()).to.deep.equal(
+      [`packed/${host.name}-${host.version}.tgz`, `packed/${create.name}-${create.version}.tgz`].sort(),
+    );
+  });
+
+  it('says the quick start is for a clone: what it runs is not in the package', () => {
+    const quick = readme.slice(
+      readme.indexOf('## Quick start'),
+      readme.indexOf('```', readme.indexOf('## Quick start')),
+    );
+    expect(quick).to.include('In a clone of this repo');
+    const host = manifest('.') as { files?: string[]; scripts?: Record<string, string> };
+    // `npm start` plays examples/demo, which the package leaves out: from a tarball it cannot run.
+    expect(host.scripts?.start).to.include('examples/demo');
+    expect(host.files).to.not.include('examples');
+  });
+});
