@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { keyPath, loadConfig, validateConfig } from '../core/config.ts';
 import { HostError } from '../core/errors.ts';
 import { createHost } from '../core/host.ts';
-import { runCliProcess, tempDir } from './helpers.ts';
+import { runCli, runCliProcess, tempDir } from './helpers.ts';
 
 function configError(fn: () => unknown): HostError {
   try {
