@@ -30,7 +30,7 @@ import { createIsolatedRunner } from './runners/isolated.ts';
 import type { Isolation, Violation } from './types.ts';
 
 /** How long a plugin may take to load, unless its entry says otherwise. */
-export const DEFAULT_LOAD_TIMEOUT_MS = 10_000;
+const DEFAULT_LOAD_TIMEOUT_MS = 10_000;
 
 const DEFAULTS = {
   timeoutMs: 30_000,

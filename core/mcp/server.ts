@@ -24,7 +24,6 @@ import type { Host } from '../host.ts';
 import type { Caller, CallOptions, CallResult } from '../types.ts';
 import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
-import { DEFAULT_LOAD_TIMEOUT_MS } from '../loader.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
 import { clientHandlers } from './client-questions.ts';
 
@@ -243,10 +242,12 @@ export function createMcpServer(
 
 /**
  * How long `tools/list` waits for plugins still loading. A one-shot client (the MCP Inspector's
- * `--cli --method tools/list`) lists once, right after `initialize`, and would see none of them;
- * a plugin slower than a default load gets announced with `list_changed` instead.
+ * `--cli --method tools/list`) lists once, right after `initialize`, and would see none of them.
+ * Short: plugins load in well under a second (a hundred TypeScript plugins in about one and a half),
+ * while a client discovering tools may give up after a few seconds; a slower plugin is announced
+ * with `list_changed` instead.
  */
-const LIST_WAIT_MS = DEFAULT_LOAD_TIMEOUT_MS;
+const LIST_WAIT_MS = 3_000;
 
 /** Resolves when every plugin of `host` is in, after `LIST_WAIT_MS`, or when the request is cancelled. */
 function loadedOrLater(host: Host, signal: AbortSignal): Promise<void> {

@@ -33,7 +33,7 @@ async function connect(
 }
 
 describe('rousseau-host start --mcp while plugins load', function () {
-  this.timeout(60_000); // tools/list waits out its bound (the default load timeout, 10 s) once
+  this.timeout(60_000); // tools/list waits out its bound (3 s) once
   const tmp = tempDir('rh-mcp-startup-');
   const gate = join(tmp.dir, 'gate');
   let client: Client;
