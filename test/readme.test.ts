@@ -45,4 +45,15 @@ describe('README: the path before publication', () => {
     expect(host.scripts?.start).to.include('examples/demo');
     expect(host.files).to.not.include('examples');
   });
+
+  it("installs the host in the agent's project before its first npx rousseau-host there", () => {
+    const section = readme.slice(
+      readme.indexOf('## Write your first tool'),
+      readme.indexOf('\n## ', readme.indexOf('## Write your first tool') + 1),
+    );
+    const agent = section.slice(section.indexOf("in your agent's project"));
+    const install = agent.indexOf('npm install rousseau-host');
+    expect(install, 'the host installed there').to.be.greaterThan(-1);
+    expect(install).to.be.lessThan(agent.indexOf('npx rousseau-host'));
+  });
 });

@@ -2,6 +2,7 @@
 import { hostFromFlags, EXIT, print, printError, printJson, readStdin, UsageError, type Command } from './command.ts';
 import { terminalApprover } from './approve-prompt.ts';
 import { headlessElicitor } from './elicit-prompt.ts';
+import { hostCommand } from './host-command.ts';
 
 export const call: Command = {
   name: 'call',
@@ -35,7 +36,7 @@ export const call: Command = {
           const failed = host.plugins().filter((p) => p.status !== 'loaded');
           if (failed.length)
             printError(
-              `note: ${failed.map((p) => `plugin ${p.name} ${p.status}`).join(', ')}; \`rousseau-host tools\` says why`,
+              `note: ${failed.map((p) => `plugin ${p.name} ${p.status}`).join(', ')}; \`${hostCommand(host.workspace)} tools\` says why`,
             );
         }
       }
