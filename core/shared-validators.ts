@@ -7,26 +7,34 @@
  *
  * Keys are JSON text, so only plain data is keyed (the loader passes every report through
  * `plainData`): two schemas with the same text compile to validators that answer alike. Bounded:
- * a text over MAX_KEY_CHARS is never kept, and past MAX_ENTRIES the oldest entry is dropped.
+ * a text over MAX_KEY_CHARS is never kept, and past MAX_ENTRIES entries or MAX_TOTAL_CHARS of keys
+ * the oldest entries are dropped (a reload of edited plugins leaves their old schemas behind).
  */
 import { Compile, type Validator } from 'typebox/compile';
 import { compileLinear } from './schema-patterns.ts';
 
 const MAX_KEY_CHARS = 256 * 1024;
 const MAX_ENTRIES = 512;
+const MAX_TOTAL_CHARS = 4 * 1024 * 1024;
 
-/** A map by schema text that keeps at most MAX_ENTRIES, dropping the oldest first. */
+/** A map by schema text within MAX_ENTRIES and MAX_TOTAL_CHARS of keys, dropping the oldest first. */
 export class SchemaCache<V> {
   private readonly entries = new Map<string, V>();
+  private chars = 0;
 
   get(key: string | undefined): V | undefined {
     return key === undefined ? undefined : this.entries.get(key);
   }
 
   set(key: string | undefined, value: V): V {
-    if (key === undefined) return value;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    if (key === undefined || this.entries.has(key)) return value;
+    while (this.entries.size >= MAX_ENTRIES || this.chars + key.length > MAX_TOTAL_CHARS) {
+      const oldest = this.entries.keys().next().value!;
+      this.entries.delete(oldest);
+      this.chars -= oldest.length;
+    }
     this.entries.set(key, value);
+    this.chars += key.length;
     return value;
   }
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import Type from 'typebox';
 import { checkPlugin } from '../core/check.ts';
 import { describePlugin, describeTool } from '../core/plugin-report.ts';
-import { schemaKey, validatorFor } from '../core/shared-validators.ts';
+import { SchemaCache, schemaKey, validatorFor } from '../core/shared-validators.ts';
 
 describe('core/shared-validators', () => {
   it('compiles a schema once per JSON text: equal schemas share a validator, others do not', () => {
@@ -64,5 +64,24 @@ describe('the contract check, a schema repeated across plugins', () => {
       '/tools/0/inputSchema/properties/n/description error: property "n" has no description: the model cannot know what to put there',
       '/tools/0/outputSchema/properties/n/description warning: property "n" has no description: the model cannot know what the value means',
     ]);
+  });
+});
+
+describe('SchemaCache', () => {
+  it('drops the oldest entries past 512, and past 4 Mi characters of keys', () => {
+    const count = new SchemaCache<number>();
+    for (let i = 0; i < 600; i++) count.set(`k${i}`, i);
+    expect(count.get('k0')).to.equal(undefined);
+    expect(count.get('k87')).to.equal(undefined);
+    expect(count.get('k88')).to.equal(88);
+    expect(count.get('k599')).to.equal(599);
+
+    const size = new SchemaCache<number>();
+    const key = (i: number) => `${i}`.padEnd(200 * 1024, 'x');
+    for (let i = 0; i < 30; i++) size.set(key(i), i);
+    // 20 keys of 200 Ki characters fit in 4 Mi: the 10 oldest were dropped.
+    expect(size.get(key(9))).to.equal(undefined);
+    expect(size.get(key(10))).to.equal(10);
+    expect(size.get(key(29))).to.equal(29);
   });
 });
