@@ -35,7 +35,7 @@ describe('create-rousseau-tool', function () {
   afterEach(() => tmp.cleanup());
 
   it('copies the template, renames _gitignore, and names the package and its README', async () => {
-    const r = await scaffold(['weather', '--description', 'Weather for agents.'], tmp.dir);
+    const r = await scaffold(['weather', '--description', 'Weather for agents.'], tmp.dir, { lookUp: true });
     expect(r.code, r.stderr).to.equal(0);
     const dir = join(tmp.dir, 'weather');
     const expected = filesOf(TEMPLATE)

@@ -56,9 +56,15 @@ export function run(
 }
 
 /**
- * `create-rousseau-tool ...args`, run as a real process. Offline, so its look-up of rousseau-host on
- * the registry fails at once and the new plugin gets this repo as its host.
+ * `create-rousseau-tool ...args`, run as a real process, with this repo as the new plugin's host
+ * (`--host`). `lookUp` leaves the host to the scaffolder's own look-up on the registry instead, which
+ * runs `npm view` (~0.7 s of CPU): offline, so it fails at once and falls back to this repo.
  */
-export function scaffold(args: string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<RunResult> {
-  return run(process.execPath, [SCAFFOLDER, ...args], { cwd, env: { npm_config_offline: 'true', ...env } });
+export function scaffold(
+  args: string[],
+  cwd: string,
+  { env, lookUp = false }: { env?: NodeJS.ProcessEnv; lookUp?: boolean } = {},
+): Promise<RunResult> {
+  const host = lookUp || args.includes('--host') ? [] : ['--host', ROOT];
+  return run(process.execPath, [SCAFFOLDER, ...args, ...host], { cwd, env: { npm_config_offline: 'true', ...env } });
 }
