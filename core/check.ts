@@ -11,6 +11,7 @@ import { messageOf } from './errors.ts';
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
+import { exponentialRecursion } from './schema-recursion.ts';
 import { linearSchema } from './schema-patterns.ts';
 import { compileSchema, sizeOf } from './schema-validator.ts';
 import type { Violation } from './types.ts';
@@ -198,6 +199,14 @@ function checkSchema(schema: unknown, at: string, add: Add, { lenient }: { lenie
     );
     return;
   }
+  const doubling = exponentialRecursion(schema);
+  if (doubling !== undefined) {
+    add(
+      at + doubling,
+      'the schema recurses through more than one path per level of the value (two branches of an anyOf, allOf or oneOf, or if and then, leading back here): checking a value nested N deep takes 2^N steps, and one short input would stall the host; give each level a single path back',
+    );
+    return;
+  }
   const before = { count: 0 };
   const counting: Add = (p, m, sev) => {
     if ((sev ?? 'error') === 'error') before.count++;
@@ -236,9 +245,9 @@ const MAX_REF_WORK = 100_000;
 export function schemaTooBig(schema: unknown): string | undefined {
   const size = sizeOf(schema, MAX_SCHEMA_NODES);
   if (size.nodes > MAX_SCHEMA_NODES)
-    return `the schema holds over ${MAX_SCHEMA_NODES} objects and arrays: the host compiles and checks it on its own thread, and one this big stalls every other call`;
+    return `the schema holds over ${MAX_SCHEMA_NODES} objects, arrays and array entries: the host compiles and checks it on its own thread, and one this big stalls every other call`;
   if (size.refs * size.nodes > MAX_REF_WORK)
-    return `the schema has ${size.refs} $refs in ${size.nodes} objects and arrays: each $ref is resolved by walking the whole schema, so the host allows at most ${MAX_REF_WORK} for the two multiplied (a first call, or one invalid input, would stall every other call for seconds); share less through $ref, or make the schema smaller`;
+    return `the schema has ${size.refs} $refs in ${size.nodes} objects, arrays and array entries: each $ref is resolved by walking the whole schema, so the host allows at most ${MAX_REF_WORK} for the two multiplied (a first call, or one invalid input, would stall every other call for seconds); share less through $ref, or make the schema smaller`;
   return undefined;
 }
 

@@ -105,6 +105,12 @@ function pattern(value: unknown, at: string, problem: PatternProblem): unknown {
   }
 }
 
+/**
+ * Patterns in one `patternProperties`, at most: the check tests every key of the value against
+ * each, and a pattern whose schema is `true` adds nothing to the schema's size bound.
+ */
+const MAX_PATTERN_PROPERTIES = 64;
+
 function refinePatternProperties(
   schema: Record<string, unknown>,
   at: string,
@@ -134,6 +140,12 @@ function refinePatternProperties(
       problem(`${at}/patternProperties/${escapeSegment(key)}`, messageOf(error));
     }
   }
+  const count = Object.keys(patternProperties).length;
+  if (count > MAX_PATTERN_PROPERTIES)
+    problem(
+      `${at}/patternProperties`,
+      `patternProperties has ${count} patterns, over the ${MAX_PATTERN_PROPERTIES} the host allows: each key of an input is tested against each pattern (2,000 keys against 5,000 patterns stalled the host 7.7 s); merge them into fewer patterns, or name the keys under properties`,
+    );
   const named = isRecord(schema.properties) ? schema.properties : {};
   const extra =
     additionalProperties === undefined || additionalProperties === true ? undefined : validator(additionalProperties);

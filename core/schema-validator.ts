@@ -72,12 +72,14 @@ function budgeted(
   context: Record<string, TSchema>,
   check: (value: unknown) => boolean,
 ): SchemaValidator {
-  const schemaNodes = sizeOf(schema, MAX_STEPS).nodes;
+  // Sizes past MAX_STEPS / STEPS_PER_NODE change no budget: counting stops there.
+  const enough = MAX_STEPS / STEPS_PER_NODE;
+  const schemaNodes = sizeOf(schema, enough).nodes;
   const counted = new WeakMap<object, object>();
   const watched = watch(schema, counted) as TSchema;
   const watchedContext = watch(context, counted) as Record<string, TSchema>;
   const errors = (value: unknown): SchemaError[] | undefined =>
-    explaining(STEPS_PER_NODE * (schemaNodes + sizeOf(value, MAX_STEPS).nodes), () =>
+    explaining(STEPS_PER_NODE * (schemaNodes + sizeOf(value, enough).nodes), () =>
       // The value is watched too: typebox's work on it alone (the duplicates of a `uniqueItems`
       // array, listed in quadratic time) reads it, and each read is a chance to stop.
       Errors(watchedContext, watched, watch(value, new WeakMap())),
@@ -169,8 +171,8 @@ function watch(value: unknown, counted: WeakMap<object, object>): unknown {
 const REF_KEYWORDS = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
 
 /**
- * Objects and arrays in a schema or a value, and its references (REF_KEYWORDS), counted as a walk
- * sees them: a live object shared in two places counts twice (as its JSON would), and the count
+ * Objects, arrays and array entries in a schema or a value, and its references (REF_KEYWORDS),
+ * counted as a walk sees them: a live object shared in two places counts twice (as its JSON would), and the count
  * stops past `limit`, so a graph that shares itself at every level costs no more than that to measure.
  */
 export function sizeOf(value: unknown, limit: number): { nodes: number; refs: number } {
@@ -181,10 +183,13 @@ export function sizeOf(value: unknown, limit: number): { nodes: number; refs: nu
     const v = stack.pop();
     if (v === null || typeof v !== 'object') continue;
     nodes++;
+    const array = Array.isArray(v);
     for (const key of Object.keys(v)) {
       const sub = (v as Record<string, unknown>)[key];
       if (REF_KEYWORDS.has(key) && typeof sub === 'string') refs++;
       else if (sub !== null && typeof sub === 'object') stack.push(sub);
+      // An entry the walk does not enter costs typebox as much: a value of `enum` or `required`.
+      else if (array) nodes++;
     }
   }
   return { nodes, refs };
