@@ -25,7 +25,7 @@ const IN_PLACE_ONE = ['not', 'if', 'then', 'else'];
 const IN_PLACE_LIST = ['allOf', 'anyOf', 'oneOf'];
 const IN_PLACE_MAP = ['dependentSchemas', 'dependencies'];
 /** Keywords applying their schema to any key's value (`k*`), or any item (`i*`), below. */
-const ANY_KEY = ['additionalProperties', 'unevaluatedProperties', 'propertyNames'];
+const ANY_KEY = ['unevaluatedProperties', 'propertyNames'];
 const ANY_ITEM = ['additionalItems', 'contains', 'unevaluatedItems'];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -88,19 +88,26 @@ export function exponentialRecursion(root: unknown): string | undefined {
     ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
     ...targets(s).map((n) => n.schema),
   ];
-  /** The schemas for the values below, by selector (see below). */
-  const children = (s: Record<string, unknown>): [string, unknown][] => [
-    ...(isRecord(s.properties) ? Object.entries(s.properties).map(([k, v]): [string, unknown] => [`k${k}`, v]) : []),
-    ...(isRecord(s.patternProperties)
-      ? Object.values(s.patternProperties).map((v): [string, unknown] => ['k*', v])
-      : []),
-    ...(Array.isArray(s.prefixItems) ? s.prefixItems.map((v, i): [string, unknown] => [`i${i}`, v]) : []),
-    ...(Array.isArray(s.items)
-      ? s.items.map((v, i): [string, unknown] => [`i${i}`, v])
-      : [['i*', s.items] as [string, unknown]]),
-    ...ANY_KEY.map((k): [string, unknown] => ['k*', s[k]]),
-    ...ANY_ITEM.map((k): [string, unknown] => ['i*', s[k]]),
-  ];
+  /**
+   * The schemas for the values below, by selector: `k:<name>` and `i:<index>` pick one key or item,
+   * `k*` and `i*` any, and `k+<names>` (additionalProperties) any key but the named ones.
+   */
+  const children = (s: Record<string, unknown>): [string, unknown][] => {
+    const named = isRecord(s.properties) ? Object.entries(s.properties) : [];
+    return [
+      ...named.map(([k, v]): [string, unknown] => [`k:${k}`, v]),
+      ['k+' + JSON.stringify(named.map(([k]) => k)), s.additionalProperties],
+      ...(isRecord(s.patternProperties)
+        ? Object.values(s.patternProperties).map((v): [string, unknown] => ['k*', v])
+        : []),
+      ...(Array.isArray(s.prefixItems) ? s.prefixItems.map((v, i): [string, unknown] => [`i:${i}`, v]) : []),
+      ...(Array.isArray(s.items)
+        ? s.items.map((v, i): [string, unknown] => [`i:${i}`, v])
+        : [['i*', s.items] as [string, unknown]]),
+      ...ANY_KEY.map((k): [string, unknown] => ['k*', s[k]]),
+      ...ANY_ITEM.map((k): [string, unknown] => ['i*', s[k]]),
+    ];
+  };
 
   /** Paths (capped at 2) from `start` to each schema applied to the same value. */
   const closure = (start: Node): Map<Node, number> => {
@@ -162,9 +169,17 @@ interface Edge {
   paths: number;
 }
 
-/** Two selectors can pick the same value: the same one, or "any" of the same kind (key or item). */
-const overlap = (a: string, b: string): boolean =>
-  a === b || (a.endsWith('*') && b[0] === a[0]) || (b.endsWith('*') && a[0] === b[0]);
+/** Whether two selectors can pick the same value (see `children`). */
+function overlap(a: string, b: string): boolean {
+  if (a[0] !== b[0]) return false;
+  if (a === b) return true;
+  const wideA = a[1] !== ':';
+  const wideB = b[1] !== ':';
+  if (!wideA && !wideB) return false;
+  if (wideA && wideB) return true;
+  const [wide, one] = wideA ? [a, b] : [b, a];
+  return wide[1] === '*' || !(JSON.parse(wide.slice(2)) as string[]).includes(one.slice(2));
+}
 
 /** At most this many pairs of level schemas are compared; a schema that needs more is refused as one that doubles. */
 const MAX_PAIRS = 200_000;
