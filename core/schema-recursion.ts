@@ -203,7 +203,6 @@ function ambiguousCycle(edges: Edge[][]): number | undefined {
     const members = part.flatMap((p, i) => (p === c ? [i] : []));
     const pairId = new Map<number, number>();
     const pairOf: [number, number][] = [];
-    const split: boolean[] = [];
     const idOfPair = (a: number, b: number): number => {
       const key = a * edges.length + b;
       let id = pairId.get(key);
@@ -227,9 +226,9 @@ function ambiguousCycle(edges: Edge[][]): number | undefined {
           if (part[ea.to] !== c || part[eb.to] !== c || !overlap(ea.selector, eb.selector)) continue;
           const to = idOfPair(ea.to, eb.to);
           next[id]!.push(to);
-          if (ea.to !== eb.to || (a === b && ea === eb && ea.paths > 1) || a !== b) splitting[id]!.add(to);
+          // Two schemas walked, two edges taken, or one edge of two paths: the walks have parted.
+          if (a !== b || ea !== eb || ea.paths > 1) splitting[id]!.add(to);
         }
-      split[id] = a !== b;
     }
     const pairPart = components(pairOf.length, (id) => next[id]!);
     const hasDiagonal = new Set<number>();
