@@ -14,10 +14,19 @@
  * both pointing back to the root do not count twice.
  */
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
+import { sizeOf } from './schema-validator.ts';
 
 interface Node {
-  pointer: string;
+  /** Where the schema is: the segments below its parent's place (pointers are built only to report one). */
+  parent: Node | undefined;
+  path: readonly string[];
   schema: Record<string, unknown>;
+}
+
+function pointerOf(node: Node): string {
+  const parts: string[] = [];
+  for (let n: Node | undefined = node; n; n = n.parent) parts.unshift(...n.path.map(escapeSegment));
+  return parts.map((p) => `/${p}`).join('');
 }
 
 /** Keywords applying their schema, or each of their schemas, to the value itself. */
@@ -32,29 +41,36 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** The pointer of a schema on such a cycle, or undefined when the check grows with the value only. */
 export function exponentialRecursion(root: unknown): string | undefined {
-  if (!isRecord(root)) return undefined;
+  // Without a reference there is no cycle: a schema as JSON is a tree.
+  if (!isRecord(root) || sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
   const byObject = new Map<object, Node>();
   const anchors = new Map<string, Node[]>();
   const byId = new Map<string, Node>();
-  const index = (schema: unknown, pointer: string): void => {
-    if (!isRecord(schema) || byObject.has(schema)) return;
-    const node = { pointer, schema };
+  /** Schemas with a reference at or below them: the only ones from which a walk can come back up. */
+  const reaching = new Set<Node>();
+  const index = (schema: unknown, parent: Node | undefined, path: readonly string[]): boolean => {
+    if (!isRecord(schema)) return false;
+    const known = byObject.get(schema);
+    if (known) return reaching.has(known);
+    const node: Node = { parent, path, schema };
     byObject.set(schema, node);
     for (const key of ['$anchor', '$dynamicAnchor'])
       if (typeof schema[key] === 'string')
         anchors.set(`#${schema[key]}`, [...(anchors.get(`#${schema[key]}`) ?? []), node]);
     if (typeof schema.$id === 'string') byId.set(schema.$id, node);
+    let refers = ['$ref', '$dynamicRef', '$recursiveRef'].some((k) => schema[k] !== undefined);
     for (const [key, sub] of Object.entries(schema)) {
       if (key === 'const' || key === 'enum' || key === 'default' || key === 'examples') continue;
-      const at = `${pointer}/${escapeSegment(key)}`;
       if (Array.isArray(sub))
         sub.forEach((s, i) => {
-          index(s, `${at}/${i}`);
+          if (index(s, node, [key, String(i)])) refers = true;
         });
-      else if (isRecord(sub)) index(sub, at);
+      else if (index(sub, node, [key])) refers = true;
     }
+    if (refers) reaching.add(node);
+    return refers;
   };
-  index(root, '');
+  index(root, undefined, []);
 
   const nodeOf = (schema: unknown) => (isRecord(schema) ? byObject.get(schema) : undefined);
   /** The schemas a reference may land on: every one it could mean, to err on the side of more paths. */
@@ -150,7 +166,7 @@ export function exponentialRecursion(root: unknown): string | undefined {
     for (const [node, count] of closure(from))
       for (const [selector, sub] of children(node.schema)) {
         const to = nodeOf(sub);
-        if (!to) continue;
+        if (!to || !reaching.has(to)) continue;
         const key = `${idOf(to)} ${selector}`;
         const edge = out.get(key) ?? { to: idOf(to), selector, paths: 0 };
         edge.paths = Math.min(2, edge.paths + count);
@@ -159,7 +175,7 @@ export function exponentialRecursion(root: unknown): string | undefined {
     edges[idOf(from)] = [...out.values()];
   }
   const doubling = ambiguousCycle(edges);
-  return doubling === undefined ? undefined : levelNodes[doubling]!.pointer;
+  return doubling === undefined ? undefined : pointerOf(levelNodes[doubling]!);
 }
 
 interface Edge {
