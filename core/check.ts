@@ -10,7 +10,9 @@ import { messageOf } from './errors.ts';
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
+import { exponentialRecursion } from './schema-recursion.ts';
 import { linearSchema } from './schema-patterns.ts';
+import { sizeOf } from './schema-validator.ts';
 import { SchemaCache, schemaKey, validatorFor } from './shared-validators.ts';
 import type { Violation } from './types.ts';
 
@@ -213,6 +215,14 @@ function schemaViolations(schema: unknown, at: string, add: Add, lenient: boolea
     );
     return;
   }
+  const doubling = exponentialRecursion(schema);
+  if (doubling !== undefined) {
+    add(
+      at + doubling,
+      'the schema recurses through more than one path per level of the value (two branches of an anyOf, allOf or oneOf, or if and then, leading back here): checking a value nested N deep takes 2^N steps, and one short input would stall the host; give each level a single path back',
+    );
+    return;
+  }
   const before = { count: 0 };
   const counting: Add = (p, m, sev) => {
     if ((sev ?? 'error') === 'error') before.count++;
@@ -247,39 +257,14 @@ const MAX_SCHEMA_DEPTH = 128;
 const MAX_SCHEMA_NODES = 50_000;
 const MAX_REF_WORK = 100_000;
 
-/** Every keyword typebox resolves by walking the schema for its target. */
-const REF_KEYWORDS = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
-
-/**
- * Objects and arrays in a schema, and its references (REF_KEYWORDS), counted as a walk sees them: a
- * live object shared in two places counts twice (as its JSON would), and the count stops past the
- * node limit, so a graph that shares itself at every level costs no more than that to measure.
- */
 /** Why a schema is too big for the host to compile and check on its own thread, or undefined. */
 export function schemaTooBig(schema: unknown): string | undefined {
-  const size = sizeOf(schema);
+  const size = sizeOf(schema, MAX_SCHEMA_NODES);
   if (size.nodes > MAX_SCHEMA_NODES)
-    return `the schema holds over ${MAX_SCHEMA_NODES} objects and arrays: the host compiles and checks it on its own thread, and one this big stalls every other call`;
+    return `the schema holds over ${MAX_SCHEMA_NODES} objects, arrays and array entries: the host compiles and checks it on its own thread, and one this big stalls every other call`;
   if (size.refs * size.nodes > MAX_REF_WORK)
-    return `the schema has ${size.refs} $refs in ${size.nodes} objects and arrays: each $ref is resolved by walking the whole schema, so the host allows at most ${MAX_REF_WORK} for the two multiplied (a first call, or one invalid input, would stall every other call for seconds); share less through $ref, or make the schema smaller`;
+    return `the schema has ${size.refs} $refs in ${size.nodes} objects, arrays and array entries: each $ref is resolved by walking the whole schema, so the host allows at most ${MAX_REF_WORK} for the two multiplied (a first call, or one invalid input, would stall every other call for seconds); share less through $ref, or make the schema smaller`;
   return undefined;
-}
-
-function sizeOf(schema: unknown): { nodes: number; refs: number } {
-  let nodes = 0;
-  let refs = 0;
-  const stack: unknown[] = [schema];
-  while (stack.length > 0 && nodes <= MAX_SCHEMA_NODES) {
-    const value = stack.pop();
-    if (value === null || typeof value !== 'object') continue;
-    nodes++;
-    for (const key of Object.keys(value)) {
-      const sub = (value as Record<string, unknown>)[key];
-      if (REF_KEYWORDS.has(key) && typeof sub === 'string') refs++;
-      else if (sub !== null && typeof sub === 'object') stack.push(sub);
-    }
-  }
-  return { nodes, refs };
 }
 
 /** The pointer (below `value`) of the first object or array nested `depth` levels down, if any. */

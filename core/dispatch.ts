@@ -25,7 +25,6 @@ import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
-import { schemaProblems } from './schema-errors.ts';
 import { endToolSpan, type Span, startToolSpan, type Tracer, withSpan } from './tracing.ts';
 import type { ApproveFn, CallEnd, CallOptions, CallResult, Caller } from './types.ts';
 
@@ -346,10 +345,7 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
   let problems: string[] | undefined;
   try {
     const validator = tool.validator();
-    if (!validator.Check(input))
-      problems = schemaProblems(validator.Errors(input), input, tool.info.inputSchema).map(
-        (p) => `- ${p.pointer || '/'}: ${p.message}`,
-      );
+    if (!validator.Check(input)) problems = validator.problems(input, tool.info.inputSchema).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
   } catch (error) {
     // The schema passed the load-time check, compile included, and still throws on this input (one
     // that refers to itself without reading any of it overflows the stack): the plugin's fault,

@@ -7,12 +7,11 @@
  */
 // The module's binding, not the global: `globalThis.Buffer` is an accessor that every read on the call path goes through.
 import { Buffer } from 'node:buffer';
-import type { Validator } from 'typebox/compile';
+import type { SchemaValidator } from './schema-validator.ts';
 import type { ContentBlock } from './contract.ts';
 import type { ResultCode } from './errors.ts';
 import { messageOf } from './errors.ts';
 import type { RunOutcome } from './runners/runner.ts';
-import { schemaProblems } from './schema-errors.ts';
 import { jsonLongerThan } from './safe-json.ts';
 import type { CallResult, Isolation } from './types.ts';
 
@@ -60,7 +59,7 @@ export type Step<T extends object = object> = ({ ok: true } & T) | Failed;
 export interface OutputTool {
   info: { name: string };
   plugin: { isolation: Isolation; maxOutputBytes: number };
-  outputValidator?(): Validator;
+  outputValidator?(): SchemaValidator;
 }
 
 /** A runner's failure as the model reads it. */
@@ -149,9 +148,7 @@ function readOutput(tool: OutputTool, output: unknown): Step<{ result: CallResul
   let kept: KeptData = read;
   if (kept.data !== undefined && validator && !isError && !validator.Check(kept.data)) {
     if (!kept.truncated) {
-      const problems = schemaProblems(validator.Errors(kept.data), kept.data).map(
-        (p) => `- ${p.pointer || '/'}: ${p.message}`,
-      );
+      const problems = validator.problems(kept.data).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
       return {
         ok: false,
         code: 'invalid_output',

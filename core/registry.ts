@@ -2,12 +2,12 @@
  * Loaded plugins and their tools. Tools are listed sorted by name, whatever order plugins finished
  * loading in, so prompts (and prompt caches) stay stable from run to run.
  */
-import type { Validator } from 'typebox/compile';
 import type { ToolAnnotations } from './contract.ts';
 import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
 import { validatorFor } from './shared-validators.ts';
 import { hasDefaults } from './schema-defaults.ts';
+import type { SchemaValidator } from './schema-validator.ts';
 import type { PluginRunner } from './runners/runner.ts';
 import type { Isolation, PluginLoader, PluginStatus, ToolInfo, Violation } from './types.ts';
 
@@ -35,9 +35,9 @@ export interface RegisteredTool {
   plugin: PluginHandle;
   timeoutMs: number;
   /** Compiled on first call: compiling every schema at start-up would tax hosts with many tools. */
-  validator(): Validator;
+  validator(): SchemaValidator;
   /** The `outputSchema`'s, compiled on first use; none when the tool declares no output schema. */
-  outputValidator?(): Validator;
+  outputValidator?(): SchemaValidator;
   /** Whether the schema declares a `default` anywhere (only then are defaults applied per call). */
   hasDefaults: boolean;
 }
@@ -103,8 +103,8 @@ export class Registry {
 
   private register(handle: PluginHandle, tools: readonly ToolDefinition[]): void {
     for (const tool of tools) {
-      let compiled: Validator | undefined;
-      let output: Validator | undefined;
+      let compiled: SchemaValidator | undefined;
+      let output: SchemaValidator | undefined;
       const { outputSchema } = tool;
       this.byName.set(tool.name, {
         info: {

@@ -12,10 +12,10 @@
  * `definitions` of the root only. See docs/plugins.md.
  */
 import type { TSchema } from 'typebox';
-import { Compile, type Validator } from 'typebox/compile';
 import { escapeSegment } from './json-pointer.ts';
 import { schemaPatternRegExp } from './linear-regex.ts';
 import { messageOf } from './errors.ts';
+import { compileSchema, type SchemaValidator } from './schema-validator.ts';
 
 export type PatternProblem = (pointer: string, message: string) => void;
 
@@ -56,9 +56,9 @@ export function checkedLinearSchema(schema: unknown): TSchema {
   }) as TSchema;
 }
 
-/** typebox's Compile over `checkedLinearSchema`. */
-export function compileLinear(schema: unknown): Validator {
-  return Compile(checkedLinearSchema(schema));
+/** A plugin's schema (contract-checked) compiled: `compileSchema` over `checkedLinearSchema`. */
+export function compileLinear(schema: unknown): SchemaValidator {
+  return compileSchema(checkedLinearSchema(schema));
 }
 
 function rewrite(
@@ -105,6 +105,12 @@ function pattern(value: unknown, at: string, problem: PatternProblem): unknown {
   }
 }
 
+/**
+ * Patterns in one `patternProperties`, at most: the check tests every key of the value against
+ * each, and a pattern whose schema is `true` adds nothing to the schema's size bound.
+ */
+const MAX_PATTERN_PROPERTIES = 64;
+
 function refinePatternProperties(
   schema: Record<string, unknown>,
   at: string,
@@ -121,12 +127,12 @@ function refinePatternProperties(
       'patternProperties beside unevaluatedProperties is not supported: write the keys under properties, or drop unevaluatedProperties',
     );
   }
-  const validator = (s: unknown): (() => Validator) => {
-    let compiled: Validator | undefined;
+  const validator = (s: unknown): (() => SchemaValidator) => {
+    let compiled: SchemaValidator | undefined;
     // Compiled at the first check, when the root's definitions are known, for a `$ref` into them.
-    return () => (compiled ??= Compile((isRecord(s) ? { ...root.defs, ...s } : s) as never));
+    return () => (compiled ??= compileSchema((isRecord(s) ? { ...root.defs, ...s } : s) as TSchema));
   };
-  const patterns: [RegExp, () => Validator, string][] = [];
+  const patterns: [RegExp, () => SchemaValidator, string][] = [];
   for (const [key, sub] of Object.entries(patternProperties)) {
     try {
       patterns.push([schemaPatternRegExp(key), validator(sub), key]);
@@ -134,6 +140,12 @@ function refinePatternProperties(
       problem(`${at}/patternProperties/${escapeSegment(key)}`, messageOf(error));
     }
   }
+  const count = Object.keys(patternProperties).length;
+  if (count > MAX_PATTERN_PROPERTIES)
+    problem(
+      `${at}/patternProperties`,
+      `patternProperties has ${count} patterns, over the ${MAX_PATTERN_PROPERTIES} the host allows: each key of an input is tested against each pattern (2,000 keys against 5,000 patterns stalled the host 7.7 s); merge them into fewer patterns, or name the keys under properties`,
+    );
   const named = isRecord(schema.properties) ? schema.properties : {};
   const extra =
     additionalProperties === undefined || additionalProperties === true ? undefined : validator(additionalProperties);
@@ -147,12 +159,12 @@ function refinePatternProperties(
         if (!re.test(key)) continue;
         matched = true;
         if (!valid().Check(item))
-          return `"${key}" (a key matching ${JSON.stringify(source)}): ${valid().Errors(item)[0]?.message ?? 'invalid'}`;
+          return `"${key}" (a key matching ${JSON.stringify(source)}): ${valid().errors(item)?.[0]?.message ?? 'invalid'}`;
       }
       if (!matched && extra && !extra().Check(item))
         return additionalProperties === false
           ? `unknown key "${key}"`
-          : `"${key}": ${extra().Errors(item)[0]?.message ?? 'invalid'}`;
+          : `"${key}": ${extra().errors(item)?.[0]?.message ?? 'invalid'}`;
     }
     return undefined;
   };

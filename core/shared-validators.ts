@@ -10,8 +10,9 @@
  * a text over MAX_KEY_CHARS is never kept, and past MAX_ENTRIES entries or MAX_TOTAL_CHARS of keys
  * the oldest entries are dropped (a reload of edited plugins leaves their old schemas behind).
  */
-import { Compile, type Validator } from 'typebox/compile';
+import type { TSchema } from 'typebox';
 import { compileLinear } from './schema-patterns.ts';
+import { compileSchema, type SchemaValidator } from './schema-validator.ts';
 
 const MAX_KEY_CHARS = 256 * 1024;
 const MAX_ENTRIES = 512;
@@ -50,14 +51,14 @@ export function schemaKey(schema: unknown): string | undefined {
   return text !== undefined && text.length <= MAX_KEY_CHARS ? text : undefined;
 }
 
-const validators = new SchemaCache<Validator>();
+const validators = new SchemaCache<SchemaValidator>();
 
 /**
  * The compiled validator of `schema` (its regexes made linear: schema-patterns.ts), compiled once
  * per schema text. `linear` is that rewrite when the caller has it already (the contract check).
  */
-export function validatorFor(schema: unknown, linear?: unknown, key = schemaKey(schema)): Validator {
+export function validatorFor(schema: unknown, linear?: unknown, key = schemaKey(schema)): SchemaValidator {
   return (
-    validators.get(key) ?? validators.set(key, linear === undefined ? compileLinear(schema) : Compile(linear as never))
+    validators.get(key) ?? validators.set(key, linear === undefined ? compileLinear(schema) : compileSchema(linear as TSchema))
   );
 }

@@ -458,11 +458,11 @@ describe('contract check', () => {
       const v = errors(withSchema(refsIn(50, 20_000)));
       expect(v).to.have.length(1);
       expect(v[0]!.pointer).to.equal('/tools/0/inputSchema');
-      expect(v[0]!.message).to.match(/^the schema has 50 \$refs in 200\d\d objects and arrays: /);
+      expect(v[0]!.message).to.match(/^the schema has 50 \$refs in 200\d\d objects, arrays and array entries: /);
       expect(errors(withSchema(refsIn(40, 2_000)))).to.deep.equal([]); // well within: a big real schema
       const huge = { ...refsIn(0, 60_000) };
       expect(errors(withSchema(huge)).map((x) => x.message)).to.deep.equal([
-        'the schema holds over 50000 objects and arrays: the host compiles and checks it on its own thread, and one this big stalls every other call',
+        'the schema holds over 50000 objects, arrays and array entries: the host compiles and checks it on its own thread, and one this big stalls every other call',
       ]);
     });
 
@@ -474,6 +474,45 @@ describe('contract check', () => {
         additionalProperties: false,
       };
       expect(pointers(withSchema(inputSchema))).to.deep.equal(['/tools/0/inputSchema/dependencies/0/pattern']);
+    });
+
+    it('refuses what would stall the exact check itself: a recursion that doubles per level, 65 patterns, a huge enum', () => {
+      const n = {
+        anyOf: [
+          { type: 'array', items: { $ref: '#/$defs/n' } },
+          { type: 'array', items: { $ref: '#/$defs/n' } },
+          { type: 'string' },
+        ],
+      };
+      const doubling = errors(
+        withSchema({ type: 'object', properties: { a: { $ref: '#/$defs/n', description: 'A.' } }, $defs: { n } }),
+      );
+      expect(doubling.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/$defs/n/anyOf/1/items']);
+      expect(doubling[0]!.message).to.match(/^the schema recurses through more than one path per level of the value/);
+      // A tree recurses once per value: it loads.
+      const tree = {
+        type: 'object',
+        properties: { left: { $ref: '#', description: 'L.' }, right: { $ref: '#', description: 'R.' } },
+      };
+      expect(errors(withSchema(tree))).to.deep.equal([]);
+
+      const patterns = (count: number) => ({
+        type: 'object',
+        properties: {},
+        patternProperties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`^k${i}$`, true])),
+      });
+      expect(errors(withSchema(patterns(64)))).to.deep.equal([]);
+      const many = errors(withSchema(patterns(65)));
+      expect(many.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/patternProperties']);
+      expect(many[0]!.message).to.match(/^patternProperties has 65 patterns, over the 64 the host allows: /);
+
+      const huge = {
+        type: 'object',
+        properties: { e: { description: 'E.', enum: Array.from({ length: 50_001 }, String) } },
+      };
+      expect(errors(withSchema(huge)).map((v) => v.message)).to.deep.equal([
+        'the schema holds over 50000 objects, arrays and array entries: the host compiles and checks it on its own thread, and one this big stalls every other call',
+      ]);
     });
   });
 

@@ -39,7 +39,7 @@ describe('core/schema-patterns', function () {
       ),
     ).to.deep.equal([true, true, false, false, true, false]);
     // The error names the pattern the schema wrote, not the one written out for the engine.
-    expect(v.Errors({ id: 'A' }).map((e) => e.message)).to.deep.equal(['must match pattern "^[a-z]{2,20}$"']);
+    expect(v.errors({ id: 'A' })?.map((e) => e.message)).to.deep.equal(['must match pattern "^[a-z]{2,20}$"']);
   });
 
   it('keeps patternProperties and additionalProperties beside them, with $ref into $defs', () => {
@@ -54,10 +54,10 @@ describe('core/schema-patterns', function () {
     expect(v.Check({ n_aa: 'one' })).to.equal(false);
     expect(v.Check({ other: 1 })).to.equal(false);
     expect(v.Check({ [`n_${'a'.repeat(40)}!`]: 1 })).to.equal(false);
-    expect(v.Errors({ n_a: 'one' }).map((e) => e.message)).to.deep.equal([
+    expect(v.errors({ n_a: 'one' })?.map((e) => e.message)).to.deep.equal([
       '"n_a" (a key matching "^n_(a+)+$"): must be number',
     ]);
-    expect(v.Errors({ other: 1 }).map((e) => e.message)).to.deep.equal(['unknown key "other"']);
+    expect(v.errors({ other: 1 })?.map((e) => e.message)).to.deep.equal(['unknown key "other"']);
   });
 
   it('reports each regex that cannot run linear at its pointer, wherever it sits in the schema', () => {

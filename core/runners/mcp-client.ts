@@ -23,7 +23,6 @@ import { hostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
 import { CrashBudget, reportFailure } from './crash-budget.ts';
-import { schemaProblems } from '../schema-errors.ts';
 import { schemaTooBig } from '../check.ts';
 import { compileLinear } from '../schema-patterns.ts';
 import type {
@@ -90,7 +89,8 @@ const LINEAR_VALIDATOR: jsonSchemaValidator = {
         : {
             valid: false as const,
             data: undefined,
-            errorMessage: schemaProblems(validator.Errors(input), input)
+            errorMessage: validator
+              .problems(input)
               .map((p) => `${p.pointer || '/'}: ${p.message}`)
               .join('; '),
           };

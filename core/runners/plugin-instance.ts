@@ -7,6 +7,7 @@ import type { TSchema } from 'typebox';
 import type { Plugin, PluginLogger, Tool } from '../contract.ts';
 import { hostError, messageOf } from '../errors.ts';
 import { copyJsonValue, emptyRecord } from '../safe-json.ts';
+import type { SchemaProblem } from '../schema-errors.ts';
 import type { LoadedPlugin } from './runner.ts';
 
 export interface InstanceContext {
@@ -71,11 +72,10 @@ export async function instantiatePlugin(exported: unknown, ctx: InstanceContext)
 async function validateOptions(label: string, schema: unknown, given: unknown): Promise<unknown> {
   // Loaded only for a plugin with options: in a worker, typebox is ~1.3 MiB of each plugin's memory,
   // and the code that fills defaults and words the errors ~0.2 MiB.
-  const [{ checkedLinearSchema }, { Value }, { applyDefaults }, { schemaProblems }] = await Promise.all([
+  const [{ checkedLinearSchema }, { interpretSchema }, { applyDefaults }] = await Promise.all([
     import('../schema-patterns.ts'),
-    import('typebox/value'),
+    import('../schema-validator.ts'),
     import('../schema-defaults.ts'),
-    import('../schema-errors.ts'),
   ]);
   let linear: TSchema;
   try {
@@ -91,10 +91,12 @@ async function validateOptions(label: string, schema: unknown, given: unknown): 
     throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, `  options${messageOf(error)}`]);
   }
   // Options are checked once, at load: the schema is interpreted, since compiling it would cost
-  // several times the check.
-  let valid: boolean;
+  // several times the check. Its errors are worked out on the same budget as a tool's input.
+  const validator = interpretSchema(linear);
+  let problems: SchemaProblem[];
   try {
-    valid = Value.Check(linear, value);
+    if (validator.Check(value)) return value;
+    problems = validator.problems(value, linear);
   } catch (error) {
     // A schema typebox accepts may still fail on a value (a `$ref` that refers to itself): the
     // options are then unchecked, and setup must not get them.
@@ -103,9 +105,6 @@ async function validateOptions(label: string, schema: unknown, given: unknown): 
       `  options cannot be checked against the plugin's options schema: ${messageOf(error)}`,
     ]);
   }
-  if (valid) return value;
-  const lines = schemaProblems(Value.Errors(linear, value), value, linear).map(
-    (p) => `  options${p.pointer}: ${p.message}`,
-  );
+  const lines = problems.map((p) => `  options${p.pointer}: ${p.message}`);
   throw hostError('RH_ERR_PLUGIN_OPTIONS', [label, lines.join('\n')]);
 }

@@ -1,0 +1,303 @@
+/**
+ * A recursive schema whose check doubles at each level of the value. `{ anyOf: [A, B] }` where A
+ * and B both lead back (through `$ref`) to the same schema for the items of an array: typebox's
+ * check tries both for each level of nesting, so a 54-byte input nested 26 deep took 2.3 s to be
+ * refused, and each level more doubles it. The check itself must stay exact, so such a schema is
+ * refused at load instead.
+ *
+ * The walk: each schema reached by entering a value (a property, an item, a `contains`…) is a
+ * level; from it, the schemas applied to the *same* value (`allOf`, `anyOf`, `oneOf`, `not`,
+ * `if`/`then`/`else`, `dependentSchemas`, a reference) are followed, counting paths, to the
+ * schemas they apply to the next value down. Where the levels form a cycle with more paths than
+ * levels, the work grows as 2^depth; a single path per level (a tree of nodes, a linked list)
+ * grows with the value only. Distinct property names reach distinct values, so `left` and `right`
+ * both pointing back to the root do not count twice.
+ */
+import { escapeSegment, segments, valueAt } from './json-pointer.ts';
+import { sizeOf } from './schema-validator.ts';
+
+interface Node {
+  /** Where the schema is: the segments below its parent's place (pointers are built only to report one). */
+  parent: Node | undefined;
+  path: readonly string[];
+  schema: Record<string, unknown>;
+}
+
+function pointerOf(node: Node): string {
+  const parts: string[] = [];
+  for (let n: Node | undefined = node; n; n = n.parent) parts.unshift(...n.path.map(escapeSegment));
+  return parts.map((p) => `/${p}`).join('');
+}
+
+/** Keywords applying their schema, or each of their schemas, to the value itself. */
+const IN_PLACE_ONE = ['not', 'if', 'then', 'else'];
+const IN_PLACE_LIST = ['allOf', 'anyOf', 'oneOf'];
+const IN_PLACE_MAP = ['dependentSchemas', 'dependencies'];
+/** Keywords applying their schema to any key's value (`k*`), or any item (`i*`), below. */
+const ANY_KEY = ['unevaluatedProperties', 'propertyNames'];
+const ANY_ITEM = ['additionalItems', 'contains', 'unevaluatedItems'];
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The pointer of a schema on such a cycle, or undefined when the check grows with the value only. */
+export function exponentialRecursion(root: unknown): string | undefined {
+  // Without a reference there is no cycle: a schema as JSON is a tree.
+  if (!isRecord(root) || sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
+  const byObject = new Map<object, Node>();
+  const anchors = new Map<string, Node[]>();
+  const byId = new Map<string, Node>();
+  /** Schemas with a reference at or below them: the only ones from which a walk can come back up. */
+  const reaching = new Set<Node>();
+  const index = (schema: unknown, parent: Node | undefined, path: readonly string[]): boolean => {
+    if (!isRecord(schema)) return false;
+    const known = byObject.get(schema);
+    if (known) return reaching.has(known);
+    const node: Node = { parent, path, schema };
+    byObject.set(schema, node);
+    for (const key of ['$anchor', '$dynamicAnchor'])
+      if (typeof schema[key] === 'string')
+        anchors.set(`#${schema[key]}`, [...(anchors.get(`#${schema[key]}`) ?? []), node]);
+    if (typeof schema.$id === 'string') byId.set(schema.$id, node);
+    let refers = ['$ref', '$dynamicRef', '$recursiveRef'].some((k) => schema[k] !== undefined);
+    for (const [key, sub] of Object.entries(schema)) {
+      if (key === 'const' || key === 'enum' || key === 'default' || key === 'examples') continue;
+      if (Array.isArray(sub))
+        sub.forEach((s, i) => {
+          if (index(s, node, [key, String(i)])) refers = true;
+        });
+      else if (index(sub, node, [key])) refers = true;
+    }
+    if (refers) reaching.add(node);
+    return refers;
+  };
+  index(root, undefined, []);
+
+  const nodeOf = (schema: unknown) => (isRecord(schema) ? byObject.get(schema) : undefined);
+  /** The schemas a reference may land on: every one it could mean, to err on the side of more paths. */
+  const targets = (s: Record<string, unknown>): Node[] => {
+    const out: Node[] = [];
+    if (s.$recursiveRef !== undefined) out.push(byObject.get(root)!);
+    for (const key of ['$ref', '$dynamicRef']) {
+      const ref = s[key];
+      if (typeof ref !== 'string') continue;
+      if (ref === '#') out.push(byObject.get(root)!);
+      else if (ref.startsWith('#/')) {
+        let target: unknown;
+        try {
+          target = valueAt(root, segments(decodeURIComponent(ref.slice(1))));
+        } catch {
+          target = undefined;
+        }
+        const node = nodeOf(target);
+        if (node) out.push(node);
+      } else if (ref.startsWith('#')) out.push(...(anchors.get(ref) ?? []));
+      else {
+        const node = byId.get(ref.split('#')[0]!);
+        if (node) out.push(node);
+      }
+    }
+    return out;
+  };
+  const inPlace = (s: Record<string, unknown>): unknown[] => [
+    ...IN_PLACE_ONE.map((k) => s[k]),
+    ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
+    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
+    ...targets(s).map((n) => n.schema),
+  ];
+  /**
+   * The schemas for the values below, by selector: `k:<name>` and `i:<index>` pick one key or item,
+   * `k*` and `i*` any, and `k+<names>` (additionalProperties) any key but the named ones.
+   */
+  const children = (s: Record<string, unknown>): [string, unknown][] => {
+    const named = isRecord(s.properties) ? Object.entries(s.properties) : [];
+    return [
+      ...named.map(([k, v]): [string, unknown] => [`k:${k}`, v]),
+      ['k+' + JSON.stringify(named.map(([k]) => k)), s.additionalProperties],
+      ...(isRecord(s.patternProperties)
+        ? Object.values(s.patternProperties).map((v): [string, unknown] => ['k*', v])
+        : []),
+      ...(Array.isArray(s.prefixItems) ? s.prefixItems.map((v, i): [string, unknown] => [`i:${i}`, v]) : []),
+      ...(Array.isArray(s.items)
+        ? s.items.map((v, i): [string, unknown] => [`i:${i}`, v])
+        : [['i*', s.items] as [string, unknown]]),
+      ...ANY_KEY.map((k): [string, unknown] => ['k*', s[k]]),
+      ...ANY_ITEM.map((k): [string, unknown] => ['i*', s[k]]),
+    ];
+  };
+
+  /** Paths (capped at 2) from `start` to each schema applied to the same value. */
+  const closure = (start: Node): Map<Node, number> => {
+    const counts = new Map<Node, number>();
+    const stack: Node[] = [start];
+    // Each pop is one path: past 2 into the same schema the count is what matters, not the paths.
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      const seen = counts.get(node) ?? 0;
+      if (seen >= 2) continue;
+      counts.set(node, seen + 1);
+      for (const sub of inPlace(node.schema)) {
+        const next = nodeOf(sub);
+        if (next) stack.push(next);
+      }
+    }
+    return counts;
+  };
+
+  // The level graph: from each level schema, the paths into each level schema one value down, by
+  // the selector of that value: `k<name>`, `i<index>`, or `k*` / `i*` for any key or any item.
+  const ids = new Map<Node, number>();
+  const edges: Edge[][] = [];
+  const idOf = (node: Node): number => {
+    let id = ids.get(node);
+    if (id === undefined) {
+      id = ids.size;
+      ids.set(node, id);
+      levelNodes.push(node);
+      pending.push(node);
+    }
+    return id;
+  };
+  const levelNodes: Node[] = [];
+  const pending: Node[] = [];
+  idOf(byObject.get(root)!);
+  while (pending.length > 0) {
+    const from = pending.pop()!;
+    const out = new Map<string, Edge>();
+    for (const [node, count] of closure(from))
+      for (const [selector, sub] of children(node.schema)) {
+        const to = nodeOf(sub);
+        if (!to || !reaching.has(to)) continue;
+        const key = `${idOf(to)} ${selector}`;
+        const edge = out.get(key) ?? { to: idOf(to), selector, paths: 0 };
+        edge.paths = Math.min(2, edge.paths + count);
+        out.set(key, edge);
+      }
+    edges[idOf(from)] = [...out.values()];
+  }
+  const doubling = ambiguousCycle(edges);
+  return doubling === undefined ? undefined : pointerOf(levelNodes[doubling]!);
+}
+
+interface Edge {
+  to: number;
+  selector: string;
+  /** Distinct paths along this edge, capped at 2. */
+  paths: number;
+}
+
+/** Whether two selectors can pick the same value (see `children`). */
+function overlap(a: string, b: string): boolean {
+  if (a[0] !== b[0]) return false;
+  if (a === b) return true;
+  const wideA = a[1] !== ':';
+  const wideB = b[1] !== ':';
+  if (!wideA && !wideB) return false;
+  if (wideA && wideB) return true;
+  const [wide, one] = wideA ? [a, b] : [b, a];
+  return wide[1] === '*' || !(JSON.parse(wide.slice(2)) as string[]).includes(one.slice(2));
+}
+
+/** At most this many pairs of level schemas are compared; a schema that needs more is refused as one that doubles. */
+const MAX_PAIRS = 200_000;
+
+/**
+ * A level schema from which two distinct paths lead back to it through the same values: then
+ * each round doubles the work (the automaton is exponentially ambiguous). Found on pairs of level
+ * schemas walked together on overlapping selectors, within each cycle of the level graph: a pair
+ * that splits (two different schemas, or one edge of two paths) and comes back together.
+ */
+function ambiguousCycle(edges: Edge[][]): number | undefined {
+  const part = components(edges.length, (v) => edges[v]!.map((e) => e.to));
+  const size = new Map<number, number>();
+  for (const c of part) size.set(c, (size.get(c) ?? 0) + 1);
+  let pairs = 0;
+  for (let v = 0; v < edges.length; v++) {
+    const c = part[v]!;
+    const cyclic = size.get(c)! > 1 || edges[v]!.some((e) => e.to === v);
+    if (!cyclic || (size.get(c) ?? 0) < 0) continue;
+    size.set(c, -1); // each component once, from its first schema
+    const members = part.flatMap((p, i) => (p === c ? [i] : []));
+    const pairId = new Map<number, number>();
+    const pairOf: [number, number][] = [];
+    const idOfPair = (a: number, b: number): number => {
+      const key = a * edges.length + b;
+      let id = pairId.get(key);
+      if (id === undefined) {
+        id = pairOf.length;
+        pairId.set(key, id);
+        pairOf.push([a, b]);
+      }
+      return id;
+    };
+    for (const m of members) idOfPair(m, m);
+    const next: number[][] = [];
+    const splitting: Set<number>[] = [];
+    for (let id = 0; id < pairOf.length; id++) {
+      if (++pairs > MAX_PAIRS) return members[0];
+      const [a, b] = pairOf[id]!;
+      next[id] = [];
+      splitting[id] = new Set();
+      for (const ea of edges[a]!)
+        for (const eb of edges[b]!) {
+          if (part[ea.to] !== c || part[eb.to] !== c || !overlap(ea.selector, eb.selector)) continue;
+          const to = idOfPair(ea.to, eb.to);
+          next[id]!.push(to);
+          // Two schemas walked, two edges taken, or one edge of two paths: the walks have parted.
+          if (a !== b || ea !== eb || ea.paths > 1) splitting[id]!.add(to);
+        }
+    }
+    const pairPart = components(pairOf.length, (id) => next[id]!);
+    const hasDiagonal = new Set<number>();
+    pairOf.forEach(([a, b], id) => {
+      if (a === b) hasDiagonal.add(pairPart[id]!);
+    });
+    for (let id = 0; id < pairOf.length; id++)
+      for (const to of splitting[id]!)
+        if (pairPart[id] === pairPart[to] && hasDiagonal.has(pairPart[id]!)) return pairOf[id]![0];
+  }
+  return undefined;
+}
+
+/** The strongly connected component of each vertex: Tarjan's algorithm, iterative, since a schema may hold thousands. */
+function components(count: number, next: (v: number) => number[]): number[] {
+  const order = new Array<number>(count).fill(-1);
+  const low = new Array<number>(count).fill(0);
+  const part = new Array<number>(count).fill(-1);
+  const onStack = new Array<boolean>(count).fill(false);
+  const stack: number[] = [];
+  let counter = 0;
+  let parts = 0;
+  for (let start = 0; start < count; start++) {
+    if (order[start] !== -1) continue;
+    const work: [number, number[], number][] = [];
+    const enter = (v: number) => {
+      order[v] = low[v] = counter++;
+      stack.push(v);
+      onStack[v] = true;
+      work.push([v, next(v), 0]);
+    };
+    enter(start);
+    while (work.length > 0) {
+      const top = work[work.length - 1]!;
+      const [v, out] = top;
+      if (top[2] < out.length) {
+        const to = out[top[2]++]!;
+        if (order[to] === -1) enter(to);
+        else if (onStack[to]) low[v] = Math.min(low[v]!, order[to]!);
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1]?.[0];
+      if (parent !== undefined) low[parent] = Math.min(low[parent]!, low[v]!);
+      if (low[v] !== order[v]) continue;
+      let popped: number;
+      do {
+        popped = stack.pop()!;
+        onStack[popped] = false;
+        part[popped] = parts;
+      } while (popped !== v);
+      parts++;
+    }
+  }
+  return part;
+}
