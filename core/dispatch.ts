@@ -345,7 +345,8 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
   let problems: string[] | undefined;
   try {
     const validator = tool.validator();
-    if (!validator.Check(input)) problems = validator.problems(input, tool.info.inputSchema).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
+    if (!validator.Check(input))
+      problems = validator.problems(input, tool.info.inputSchema).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
   } catch (error) {
     // The schema passed the load-time check, compile included, and still throws on this input (one
     // that refers to itself without reading any of it overflows the stack): the plugin's fault,

@@ -59,6 +59,7 @@ const validators = new SchemaCache<SchemaValidator>();
  */
 export function validatorFor(schema: unknown, linear?: unknown, key = schemaKey(schema)): SchemaValidator {
   return (
-    validators.get(key) ?? validators.set(key, linear === undefined ? compileLinear(schema) : compileSchema(linear as TSchema))
+    validators.get(key) ??
+    validators.set(key, linear === undefined ? compileLinear(schema) : compileSchema(linear as TSchema))
   );
 }
