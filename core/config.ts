@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, resolve } from 'node:path';
 import { Value } from 'typebox/value';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
-import { hostError, messageOf } from './errors.ts';
+import { HostError, hostError, messageOf } from './errors.ts';
 import { segments } from './json-pointer.ts';
 import { hostAliases } from './paths.ts';
 import { schemaProblems } from './schema-errors.ts';
@@ -31,9 +31,19 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
   // A plugin package's manifest (`"rousseau": { "plugin": … }`, as the template writes) is not a
   // host config: read as one, every command run in a plugin's folder failed on its `plugin` key.
   // Seen as holding no `rousseau` key, the search goes on to the folder's other config files.
+  let manifest: string | undefined;
   const loadJson = async (file: string, content: string) => {
     const value = await defaultLoaders['.json'](file, content);
-    return basename(file) === 'package.json' && declaresPlugin(value) ? {} : value;
+    if (basename(file) !== 'package.json' || !declaresPlugin(value)) return value;
+    // Host keys beside `plugin` would be dropped unsaid (a deny policy among them), the host run without them.
+    const hostKeys = Object.keys(value.rousseau).filter((key) => Object.hasOwn(HostConfigSchema.properties, key));
+    if (hostKeys.length > 0)
+      throw hostError('RH_ERR_CONFIG_INVALID', [
+        file,
+        `  rousseau: names a plugin ("plugin", a plugin package's manifest) and holds host config too (${hostKeys.map((k) => JSON.stringify(k)).join(', ')}), which the host would not read there: move the host config to rousseau.config.json beside it`,
+      ]);
+    manifest = file;
+    return {};
   };
   // jiti only for a TypeScript config: a JSON one, or none, does not pay its ~80 ms import. Required,
   // not imported: an `import()` of its CommonJS bundle has Node's ES module loader scan the bundle
@@ -59,12 +69,22 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
     try {
       found = await explorer.load(file);
     } catch (error) {
+      if (error instanceof HostError) throw error;
       throw hostError('RH_ERR_CONFIG_LOAD', [file, messageOf(error)], error);
     }
+    // A file named on purpose that holds no config must not leave the host on none, unsaid.
+    if (!found)
+      throw hostError('RH_ERR_CONFIG_INVALID', [
+        file,
+        manifest === file
+          ? `  (root): a plugin package's manifest ("rousseau": { "plugin": … }), not a host config: name the host's config file (rousseau.config.json), or leave out --config`
+          : '  (root): holds no "rousseau" key: put the host config under it, or name the host\'s config file',
+      ]);
   } else {
     try {
       found = await explorer.search(cwd);
     } catch (error) {
+      if (error instanceof HostError) throw error;
       const file = (error as { filepath?: string }).filepath ?? cwd;
       throw hostError('RH_ERR_CONFIG_LOAD', [file, messageOf(error)], error);
     }

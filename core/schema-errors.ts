@@ -46,7 +46,8 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
         ),
       ),
   );
-  const offType = offTypeBranchErrors(errors, value);
+  const spent: SuggestionBudget = { cells: MAX_SUGGESTION_CELLS };
+  const offType = offTypeBranchErrors(errors, value, spent);
   for (const e of errors) {
     if (offType.has(e)) continue;
     if (e.keyword === 'boolean' && unknownKeys.has(e.instancePath)) continue; // restates the unknown key below
@@ -59,7 +60,7 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
     if (e.keyword === 'additionalProperties') {
       const known = schema === undefined ? [] : Object.keys(propertiesAt(schema, e.schemaPath));
       for (const key of (e.params.additionalProperties as string[] | undefined) ?? []) {
-        const near = nearest(key, known);
+        const near = nearest(key, known, spent);
         add(`${e.instancePath}/${escapeSegment(key)}`, near ? `unknown key (did you mean "${near}"?)` : 'unknown key');
       }
     } else if (e.keyword === 'required') {
@@ -67,13 +68,13 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
       // An open object takes any key, so a misspelt required one raises no error of its own: only
       // the missing key is reported, and the caller sees no link to the key it did send.
       if (schema !== undefined) {
-        for (const [key, meant] of misspeltRequired(e, value, schema, unknownKeys))
+        for (const [key, meant] of misspeltRequired(e, value, schema, unknownKeys, spent))
           add(`${e.instancePath}/${escapeSegment(key)}`, `\`${key}\` is not a known key; did you mean \`${meant}\`?`);
       }
     } else if (e.keyword === 'anyOf' && literalsOf(e, errors).length) {
-      add(e.instancePath, oneOf(literalsOf(e, errors), valueAt(value, segments(e.instancePath))));
+      add(e.instancePath, oneOf(literalsOf(e, errors), valueAt(value, segments(e.instancePath)), spent));
     } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
-      add(e.instancePath, oneOf(e.params.allowedValues, valueAt(value, segments(e.instancePath))));
+      add(e.instancePath, oneOf(e.params.allowedValues, valueAt(value, segments(e.instancePath)), spent));
     } else if (e.keyword === 'const' && 'allowedValue' in e.params) {
       add(e.instancePath, `must be ${describeValue(e.params.allowedValue)}`);
     } else if (e.keyword === 'anyOf') {
@@ -98,7 +99,11 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
  * errors of the others, and the union's own catch-all (a branch of the right type says more).
  * A union of literals keeps its catch-all, which lists the values.
  */
-function offTypeBranchErrors(errors: readonly SchemaError[], value: unknown): Set<SchemaError> {
+function offTypeBranchErrors(
+  errors: readonly SchemaError[],
+  value: unknown,
+  spent: SuggestionBudget,
+): Set<SchemaError> {
   const drop = new Set<SchemaError>();
   for (const u of errors) {
     if (u.keyword !== 'anyOf' || u.schemaPath === undefined) continue;
@@ -121,7 +126,8 @@ function offTypeBranchErrors(errors: readonly SchemaError[], value: unknown): Se
     // clearly meant, and the other forms would bury the one line that says what to fix.
     const literals = rightType.flat();
     const onlyLiterals = literals.every((o) => o.instancePath === u.instancePath && isLiteralError(o));
-    if (wrongType.length === 0 || rightType.length === 0 || (onlyLiterals && !isNearMiss(at, literals))) continue;
+    if (wrongType.length === 0 || rightType.length === 0 || (onlyLiterals && !isNearMiss(at, literals, spent)))
+      continue;
     for (const o of wrongType.flat()) drop.add(o);
     if (literalsOf(u, errors).length === 0) drop.add(u);
   }
@@ -133,7 +139,7 @@ function isLiteralError(e: SchemaError): boolean {
 }
 
 /** `at` is a string one of the literals `errors` allow most likely meant. */
-function isNearMiss(at: unknown, errors: readonly SchemaError[]): boolean {
+function isNearMiss(at: unknown, errors: readonly SchemaError[], spent: SuggestionBudget): boolean {
   if (typeof at !== 'string') return false;
   const allowed = errors.flatMap((e) =>
     e.keyword === 'enum' && Array.isArray(e.params.allowedValues) ? e.params.allowedValues : [e.params.allowedValue],
@@ -142,6 +148,7 @@ function isNearMiss(at: unknown, errors: readonly SchemaError[]): boolean {
     nearest(
       at,
       allowed.filter((v): v is string => typeof v === 'string'),
+      spent,
     ) !== undefined
   );
 }
@@ -195,6 +202,7 @@ function misspeltRequired(
   value: unknown,
   schema: unknown,
   unknownKeys: ReadonlySet<string>,
+  spent: SuggestionBudget,
 ): [key: string, meant: string][] {
   const missing = e.params.requiredProperties;
   const at = valueAt(value, segments(e.instancePath));
@@ -203,7 +211,7 @@ function misspeltRequired(
   const out: [string, string][] = [];
   for (const key of Object.keys(at)) {
     if (Object.hasOwn(known, key) || unknownKeys.has(`${e.instancePath}/${escapeSegment(key)}`)) continue;
-    const meant = nearest(key, missing as string[]);
+    const meant = nearest(key, missing as string[], spent);
     if (meant !== undefined) out.push([key, meant]);
   }
   return out;
@@ -217,23 +225,49 @@ function propertiesAt(schema: unknown, schemaPath = '#'): Record<string, unknown
 }
 
 /** `must be one of …`, with the allowed string a misspelt one most likely meant (`proces` → `process`). */
-function oneOf(allowed: readonly unknown[], given: unknown): string {
+function oneOf(allowed: readonly unknown[], given: unknown, spent: SuggestionBudget): string {
   const list = `must be one of ${allowed.map(describeValue).join(', ')}`;
   const near =
     typeof given === 'string'
       ? nearest(
           given,
           allowed.filter((v): v is string => typeof v === 'string'),
+          spent,
         )
       : undefined;
   return near === undefined ? list : `${list} (did you mean "${near}"?)`;
 }
 
+/**
+ * Letters one explanation may compare suggesting what a typo meant (each pair of texts costs the
+ * product of their lengths): the input is the model's, and 2,000 keys sent beside 400 missing
+ * ones, or one key of 100,000 characters, held the host's thread for seconds. Past it, a key or
+ * value is named without a suggestion. A few typos against a hundred names cost well under it.
+ */
+const MAX_SUGGESTION_CELLS = 4_000_000;
+/** A text past this length is no typo of a name: it gets no suggestion, and costs no comparison. */
+const MAX_SUGGESTED_CHARS = 128;
+
+/** What is left of MAX_SUGGESTION_CELLS for one explanation. */
+export interface SuggestionBudget {
+  cells: number;
+}
+
 /** The known key a typo most likely meant: at most a third of its letters off (one at least). */
-export function nearest(key: string, known: readonly string[]): string | undefined {
+export function nearest(
+  key: string,
+  known: readonly string[],
+  spent: SuggestionBudget = { cells: MAX_SUGGESTION_CELLS },
+): string | undefined {
+  if (key.length > MAX_SUGGESTED_CHARS) return undefined;
   const budget = Math.max(1, Math.floor(key.length / 3));
   let best: { name: string; distance: number } | undefined;
   for (const name of known) {
+    // The distance is at least the difference in length: no table needed to rule a name out.
+    if (Math.abs(name.length - key.length) > budget) continue;
+    const cells = key.length * name.length;
+    if (cells > spent.cells) break;
+    spent.cells -= cells;
     const distance = editDistance(key.toLowerCase(), name.toLowerCase());
     if (distance <= budget && (!best || distance < best.distance)) best = { name, distance };
   }

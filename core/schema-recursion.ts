@@ -39,14 +39,27 @@ const ANY_ITEM = ['additionalItems', 'contains', 'unevaluatedItems'];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The pointer of a schema on such a cycle, or undefined when the check grows with the value only. */
-export function exponentialRecursion(root: unknown): string | undefined {
-  // Without a reference there is no cycle: a schema as JSON is a tree.
+/** A schema's objects, with the schemas each applies to the same value and to the values below. */
+interface Graph {
+  root: Node;
+  nodes: Iterable<Node>;
+  nodeOf(schema: unknown): Node | undefined;
+  /** Schemas with a reference at or below them: the only ones from which a walk can come back up. */
+  reaching: Set<Node>;
+  inPlace(s: Record<string, unknown>): unknown[];
+  /**
+   * The schemas for the values below, by selector: `k:<name>` and `i:<index>` pick one key or item,
+   * `k*` and `i*` any, and `k+<names>` (additionalProperties) any key but the named ones.
+   */
+  children(s: Record<string, unknown>): [string, unknown][];
+}
+
+/** The graph of a schema with a reference in it; without one, a schema as JSON is a tree. */
+function schemaGraph(root: unknown): Graph | undefined {
   if (!isRecord(root) || sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
   const byObject = new Map<object, Node>();
   const anchors = new Map<string, Node[]>();
   const byId = new Map<string, Node>();
-  /** Schemas with a reference at or below them: the only ones from which a walk can come back up. */
   const reaching = new Set<Node>();
   const index = (schema: unknown, parent: Node | undefined, path: readonly string[]): boolean => {
     if (!isRecord(schema)) return false;
@@ -104,15 +117,11 @@ export function exponentialRecursion(root: unknown): string | undefined {
     ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
     ...targets(s).map((n) => n.schema),
   ];
-  /**
-   * The schemas for the values below, by selector: `k:<name>` and `i:<index>` pick one key or item,
-   * `k*` and `i*` any, and `k+<names>` (additionalProperties) any key but the named ones.
-   */
   const children = (s: Record<string, unknown>): [string, unknown][] => {
     const named = isRecord(s.properties) ? Object.entries(s.properties) : [];
     return [
       ...named.map(([k, v]): [string, unknown] => [`k:${k}`, v]),
-      ['k+' + JSON.stringify(named.map(([k]) => k)), s.additionalProperties],
+      [`k+${JSON.stringify(named.map(([k]) => k))}`, s.additionalProperties],
       ...(isRecord(s.patternProperties)
         ? Object.values(s.patternProperties).map((v): [string, unknown] => ['k*', v])
         : []),
@@ -125,6 +134,14 @@ export function exponentialRecursion(root: unknown): string | undefined {
     ];
   };
 
+  return { root: byObject.get(root)!, nodes: byObject.values(), nodeOf, reaching, inPlace, children };
+}
+
+/** The pointer of a schema on such a cycle, or undefined when the check grows with the value only. */
+export function exponentialRecursion(schema: unknown): string | undefined {
+  const graph = schemaGraph(schema);
+  if (!graph) return undefined;
+  const { nodeOf, reaching, inPlace, children } = graph;
   /** Paths (capped at 2) from `start` to each schema applied to the same value. */
   const closure = (start: Node): Map<Node, number> => {
     const counts = new Map<Node, number>();
@@ -159,7 +176,7 @@ export function exponentialRecursion(root: unknown): string | undefined {
   };
   const levelNodes: Node[] = [];
   const pending: Node[] = [];
-  idOf(byObject.get(root)!);
+  idOf(graph.root);
   while (pending.length > 0) {
     const from = pending.pop()!;
     const out = new Map<string, Edge>();
@@ -176,6 +193,57 @@ export function exponentialRecursion(root: unknown): string | undefined {
   }
   const doubling = ambiguousCycle(edges);
   return doubling === undefined ? undefined : pointerOf(levelNodes[doubling]!);
+}
+
+/**
+ * A schema whose check applies some schema to one value more than `limit` times, or applies a
+ * schema to the very value it is checking again (a loop no value ends), with the pointer of that
+ * schema; undefined when none does. References need not recurse to cost that: thirty definitions,
+ * each an `allOf` (or `anyOf`, `oneOf`) of two references to the next, are 2^30 checks of one
+ * string, and a 1 KB schema held the host's thread for seconds per call. A loop overflowed the
+ * stack at each call. The count walks the schema as its check does, through every reference, each
+ * schema met once per path; a reference back up to a schema on the path counts once, since
+ * recursion through a value is the doubling check's matter (`exponentialRecursion`).
+ */
+export function overApplied(schema: unknown, limit: number): { pointer: string; loop: boolean } | undefined {
+  const graph = schemaGraph(schema);
+  if (!graph) return undefined;
+  const { nodeOf, inPlace, children } = graph;
+  const nodes = [...graph.nodes];
+  const ids = new Map(nodes.map((node, i) => [node, i]));
+  const same = (node: Node): number[] => inPlace(node.schema).flatMap((sub) => ids.get(nodeOf(sub)!) ?? []);
+  const part = components(nodes.length, (v) => same(nodes[v]!));
+  const members = new Map<number, number>();
+  for (const p of part) members.set(p, (members.get(p) ?? 0) + 1);
+  for (let v = 0; v < nodes.length; v++)
+    if (members.get(part[v]!)! > 1 || same(nodes[v]!).includes(v)) return { pointer: pointerOf(nodes[v]!), loop: true };
+
+  const next = (node: Node): Node[] =>
+    [...inPlace(node.schema), ...children(node.schema).map(([, sub]) => sub)].flatMap((sub) => nodeOf(sub) ?? []);
+  const total = new Map<Node, number>();
+  const onPath = new Set<Node>();
+  const work: { node: Node; next: Node[]; i: number; sum: number }[] = [];
+  const enter = (node: Node) => {
+    onPath.add(node);
+    work.push({ node, next: next(node), i: 0, sum: 1 });
+  };
+  enter(graph.root);
+  while (work.length > 0) {
+    const top = work[work.length - 1]!;
+    if (top.i < top.next.length) {
+      const sub = top.next[top.i++]!;
+      const known = total.get(sub) ?? (onPath.has(sub) ? 1 : undefined);
+      if (known === undefined) enter(sub);
+      else top.sum += known;
+    } else {
+      work.pop();
+      onPath.delete(top.node);
+      total.set(top.node, top.sum);
+      if (work.length > 0) work[work.length - 1]!.sum += top.sum;
+    }
+    if (top.sum > limit) return { pointer: pointerOf(top.node), loop: false };
+  }
+  return undefined;
 }
 
 interface Edge {

@@ -41,12 +41,34 @@ const REFUSED: Record<string, () => Recipe> = {
     for (let i = 0; i < 26; i++) value = [value];
     return { schema: { type: 'object', properties: { a: { $ref: '#/$defs/n' } }, $defs: { n } }, input: { a: value } };
   },
+  /** Thirty definitions, each a oneOf of two references to the next: 2^30 checks of one string, no recursion. */
+  fanOut: () => {
+    const $defs: Record<string, unknown> = { d30: { type: 'string' } };
+    for (let i = 0; i < 30; i++)
+      $defs[`d${i}`] = { oneOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    return { schema: { type: 'object', properties: { a: { $ref: '#/$defs/d0' } }, $defs }, input: { a: 'x' } };
+  },
+  /** A definition that is an allOf of a reference to itself: no value ends it, the stack overflows. */
+  loop: () => ({
+    schema: {
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/x' } },
+      $defs: { x: { allOf: [{ $ref: '#/$defs/x' }] } },
+    },
+    input: { a: 'x' },
+  }),
 };
 
 function ms(work: () => unknown): [string, unknown] {
   const start = performance.now();
-  const result = work();
-  return [`${(performance.now() - start).toFixed(0)} ms`, result];
+  let result: unknown;
+  try {
+    result = work();
+  } catch (error) {
+    result = error; // a loop's stack overflow: what a call met
+  }
+  const threw = result instanceof Error ? ` (threw ${result.name})` : '';
+  return [`${(performance.now() - start).toFixed(0)} ms${threw}`, result];
 }
 
 const only = process.argv.slice(2);

@@ -489,6 +489,27 @@ describe('contract check', () => {
       );
       expect(doubling.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/$defs/n/anyOf/1/items']);
       expect(doubling[0]!.message).to.match(/^the schema recurses through more than one path per level of the value/);
+      // References that fan out without recursing: 2^30 checks of one string, seconds per call.
+      const $defs: Record<string, unknown> = { d30: { type: 'string' } };
+      for (let i = 0; i < 30; i++)
+        $defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+      const fan = errors(
+        withSchema({ type: 'object', properties: { a: { $ref: '#/$defs/d0', description: 'A.' } }, $defs }),
+      );
+      expect(fan.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/$defs/d16']);
+      expect(fan[0]!.message).to.match(
+        /^the schema applies one schema to the same value over 50000 times through \$refs/,
+      );
+      // A reference back to the schema applied to the same value: every call overflowed the stack.
+      const loop = errors(
+        withSchema({
+          type: 'object',
+          properties: { a: { $ref: '#/$defs/x', description: 'A.' } },
+          $defs: { x: { allOf: [{ $ref: '#/$defs/x' }] } },
+        }),
+      );
+      expect(loop.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/$defs/x']);
+      expect(loop[0]!.message).to.match(/^the schema refers back to itself for the same value/);
       // A tree recurses once per value: it loads.
       const tree = {
         type: 'object',

@@ -74,6 +74,33 @@ describe('config', () => {
     expect(tools.code, tools.stderr).to.equal(0);
   });
 
+  it('refuses a package.json whose "rousseau" names a plugin and holds host config too, rather than drop the host keys', async () => {
+    // Skipped as a manifest, the policy below was dropped unsaid, and the host ran on the default one.
+    const file = t.write(
+      'package.json',
+      '{"name":"x","rousseau":{"plugin":"./p.ts","builtins":false,"policy":{"default":"deny"}}}',
+    );
+    const error = await loadConfig({ cwd: t.dir }).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(HostError).with.property('code', 'RH_ERR_CONFIG_INVALID');
+    expect((error as Error).message).to.contain(file);
+    expect((error as Error).message).to.contain('"builtins", "policy"');
+    expect((error as Error).message).to.contain('rousseau.config.json');
+  });
+
+  it('refuses --config naming a file with no host config in it (a plugin manifest, a package.json without "rousseau")', async () => {
+    for (const [text, why] of [
+      ['{"name":"x","rousseau":{"plugin":"./p.ts"}}', /a plugin package's manifest .* not a host config/],
+      ['{"name":"x"}', /holds no "rousseau" key/],
+    ] as const) {
+      const file = t.write('package.json', text);
+      const error = await loadConfig({ cwd: t.dir, configFile: 'package.json' }).catch((e: unknown) => e);
+      expect(error, text).to.be.instanceOf(HostError).with.property('code', 'RH_ERR_CONFIG_INVALID');
+      expect((error as Error).message, text)
+        .to.contain(file)
+        .and.match(why);
+    }
+  });
+
   it('loads --config FILE instead of searching, and names a missing one', async () => {
     const file = t.write('custom/my.config.ts', 'export default { builtins: false };');
     expect((await loadConfig({ cwd: t.dir, configFile: 'custom/my.config.ts' })).file).to.equal(file);

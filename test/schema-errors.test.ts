@@ -49,6 +49,24 @@ describe('schema problems', () => {
     ]);
   });
 
+  it('suggests within a budget of comparisons per input: past it, and for a key no typo makes, the key is only named', () => {
+    // Each suggestion compares the key with each declared one, letter by letter: 2,000 near keys
+    // against 400 declared ones, or one 100,000-character key, held the host's thread for seconds.
+    const declared = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`field_name_${i}`, Type.String()]));
+    const schema = Type.Object(declared);
+    const value = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`field_nme_${i}`, 1]));
+    const found = schemaProblems(Compile(schema).Errors(value), value, schema);
+    const at = (pointer: string) => found.find((p) => p.pointer === pointer)?.message;
+    // An open object missing its required keys: each sent key is compared with each missing one.
+    expect(at('/field_nme_0')).to.equal('`field_nme_0` is not a known key; did you mean `field_name_0`?');
+    expect(at('/field_nme_1999')).to.equal(undefined);
+    const closed = Type.Object({ field_name: Type.Optional(Type.String()) }, { additionalProperties: false });
+    const long = { [`field_name${'x'.repeat(100_000)}`]: 1 };
+    expect(schemaProblems(Compile(closed).Errors(long), long, closed).map((p) => p.message)).to.deep.equal([
+      'unknown key',
+    ]);
+  });
+
   it('names a misspelt required key of an open object beside the missing one, and leaves unrelated keys alone', () => {
     const schema = Type.Object({ path: Type.String(), limit: Type.Optional(Type.Integer()) });
     const value = { pathh: '/tmp', extra: 1, limit: 2 };

@@ -169,6 +169,29 @@ describe('core/schema-patterns', function () {
       }
     });
 
+    it('refuses a server whose schemas fan out through $refs or loop on one value, naming the pointer', async () => {
+      const $defs: Record<string, unknown> = { d30: { type: 'string' } };
+      for (let i = 0; i < 30; i++)
+        $defs[`d${i}`] = { oneOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+      const fan = { type: 'object', properties: { s: { $ref: '#/$defs/d0' } }, $defs };
+      const loop = {
+        type: 'object',
+        properties: { s: { $ref: '#/$defs/x' } },
+        $defs: { x: { allOf: [{ $ref: '#/$defs/x' }] } },
+      };
+      // Over the wire, as input and as output schema: the output one reaches the SDK's validator first.
+      const host = await hostWith([server('fan', fan), server('loop', stringWith('^a$'), loop)]);
+      try {
+        const [fanned, looped] = host.plugins();
+        expect(fanned!.error?.code).to.equal('RH_ERR_PLUGIN_CONTRACT');
+        expect(fanned!.error!.message).to.include('at /tools/0/inputSchema/$defs/d16: the schema applies one schema');
+        expect(looped!.error?.code).to.equal('RH_ERR_PLUGIN_CONTRACT');
+        expect(looped!.error!.message).to.include('at /tools/0/outputSchema/$defs/x: the schema refers back to itself');
+      } finally {
+        await host.close();
+      }
+    });
+
     it(`validates a server's ${BOMB} in bounded time`, async () => {
       const host = await hostWith([server('bomb', stringWith(BOMB))]);
       try {

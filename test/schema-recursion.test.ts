@@ -1,7 +1,15 @@
 import { expect } from 'chai';
-import { exponentialRecursion } from '../core/schema-recursion.ts';
+import { exponentialRecursion, overApplied } from '../core/schema-recursion.ts';
 
 const array = (items: unknown) => ({ type: 'array', items });
+/** Any JSON value: recursion once per value, through an anyOf. */
+const json = {
+  anyOf: [
+    { type: 'string' },
+    array({ $ref: '#/$defs/v' }),
+    { type: 'object', additionalProperties: { $ref: '#/$defs/v' } },
+  ],
+};
 
 describe('schema recursion that doubles per level', () => {
   it('finds two paths back to one schema for the same value: anyOf, allOf, items with contains, $recursiveRef, anchors', () => {
@@ -48,13 +56,6 @@ describe('schema recursion that doubles per level', () => {
     expect(
       exponentialRecursion({ type: 'object', properties: { head: { $ref: '#/$defs/node' } }, $defs: { node } }),
     ).to.equal(undefined);
-    const json = {
-      anyOf: [
-        { type: 'string' },
-        array({ $ref: '#/$defs/v' }),
-        { type: 'object', additionalProperties: { $ref: '#/$defs/v' } },
-      ],
-    };
     expect(
       exponentialRecursion({ type: 'object', additionalProperties: { $ref: '#/$defs/v' }, $defs: { v: json } }),
     ).to.equal(undefined);
@@ -65,5 +66,59 @@ describe('schema recursion that doubles per level', () => {
         $defs: { a: array({ type: 'string' }) },
       }),
     ).to.equal(undefined);
+  });
+});
+
+describe('schemas applied to one value too many times', () => {
+  /** The check's own bound (MAX_SCHEMA_NODES): as many schemas applied as the biggest schema allowed holds. */
+  const over = (schema: unknown) => overApplied(schema, 50_000);
+  /** `levels` definitions, each applying the next twice to the same value: 2^levels checks of one string. */
+  const fan = (levels: number, keyword = 'allOf') => {
+    const $defs: Record<string, unknown> = { [`d${levels}`]: { type: 'string' } };
+    for (let i = 0; i < levels; i++)
+      $defs[`d${i}`] = { [keyword]: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    return { type: 'object', properties: { a: { $ref: '#/$defs/d0' } }, $defs };
+  };
+
+  it('finds references that fan out without recursing: allOf, anyOf, oneOf, and across levels of the value', () => {
+    for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
+      const found = over(fan(30, keyword));
+      expect(found?.loop, keyword).to.equal(false);
+      expect(found?.pointer, keyword).to.match(/^\/\$defs\/d\d+$/);
+    }
+    // Each level of the value applies the next level's schema twice: 2^30 checks of a 30-deep value.
+    const $defs: Record<string, unknown> = { d30: { type: 'string' } };
+    for (let i = 0; i < 30; i++)
+      $defs[`d${i}`] = {
+        type: 'object',
+        properties: { x: { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] } },
+      };
+    expect(over({ $ref: '#/$defs/d0', $defs })?.pointer).to.match(/^\/\$defs\/d\d+\//);
+  });
+
+  it('finds a reference back to a schema applied to the same value (a loop no value ends)', () => {
+    const loop = {
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/x' } },
+      $defs: { x: { allOf: [{ $ref: '#/$defs/x' }] } },
+    };
+    expect(over(loop)).to.deep.equal({ pointer: '/$defs/x', loop: true });
+    expect(over({ anyOf: [{ type: 'string' }, { $ref: '#' }] })).to.deep.equal({ pointer: '', loop: true });
+    expect(
+      over({ $defs: { a: { not: { $ref: '#/$defs/b' } }, b: { $ref: '#/$defs/a' } }, $ref: '#/$defs/a' })?.loop,
+    ).to.equal(true);
+  });
+
+  it('passes reuse that grows with the value: one definition under many properties, trees, any JSON', () => {
+    expect(over(fan(10))).to.equal(undefined);
+    const properties = Object.fromEntries(
+      Array.from({ length: 200 }, (_, i) => [`p${i}`, { $ref: '#/$defs/address' }]),
+    );
+    const address = { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } };
+    expect(over({ type: 'object', properties, $defs: { address } })).to.equal(undefined);
+    expect(
+      over({ type: 'object', properties: { left: { $ref: '#' }, right: { $ref: '#' }, kids: array({ $ref: '#' }) } }),
+    ).to.equal(undefined);
+    expect(over({ $ref: '#/$defs/v', $defs: { v: json } })).to.equal(undefined);
   });
 });
