@@ -9,7 +9,6 @@
  * never throws: a call yields exactly one `CallResult`, whatever the plugin does. `decide` is the
  * stages up to the policy, shared by every call and by `host.decide()`.
  */
-import { randomUUID } from 'node:crypto';
 // The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.
 import { performance } from 'node:perf_hooks';
 import { abortable } from './abortable.ts';
@@ -179,8 +178,10 @@ class Call implements GuardedCall {
  * Call ids: one random UUID per process whose last 12 hex digits count the calls. As unique as a
  * UUID per call (74 random bits tell processes apart), without drawing random bytes on every call.
  * The first 8 of those digits change once in 65536 calls: a call only looks up its last 4.
+ * The UUID is drawn at the first call: `node:crypto` costs a host that only loads plugins ~28 M
+ * instructions to import.
  */
-const CALL_ID_PREFIX = randomUUID().slice(0, 24);
+let callIdPrefix = '';
 const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 let callCount = 0;
 let countHigh = -1;
@@ -191,7 +192,8 @@ function nextCallId(): string {
   callCount++;
   if (high !== countHigh) {
     countHigh = high;
-    idHead = CALL_ID_PREFIX + high.toString(16).padStart(8, '0');
+    callIdPrefix ||= process.getBuiltinModule('node:crypto').randomUUID().slice(0, 24);
+    idHead = callIdPrefix + high.toString(16).padStart(8, '0');
   }
   return idHead + HEX_BYTE[low >> 8] + HEX_BYTE[low & 255];
 }

@@ -13,7 +13,6 @@
  * call order), `tool_progress`…, `tool_result` (as each call finishes), `turn_end` (the turn's
  * tokens, and the agent's running total); `error` when the run stops on a failure.
  */
-import { randomUUID } from 'node:crypto';
 import { messageOf } from '../errors.ts';
 import type { Host } from '../host.ts';
 import { activeTracer, type Span, SpanKind, SpanStatusCode, type Tracer, withSpan } from '../tracing.ts';
@@ -136,7 +135,7 @@ export class Agent {
     this.system = options.system;
     this.maxTurns = options.maxTurns ?? 32;
     this.maxRepeatedFailures = options.maxRepeatedFailures ?? 3;
-    this.sessionId = options.sessionId ?? randomUUID();
+    this.sessionId = options.sessionId ?? crypto.randomUUID();
     if (options.messages) this.history.push(...options.messages);
     this.elicit = options.elicit;
     this.toolSet();

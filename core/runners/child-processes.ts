@@ -6,7 +6,7 @@
  * grandchildren (`bash -c 'sleep 60 &'`) go too. The synchronous forms (`execSync`) block the
  * worker instead; they are not tracked (see docs/isolation.md).
  */
-import { ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { abortable } from '../abortable.ts';
 import { isKillableGroup, unwatch, watch } from './watchdog.ts';
 import type { FromWorker } from './worker-protocol.ts';
@@ -23,7 +23,8 @@ export function trackChildProcesses(
   { ownGroups }: { ownGroups: boolean },
 ): { killAll(graceMs: number): Promise<void> } {
   const live = new Map<number, ChildProcess>();
-  const proto = ChildProcess.prototype as unknown as { spawn: SpawnFn };
+  // Taken here, not imported: the host imports this module, and one of inline plugins never needs it.
+  const proto = process.getBuiltinModule('node:child_process').ChildProcess.prototype as unknown as { spawn: SpawnFn };
   const spawn = proto.spawn;
   proto.spawn = function (this: ChildProcess, options) {
     if (ownGroups) options.detached = true;

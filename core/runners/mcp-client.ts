@@ -12,7 +12,6 @@
  * same way. `close()` ends the process (stdin closed, then SIGTERM, then SIGKILL: the SDK's
  * escalation), so no server outlives the host.
  */
-import { createInterface } from 'node:readline';
 import type { PassThrough } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
@@ -154,11 +153,15 @@ export function createMcpRunner(
       ...(s.cwd ? { cwd: s.cwd } : {}),
       stderr: 'pipe', // the server's logs become ours (debug), and the last lines explain a crash
     });
-    createInterface({ input: transport.stderr as PassThrough /* stderr: 'pipe' */ }).on('line', (line) => {
-      stderrTail.push(line);
-      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-      log.debug(line);
-    });
+    // Taken here, not imported: a host without MCP-server plugins never loads it.
+    process
+      .getBuiltinModule('node:readline')
+      .createInterface({ input: transport.stderr as PassThrough /* stderr: 'pipe' */ })
+      .on('line', (line) => {
+        stderrTail.push(line);
+        if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+        log.debug(line);
+      });
     return transport;
   }
 

@@ -5,8 +5,7 @@
  * it asks for a group of its own (those the entry reports, like a worker's); killing the group
  * takes the rest. A terminal's Ctrl-C reaches the host alone.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { serialize } from 'node:v8';
+import type { ChildProcess } from 'node:child_process';
 import { abortable } from '../abortable.ts';
 import { messageOf } from '../errors.ts';
 import { killProcessGroup, watchReported } from './child-processes.ts';
@@ -24,16 +23,19 @@ const DRAIN_MS = 250;
 export const startProcess: StartIsolate = (data, spec, events) => {
   // Options that cannot be cloned fail here, before there is a process to clean up, as `new Worker` does.
   try {
-    serialize({ type: 'init', data } satisfies ToWorker);
+    process.getBuiltinModule('node:v8').serialize({ type: 'init', data } satisfies ToWorker);
   } catch (error) {
     throw new DOMException(messageOf(error), 'DataCloneError');
   }
-  const child = spawn(process.execPath, [`--max-old-space-size=${spec.memoryMb}`, ...entryCommand()], {
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    serialization: 'advanced', // structured clone, as between threads: the same results cross
-    detached: true,
-    env: withoutNodeOptions(process.env),
-  });
+  // Taken at the first process, not imported: a host of inline plugins never loads it.
+  const child = process
+    .getBuiltinModule('node:child_process')
+    .spawn(process.execPath, [`--max-old-space-size=${spec.memoryMb}`, ...entryCommand()], {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      serialization: 'advanced', // structured clone, as between threads: the same results cross
+      detached: true,
+      env: withoutNodeOptions(process.env),
+    });
   // Should the host die without killing it (SIGKILL, a crash, an exit that skips `close()`) while the
   // plugin is too busy to notice its channel closing, the host's watchdog kills its group.
   if (child.pid !== undefined) watch(child.pid);

@@ -1,5 +1,5 @@
 /** A plugin in a worker thread of the host's process: cheap to start, shares the host's pid. */
-import { Worker, type WorkerOptions } from 'node:worker_threads';
+import type { Worker, WorkerOptions } from 'node:worker_threads';
 import { messageOf } from '../errors.ts';
 import { watchReported } from './child-processes.ts';
 import { BUNDLED, ENTRY_FILE, entryFromSource, type IsolateFault, type StartIsolate } from './isolate.ts';
@@ -70,5 +70,7 @@ function faultOf(error: unknown): IsolateFault {
 }
 
 function newWorker(options: WorkerOptions): Worker {
+  // Taken at the first worker, not imported: a host of inline plugins never loads it.
+  const { Worker } = process.getBuiltinModule('node:worker_threads');
   return BUNDLED ? new Worker(ENTRY_FILE, options) : new Worker(entryFromSource(), { ...options, eval: true });
 }

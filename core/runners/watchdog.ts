@@ -9,8 +9,7 @@
  * of the shell tool's commands all go here. It is started on first use, in the host's main thread
  * only: a worker thread's spawns are reported to the host, which registers them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { isMainThread } from 'node:worker_threads';
+import type { ChildProcess } from 'node:child_process';
 
 // Plain POSIX sh (dash reads a pipe a byte at a time, which is plenty for a few lines per call).
 // `kill -9 -g` fails for a pid that leads no group (a child of a plugin process, in that process's
@@ -45,7 +44,13 @@ const state: State = ((globalThis as Record<symbol, unknown>)[KEY] as State | un
 export function watch(pgid: number): void {
   // A pid comes from an isolate's report, which a plugin can forge: `kill -9 -1` would end every
   // process of the user, and 0 or the host's own pid the host.
-  if (!isKillableGroup(pgid) || !isMainThread || state.delegated || state.groups.has(pgid)) return;
+  if (
+    !isKillableGroup(pgid) ||
+    !process.getBuiltinModule('node:worker_threads').isMainThread ||
+    state.delegated ||
+    state.groups.has(pgid)
+  )
+    return;
   state.groups.add(pgid);
   write(`+${pgid}\n`);
 }
@@ -81,7 +86,11 @@ function write(line: string): void {
 
 function start(): void {
   // Detached: a terminal's Ctrl-C reaches the host's group, and the watchdog must outlive the host.
-  const child = spawn('/bin/sh', ['-c', SCRIPT], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  // Taken here, not imported: the host imports this module for its close, and a host that starts no
+  // process does not pay for loading `node:child_process`.
+  const child = process
+    .getBuiltinModule('node:child_process')
+    .spawn('/bin/sh', ['-c', SCRIPT], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
   child.on('error', () => {}); // no /bin/sh: only the host's own handlers are left
   child.stdin?.on('error', () => {});
   child.unref();
