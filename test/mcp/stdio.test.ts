@@ -69,7 +69,9 @@ describe('MCP stdio transport', () => {
   it('sends each message as one line of JSON, and stops reading once closed', async () => {
     const { input, sent, got, transport } = open();
     let closed = false;
-    transport.onclose = () => void (closed = true);
+    transport.onclose = () => {
+      closed = true;
+    };
     await transport.start();
     await transport.send({ jsonrpc: '2.0', id: 1, result: {} });
     expect(sent).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":{}}\n']);
