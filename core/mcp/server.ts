@@ -26,6 +26,7 @@ import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
 import { clientHandlers } from './client-questions.ts';
+import { type CallParams, plainCallParams } from './shapes.ts';
 
 /**
  * Elicitation requests go out through `extra.sendRequest` and their answers are checked by the host
@@ -163,7 +164,8 @@ export function createMcpServer(
   });
 
   // Past the SDK `Server`'s own `setRequestHandler`, whose `tools/call` wrapper parses each request
-  // a second time and each result once more: the request is parsed once, here, and the result is
+  // a second time and each result once more: the request is read once, here (plain params with a
+  // check in plain code, shapes.ts; anything else with the SDK's schema), and the result is
   // built from blocks the host has checked (the two parses and the wrapper's own promise cost about
   // 1 µs of CPU per call). The protocol layer beneath is handed a schema of the method alone: a
   // request it failed to parse would be answered as an internal error, not as invalid params. The
@@ -171,11 +173,8 @@ export function createMcpServer(
   // offers no tasks. An SDK upgrade trips a test (test/mcp/server.test.ts), so the wrapper is read
   // again before it is skipped again.
   Protocol.prototype.setRequestHandler.call(server, CALL_METHOD, async (raw, extra): Promise<CallToolResult> => {
-    const parsed = CallToolRequestSchema.safeParse(raw);
-    if (!parsed.success)
-      throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call request: ${parsed.error.message}`);
+    const { name, arguments: args, _meta } = plainCallParams(raw) ?? parseCallParams(raw);
     const h = loaded ?? (await ready);
-    const { name, arguments: args, _meta } = parsed.data.params;
     const options: CallOptions = {
       signal: extra.signal,
       onLog: ({ level: ours, message, data }) => {
@@ -238,6 +237,14 @@ export function createMcpServer(
   });
 
   return server;
+}
+
+/** A `tools/call` request's params as the SDK's schema reads them; a request it refuses is answered "Invalid params". */
+function parseCallParams(raw: unknown): CallParams {
+  const parsed = CallToolRequestSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call request: ${parsed.error.message}`);
+  return parsed.data.params;
 }
 
 /**

@@ -3,10 +3,13 @@
  * for MCP messages alone (stdout-guard.ts). serve.ts is the Streamable HTTP front end; docs/mcp.md
  * says what each gives a client.
  */
-import { Transform, type TransformCallback } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Readable } from 'node:stream';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Host } from '../host.ts';
 import { createMcpServer, watchToolChanges } from './server.ts';
+import { isPlainRequest } from './shapes.ts';
 import { guardStdout } from './stdout-guard.ts';
 
 /** The longest message line read on stdio (the SDK's own buffer limit). */
@@ -54,16 +57,21 @@ export async function serveMcpStdio(
     );
   }, end);
   let ended = false;
-  const lines = new LineLimit(MCP_STDIO_MAX_LINE_BYTES, () => {
-    const message = `a message line over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes (10 MiB) was dropped`;
-    ready.then(
-      (h) => h.log.warn(`MCP stdio: ${message}`),
-      () => {},
-    );
-    // No id: the line was never parsed, so it is unknown (JSON-RPC 2.0 §5).
-    guard.channel.write(
-      `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: ${message}` } })}\n`,
-    );
+  const transport = new StdioTransport({
+    input: process.stdin,
+    send: guard.send,
+    max: MCP_STDIO_MAX_LINE_BYTES,
+    onOversize: () => {
+      const message = `a message line over the stdio limit of ${MCP_STDIO_MAX_LINE_BYTES} bytes (10 MiB) was dropped`;
+      ready.then(
+        (h) => h.log.warn(`MCP stdio: ${message}`),
+        () => {},
+      );
+      // No id: the line was never parsed, so it is unknown (JSON-RPC 2.0 §5).
+      void guard.send(
+        `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid request: ${message}` } })}\n`,
+      );
+    },
   });
   process.stdin.once('end', end);
   process.stdin.once('close', end);
@@ -71,16 +79,13 @@ export async function serveMcpStdio(
   opts.signal?.addEventListener('abort', end, { once: true });
   try {
     if (opts.signal?.aborted) return;
-    process.stdin.pipe(lines);
-    await server.connect(
-      new StdioServerTransport(lines, guard.channel, { maxBufferSize: MCP_STDIO_MAX_LINE_BYTES + 1 }),
-    );
+    await server.connect(transport);
+    transport.request = requestPathOf(server);
     await closed;
     await ready; // the host's own error, when it is why the server closed
   } finally {
     ended = true;
     stopWatching();
-    process.stdin.unpipe(lines);
     process.stdin.pause();
     process.stdin.off('end', end);
     process.stdin.off('close', end);
@@ -91,58 +96,108 @@ export async function serveMcpStdio(
 }
 
 /**
- * stdin cut into whole lines of at most `max` bytes, each its own chunk. Past its buffer limit the
- * SDK's transport closes without a word, and the server with it; here a longer line is dropped and
- * reported through `onOversize`, and the lines after it are read as usual.
+ * The protocol layer's handling of a request, past its checks of which kind of message it is (each
+ * a zod parse; shapes.ts has told already). `_onrequest` is the SDK's own, private: the version
+ * check in test/mcp/server.test.ts has it read again on an upgrade.
  */
-class LineLimit extends Transform {
+function requestPathOf(server: Server): (message: JSONRPCRequest) => void {
+  const protocol = server as unknown as { _onrequest(message: JSONRPCRequest, extra?: unknown): void };
+  return (message) => protocol._onrequest(message);
+}
+
+/**
+ * MCP over stdin/stdout: newline-delimited JSON-RPC, as the SDK's `StdioServerTransport` speaks it,
+ * without its costs on the hot path. A line longer than `max` bytes is dropped and reported through
+ * `onOversize`, and the lines after it are read as usual (past its buffer limit the SDK's transport
+ * closes without a word, and the server with it). A plain request (shapes.ts) goes straight to
+ * `request`, the protocol layer's own request path, once the server has set it; any other message
+ * is parsed with the SDK's schema and handed to `onmessage`, so it is taken or refused exactly as
+ * there. Answers go to `send`, the stdout guard's: the answers of a tick leave in one write.
+ */
+export class StdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** The protocol layer's handling of a request it has recognised as one (`Protocol._onrequest`). */
+  request?: (message: JSONRPCRequest) => void;
   private held: Buffer[] = [];
   private heldBytes = 0;
   /** Inside a line already reported: drop bytes until its newline. */
   private skipping = false;
+  private readonly input: Readable;
+  private readonly out: (chunk: string) => Promise<void>;
   private readonly max: number;
   private readonly onOversize: () => void;
 
-  constructor(max: number, onOversize: () => void) {
-    super();
-    this.max = max;
-    this.onOversize = onOversize;
+  constructor(opts: { input: Readable; send: (chunk: string) => Promise<void>; max: number; onOversize: () => void }) {
+    this.input = opts.input;
+    this.out = opts.send;
+    this.max = opts.max;
+    this.onOversize = opts.onOversize;
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    // Whole lines go on together (`run` is where the pending ones begin): a read that holds many
-    // messages stays one chunk for the SDK to split, instead of one chunk, and one copy, per line.
-    let run = 0;
+  async start(): Promise<void> {
+    this.input.on('data', this.ondata);
+    this.input.on('error', this.onInputError);
+  }
+
+  async close(): Promise<void> {
+    this.input.off('data', this.ondata);
+    this.input.off('error', this.onInputError);
+    if (this.input.listenerCount('data') === 0) this.input.pause();
+    this.held = [];
+    this.heldBytes = 0;
+    this.onclose?.();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.out(`${JSON.stringify(message)}\n`);
+  }
+
+  private readonly onInputError = (error: Error) => this.onerror?.(error);
+
+  private readonly ondata = (chunk: Buffer) => {
     for (let start = 0; start < chunk.length; ) {
       const newline = chunk.indexOf(0x0a, start);
       const complete = newline !== -1;
       const end = complete ? newline + 1 : chunk.length;
       if (this.skipping) {
         this.skipping = !complete;
-        start = run = end;
       } else if (this.heldBytes + end - start - (complete ? 1 : 0) > this.max) {
-        if (start > run) this.push(chunk.subarray(run, start));
         this.held = [];
         this.heldBytes = 0;
         this.skipping = !complete;
         this.onOversize();
-        start = run = end;
       } else if (!complete) {
-        if (start > run) this.push(chunk.subarray(run, start));
         this.held.push(chunk.subarray(start));
         this.heldBytes += end - start;
-        start = run = end;
       } else if (this.held.length) {
         // The end of a line begun in an earlier read (always the first line of this one).
-        this.push(Buffer.concat([...this.held, chunk.subarray(start, end)]));
+        const line = Buffer.concat([...this.held, chunk.subarray(start, newline)]);
         this.held = [];
         this.heldBytes = 0;
-        start = run = end;
+        this.line(line.toString('utf8'));
       } else {
-        start = end;
+        this.line(chunk.toString('utf8', start, newline));
       }
+      start = end;
     }
-    if (chunk.length > run) this.push(chunk.subarray(run));
-    done();
+  };
+
+  private line(text: string): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(text.endsWith('\r') ? text.slice(0, -1) : text);
+    } catch (error) {
+      this.onerror?.(error as Error);
+      return;
+    }
+    if (this.request && isPlainRequest(message)) {
+      this.request(message);
+      return;
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(message);
+    if (parsed.success) this.onmessage?.(parsed.data);
+    else this.onerror?.(parsed.error);
   }
 }

@@ -12,17 +12,18 @@
  * What it cannot catch: writes straight to file descriptor 1 (`fs.writeSync(1, …)`) and child
  * processes spawned with inherited stdio.
  */
-import { Writable } from 'node:stream';
-
 export interface StdoutGuard {
-  /** The real stdout, for the MCP transport only. */
-  channel: Writable;
+  /**
+   * Writes to the real stdout, for the MCP transport only: the messages sent in one tick leave
+   * together. Resolves at once, or once stdout has drained when it pushes back.
+   */
+  send(chunk: string): Promise<void>;
   /** Releases this guard; the last release puts `process.stdout.write` back. */
   restore(): void;
 }
 
 interface Redirect {
-  channel: Writable;
+  send(chunk: string): Promise<void>;
   holders: number;
   /** Run before each write of the channel to the real stdout (the guards' `beforeWrite`). */
   beforeWrite: Set<() => void>;
@@ -31,6 +32,8 @@ interface Redirect {
 }
 
 let active: Redirect | undefined;
+
+const DONE = Promise.resolve();
 
 /** Writes to the real stdout, guarded or not: for the CLI's own output. */
 export function writeStdout(chunk: string): boolean {
@@ -48,7 +51,7 @@ export function guardStdout(beforeWrite?: () => void): StdoutGuard {
   if (beforeWrite) guard.beforeWrite.add(beforeWrite);
   let released = false;
   return {
-    channel: guard.channel,
+    send: guard.send,
     restore() {
       if (released) return;
       released = true;
@@ -71,33 +74,31 @@ function redirect(): Redirect {
   // Messages sent in the same tick (the answers to a read that held several requests) leave in one
   // write: one system call instead of one each, which is most of what a round trip costs the host.
   let batch = '';
-  let blocked = false;
   const beforeWrite = new Set<() => void>();
+  let drained: Promise<void> | undefined;
   const flush = () => {
     const chunk = batch;
     batch = '';
     for (const hook of beforeWrite) hook();
-    if (!writeToStdout(chunk)) {
-      blocked = true;
-      stdout.once('drain', () => (blocked = false));
-    }
+    if (!writeToStdout(chunk) && !drained)
+      drained = new Promise((resolve) =>
+        stdout.once('drain', () => {
+          drained = undefined;
+          resolve();
+        }),
+      );
   };
-  const channel = new Writable({
-    // The transport writes strings: kept as they are, with no Buffer made of each only to be copied.
-    decodeStrings: false,
-    // Done at once unless stdout pushes back: waiting for each write's own callback would hold the
-    // next messages in this stream's buffer, and a burst (progress, then the result) would reach
-    // the client in one read, where SDK v1 clients drop the progress (typescript-sdk#2580; the
-    // server spaces a result from its progress, so a tick's batch never holds both).
-    write(chunk: string | Buffer, _encoding, done) {
-      if (batch === '') process.nextTick(flush);
-      batch += chunk;
-      if (blocked) stdout.once('drain', () => done());
-      else done();
-    },
-  });
+  // Resolved at once unless stdout pushes back: waiting for each write's own callback would hold
+  // the next messages back, and a burst (progress, then the result) would reach the client in one
+  // read, where SDK v1 clients drop the progress (typescript-sdk#2580; the server spaces a result
+  // from its progress, so a tick's batch never holds both).
+  const send = (chunk: string): Promise<void> => {
+    if (batch === '') process.nextTick(flush);
+    batch += chunk;
+    return drained ?? DONE;
+  };
   return {
-    channel,
+    send,
     holders: 0,
     beforeWrite,
     write: writeToStdout,

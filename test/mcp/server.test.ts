@@ -1,7 +1,8 @@
 // tools/call is registered past the SDK `Server`'s own `setRequestHandler` (core/mcp/server.ts).
 // These tests fail if the SDK changes under that choice: if the protocol layer stops parsing the
 // request itself, or if the wrapper skipped would have changed a result on the wire; and an SDK
-// upgrade fails the version check, so the wrapper is read again.
+// upgrade fails the version check, so the wrapper is read again, and with it what the stdio path
+// relies on: the message schemas core/mcp/shapes.ts mirrors and `Protocol._onrequest` (stdio.ts).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -71,7 +72,10 @@ describe('MCP server: tools/call past the SDK Server wrapper', () => {
   it('runs on the SDK version whose Server wrapper was read', () => {
     // The SDK changed: read `Server.prototype.setRequestHandler` in its server/index.js again. If
     // its tools/call wrapper still only parses the request again and the result once more, update
-    // the version here; if it does more, register tools/call through it (core/mcp/server.ts).
+    // the version here; if it does more, register tools/call through it (core/mcp/server.ts). Read
+    // also `JSONRPCRequestSchema`, `RequestMetaSchema` and `CallToolRequestParamsSchema` in types.js
+    // (core/mcp/shapes.ts accepts a subset of them) and `Protocol` `connect` and `_onrequest` in
+    // shared/protocol.js (core/mcp/stdio.ts hands plain requests to `_onrequest`).
     const manifest = join(ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'package.json');
     expect((JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version).to.equal('1.32.2');
   });
