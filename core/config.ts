@@ -5,7 +5,7 @@
  * with a package.json); TypeScript configs load through jiti (cosmiconfig's own TS loader needs the
  * TypeScript compiler API, which TypeScript 7 no longer has). Every error names the file and the key.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, resolve } from 'node:path';
 import { Value } from 'typebox/value';
@@ -53,12 +53,13 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
     const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true, alias: hostAliases() });
     return jiti.import(file, { default: true });
   };
+  const searchPlaces = [
+    ...getDefaultSearchPlaces(MODULE),
+    ...['mts', 'cts', 'json', 'yaml', 'yml'].map((ext) => `${MODULE}.config.${ext}`),
+  ];
   const explorer = cosmiconfig(MODULE, {
     searchStrategy: 'project',
-    searchPlaces: [
-      ...getDefaultSearchPlaces(MODULE),
-      ...['mts', 'cts', 'json', 'yaml', 'yml'].map((ext) => `${MODULE}.config.${ext}`),
-    ],
+    searchPlaces,
     loaders: { '.json': loadJson, '.ts': loadTs, '.mts': loadTs, '.cts': loadTs },
   });
 
@@ -90,8 +91,31 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
     }
   }
   if (!found) return { config: {}, dir: cwd };
+  if (!configFile) {
+    // The search reads the first config of a folder in its order (package.json first): another
+    // beside it, the one the user edits perhaps, would go unread without a word.
+    const others = searchPlaces
+      .map((place) => resolve(dirname(found.filepath), place))
+      .filter((file) => file !== found.filepath && existsSync(file) && holdsConfig(file));
+    if (others.length > 0)
+      throw hostError('RH_ERR_CONFIG_INVALID', [
+        found.filepath,
+        `  (root): another host config is beside it, which would go unread (${others.join(', ')}): keep one`,
+      ]);
+  }
   const raw = found.isEmpty ? {} : found.config;
   return { config: validateConfig(raw, found.filepath), file: found.filepath, dir: dirname(found.filepath) };
+}
+
+/** Whether a file found beside the config is one too: a package.json only when its `rousseau` is host config. */
+function holdsConfig(file: string): boolean {
+  if (basename(file) !== 'package.json') return true;
+  try {
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as { rousseau?: unknown } | null;
+    return manifest?.rousseau !== undefined && !declaresPlugin(manifest);
+  } catch {
+    return false; // not JSON: the search would have failed on it first, had it come first
+  }
 }
 
 /** A package manifest that names its plugin (`"rousseau": { "plugin": "./src/index.ts" }`): a plugin package. */

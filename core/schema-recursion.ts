@@ -208,8 +208,13 @@ export function exponentialRecursion(schema: unknown): string | undefined {
 export function overApplied(schema: unknown, limit: number): { pointer: string; loop: boolean } | undefined {
   const graph = schemaGraph(schema);
   if (!graph) return undefined;
-  const { nodeOf, inPlace, children } = graph;
-  const nodes = [...graph.nodes];
+  const { nodeOf, reaching, inPlace, children } = graph;
+  // Only a schema with a reference at or below it can loop or fan out; below one without, the
+  // check meets each schema once: its count is its size, found without listing what it applies.
+  const size = new Map<Node, number>();
+  for (const node of graph.nodes)
+    for (let n: Node | undefined = node; n && !reaching.has(n); n = n.parent) size.set(n, (size.get(n) ?? 0) + 1);
+  const nodes = [...reaching];
   const ids = new Map(nodes.map((node, i) => [node, i]));
   const same = (node: Node): number[] => inPlace(node.schema).flatMap((sub) => ids.get(nodeOf(sub)!) ?? []);
   const part = components(nodes.length, (v) => same(nodes[v]!));
@@ -232,7 +237,7 @@ export function overApplied(schema: unknown, limit: number): { pointer: string; 
     const top = work[work.length - 1]!;
     if (top.i < top.next.length) {
       const sub = top.next[top.i++]!;
-      const known = total.get(sub) ?? (onPath.has(sub) ? 1 : undefined);
+      const known = size.get(sub) ?? total.get(sub) ?? (onPath.has(sub) ? 1 : undefined);
       if (known === undefined) enter(sub);
       else top.sum += known;
     } else {

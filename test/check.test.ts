@@ -508,7 +508,7 @@ describe('contract check', () => {
           $defs: { x: { allOf: [{ $ref: '#/$defs/x' }] } },
         }),
       );
-      expect(loop.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/$defs/x']);
+      expect(loop.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/$defs/x/allOf/0']);
       expect(loop[0]!.message).to.match(/^the schema refers back to itself for the same value/);
       // A tree recurses once per value: it loads.
       const tree = {

@@ -87,6 +87,25 @@ describe('config', () => {
     expect((error as Error).message).to.contain('rousseau.config.json');
   });
 
+  it('refuses two host configs in the folder the search stops at, naming both, rather than read the first unsaid', async () => {
+    // package.json comes first in the search order: the deny policy beside it was never read.
+    const manifest = t.write('package.json', '{"name":"x","rousseau":{"builtins":false}}');
+    const other = t.write('rousseau.config.json', '{"policy":{"default":"deny"}}');
+    const error = await loadConfig({ cwd: t.dir }).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(HostError).with.property('code', 'RH_ERR_CONFIG_INVALID');
+    expect((error as Error).message)
+      .to.contain(manifest)
+      .and.contain(other);
+    // A package.json without host config beside the config, or a plugin's manifest, is no second config.
+    t.write('package.json', '{"name":"x","rousseau":{"plugin":"./p.ts"}}');
+    expect((await loadConfig({ cwd: t.dir })).file).to.equal(other);
+    t.write('.rousseaurc', '{"builtins":false}');
+    const two = await loadConfig({ cwd: t.dir }).catch((e: unknown) => e);
+    expect((two as Error).message)
+      .to.contain(join(t.dir, '.rousseaurc'))
+      .and.contain(other);
+  });
+
   it('refuses --config naming a file with no host config in it (a plugin manifest, a package.json without "rousseau")', async () => {
     for (const [text, why] of [
       ['{"name":"x","rousseau":{"plugin":"./p.ts"}}', /a plugin package's manifest .* not a host config/],

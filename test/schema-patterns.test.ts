@@ -186,7 +186,9 @@ describe('core/schema-patterns', function () {
         expect(fanned!.error?.code).to.equal('RH_ERR_PLUGIN_CONTRACT');
         expect(fanned!.error!.message).to.include('at /tools/0/inputSchema/$defs/d16: the schema applies one schema');
         expect(looped!.error?.code).to.equal('RH_ERR_PLUGIN_CONTRACT');
-        expect(looped!.error!.message).to.include('at /tools/0/outputSchema/$defs/x: the schema refers back to itself');
+        expect(looped!.error!.message).to.include(
+          'at /tools/0/outputSchema/$defs/x/allOf/0: the schema refers back to itself',
+        );
       } finally {
         await host.close();
       }

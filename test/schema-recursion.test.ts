@@ -102,8 +102,8 @@ describe('schemas applied to one value too many times', () => {
       properties: { a: { $ref: '#/$defs/x' } },
       $defs: { x: { allOf: [{ $ref: '#/$defs/x' }] } },
     };
-    expect(over(loop)).to.deep.equal({ pointer: '/$defs/x', loop: true });
-    expect(over({ anyOf: [{ type: 'string' }, { $ref: '#' }] })).to.deep.equal({ pointer: '', loop: true });
+    expect(over(loop)).to.deep.equal({ pointer: '/$defs/x/allOf/0', loop: true });
+    expect(over({ anyOf: [{ type: 'string' }, { $ref: '#' }] })).to.deep.equal({ pointer: '/anyOf/1', loop: true });
     expect(
       over({ $defs: { a: { not: { $ref: '#/$defs/b' } }, b: { $ref: '#/$defs/a' } }, $ref: '#/$defs/a' })?.loop,
     ).to.equal(true);
