@@ -10,7 +10,6 @@
  */
 
 // The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.
-import { performance } from 'node:perf_hooks';
 import { List, type ListNode } from './list.ts';
 
 /** The longest a timeout can be: Node's timers take at most 2^31 − 1 ms (about 24.8 days), and fire at once past it. */

@@ -10,7 +10,6 @@
  * stages up to the policy, shared by every call and by `host.decide()`.
  */
 // The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.
-import { performance } from 'node:perf_hooks';
 import { abortable } from './abortable.ts';
 import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';

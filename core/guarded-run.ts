@@ -5,7 +5,6 @@
  * answer that arrives later is dropped.
  */
 // The module's binding, not the global: `globalThis.performance` is an accessor that every read on the call path goes through.
-import { performance } from 'node:perf_hooks';
 import { abortable } from './abortable.ts';
 import type { Authorization, ElicitResult, SampleResult } from './contract.ts';
 import { deadline, type Deadline } from './deadlines.ts';

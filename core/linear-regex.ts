@@ -7,12 +7,13 @@
  * lookaround and no counted repeat above 16, so a regex that needs one is refused with a reason.
  * See docs/policy.md and docs/plugins.md.
  */
-import v8 from 'node:v8';
 import { messageOf } from './errors.ts';
 
 let available: boolean | undefined;
 function linearEngine(): boolean {
   if (available === undefined) {
+    // Taken here, not imported: a host whose plugins have no `pattern` and no policy regex skips it.
+    const v8 = process.getBuiltinModule('node:v8');
     v8.setFlagsFromString('--enable-experimental-regexp-engine');
     v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
     try {
