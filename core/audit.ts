@@ -61,9 +61,11 @@ export interface AuditedInput {
   inputTruncated?: true;
 }
 
+/** `node:crypto`, taken at the first audited input, not imported: a host that audits nothing does not pay for loading it. */
+let crypto: typeof import('node:crypto') | undefined;
+
 export function auditedInput(canonical: string, cap: number): AuditedInput {
-  // `node:crypto` is taken here, not imported: a host that audits nothing does not pay for loading it.
-  const inputSha256 = process.getBuiltinModule('node:crypto').hash('sha256', canonical, 'hex');
+  const inputSha256 = (crypto ??= process.getBuiltinModule('node:crypto')).hash('sha256', canonical, 'hex');
   const inputBytes = Buffer.byteLength(canonical, 'utf8');
   if (inputBytes <= cap) return { inputSha256, inputBytes, input: canonical };
   const bytes = Buffer.from(canonical, 'utf8'); // only a long input pays for the copy
