@@ -65,7 +65,8 @@ export interface AuditedInput {
 let crypto: typeof import('node:crypto') | undefined;
 
 export function auditedInput(canonical: string, cap: number): AuditedInput {
-  const inputSha256 = (crypto ??= process.getBuiltinModule('node:crypto')).hash('sha256', canonical, 'hex');
+  crypto ??= process.getBuiltinModule('node:crypto');
+  const inputSha256 = crypto.hash('sha256', canonical, 'hex');
   const inputBytes = Buffer.byteLength(canonical, 'utf8');
   if (inputBytes <= cap) return { inputSha256, inputBytes, input: canonical };
   const bytes = Buffer.from(canonical, 'utf8'); // only a long input pays for the copy
