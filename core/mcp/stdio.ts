@@ -192,12 +192,18 @@ export class StdioTransport implements Transport {
       this.onerror?.(error as Error);
       return;
     }
-    if (this.request && isPlainRequest(message)) {
-      this.request(message);
-      return;
+    // Called from the stdin listener: a throw on the way in would be the process's uncaught
+    // exception, and would drop the lines after it in the same read.
+    try {
+      if (this.request && isPlainRequest(message)) {
+        this.request(message);
+        return;
+      }
+      const parsed = JSONRPCMessageSchema.safeParse(message);
+      if (parsed.success) this.onmessage?.(parsed.data);
+      else this.onerror?.(parsed.error);
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
     }
-    const parsed = JSONRPCMessageSchema.safeParse(message);
-    if (parsed.success) this.onmessage?.(parsed.data);
-    else this.onerror?.(parsed.error);
   }
 }

@@ -54,6 +54,25 @@ describe('MCP stdio transport', () => {
     await transport.close();
   });
 
+  it('reports a throw from the request path or onmessage and reads the next line of the same read', async () => {
+    const { input, got, transport } = open();
+    transport.request = (m) => {
+      if ((m as { id: number }).id === 1) throw new Error('request path failed');
+      got.requests.push(m);
+    };
+    transport.onmessage = () => {
+      throw new Error('onmessage failed');
+    };
+    await transport.start();
+    input.write(
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n',
+    );
+    await tick();
+    expect(got.errors.map((e) => e.message)).to.deep.equal(['request path failed', 'onmessage failed']);
+    expect(got.requests).to.deep.equal([{ jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    await transport.close();
+  });
+
   it('drops a line over the limit, split over reads, and reads the next', async () => {
     const { input, got, transport } = open(64);
     await transport.start();
