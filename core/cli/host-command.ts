@@ -9,9 +9,10 @@ import { PACKAGE_ROOT } from '../paths.ts';
  * or above it, where npx finds it), plain `rousseau-host` otherwise (a global install on PATH).
  */
 export function hostCommand(dir: string): string {
+  const self = realpathSync(PACKAGE_ROOT);
   for (let d = resolve(dir); ; d = dirname(d)) {
     const installed = join(d, 'node_modules', 'rousseau-host');
-    if (existsSync(installed) && realpathSync(installed) === realpathSync(PACKAGE_ROOT)) return 'npx rousseau-host';
+    if (existsSync(installed) && realpathSync(installed) === self) return 'npx rousseau-host';
     if (dirname(d) === d) return 'rousseau-host';
   }
 }
