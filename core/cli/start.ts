@@ -311,7 +311,7 @@ async function serveMcp(values: Values, stop: Stop): Promise<number> {
   }
   if (values.stateless) throw new UsageError('--stateless applies to --mcp-http only');
   const approve = values.yes ? () => true : undefined; // stdin belongs to the MCP client: no prompts
-  const { serveMcpStdio } = await import('../mcp/stdio.ts');
+  const { startMcpStdio } = await import('../mcp/stdio-start.ts');
   // On stdio, stdout is the MCP channel from the first byte; main.ts guards it before plugins load.
   // On stdio the server answers `initialize` while the plugins load (clients probe with short
   // timeouts), and lists each plugin's tools as it registers.
@@ -329,7 +329,7 @@ async function serveMcp(values: Values, stop: Stop): Promise<number> {
     () => undefined,
   );
   try {
-    await serveMcpStdio(loading, { signal: stop.signal, askClient: !values.yes });
+    await startMcpStdio(loading, { signal: stop.signal, askClient: !values.yes });
     return EXIT.ok;
   } finally {
     served = true;

@@ -26,6 +26,7 @@ import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
 import { clientHandlers } from './client-questions.ts';
+import { serverCapabilities } from './handshake.ts';
 import { type CallParams, plainCallParams } from './shapes.ts';
 
 /**
@@ -123,7 +124,7 @@ export function createMcpServer(
   { listChanged, askClient = true, caller: sessionCaller, auditedByTransport = false }: McpServerOptions,
 ): Server {
   const server = new Server(HOST_INFO, {
-    capabilities: { tools: { listChanged }, logging: {} },
+    capabilities: serverCapabilities(listChanged),
     jsonSchemaValidator: NO_ELICITATION,
   });
   let loaded = host instanceof Promise ? undefined : host;

@@ -6,14 +6,19 @@
  * schema accepts, and says nothing (false, undefined) about the rest: anything it does not
  * recognise goes the SDK's way, so a message is accepted or refused exactly as the SDK would, with
  * the SDK's own error. Written against `@modelcontextprotocol/sdk` 1.32.2 (`types.js`); the version
- * check in test/mcp/server.test.ts has these read again on an upgrade.
+ * check in test/mcp/server.test.ts has these read again on an upgrade. Nothing here imports the SDK
+ * (types only): the `start --mcp` handshake (handshake.ts) reads messages with these checks before
+ * the SDK has loaded.
  */
-import { RELATED_TASK_META_KEY, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 
 type Plain = Record<string, unknown>;
 
+/** The SDK's `RELATED_TASK_META_KEY` (test/mcp/shapes.test.ts compares them). */
+export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
+
 /** A JSON object (not an array, not null): what zod's `z.object` and `z.record` accept. */
-function isObject(value: unknown): value is Plain {
+export function isObject(value: unknown): value is Plain {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -23,7 +28,7 @@ function isIdLike(value: unknown): boolean {
 }
 
 /** `RequestMetaSchema` (loose): any keys, a string or integer `progressToken`; no related task (checked by the SDK). */
-function isPlainMeta(meta: unknown): boolean {
+export function isPlainMeta(meta: unknown): boolean {
   if (meta === undefined) return true;
   return (
     isObject(meta) &&

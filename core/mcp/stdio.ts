@@ -8,6 +8,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Host } from '../host.ts';
+import { dropReplayAnswers } from './handshake.ts';
 import { createMcpServer, watchToolChanges } from './server.ts';
 import { isPlainRequest } from './shapes.ts';
 import { guardStdout } from './stdout-guard.ts';
@@ -20,11 +21,12 @@ const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
  * aborts. `host` may still be loading: `initialize` is answered at once; with its plugins loading
  * in the background, `tools/list` answers with the tools registered so far and each further plugin
  * is announced with `notifications/tools/list_changed`. A host whose config fails to load closes
- * the connection and rejects with its error.
+ * the connection and rejects with its error. `replayed`: the answers to the `initialize` requests
+ * stdio-start.ts answered before the SDK loaded and put back on stdin to be read again, by id.
  */
 export async function serveMcpStdio(
   host: Host | Promise<Host>,
-  opts: { signal?: AbortSignal; askClient?: boolean } = {},
+  opts: { signal?: AbortSignal; askClient?: boolean; replayed?: Map<string, unknown> } = {},
 ): Promise<void> {
   let loaded: Host | undefined;
   // Every answer leaves in a write to stdout, and the audit lines written so far go to their file
@@ -73,6 +75,16 @@ export async function serveMcpStdio(
       );
     },
   });
+  if (opts.replayed)
+    dropReplayAnswers(transport, opts.replayed, (ours, sdks) =>
+      ready.then(
+        (h) =>
+          h.log.error(
+            `MCP stdio: the host answered initialize with ${ours} before the MCP SDK loaded, where the SDK answers ${sdks}; core/mcp/handshake.ts needs reading again against this SDK version (RH_ERR_INTERNAL)`,
+          ),
+        () => {},
+      ),
+    );
   process.stdin.once('end', end);
   process.stdin.once('close', end);
   process.stdout.on('error', end); // EPIPE: the client is gone
@@ -80,6 +92,9 @@ export async function serveMcpStdio(
   try {
     if (opts.signal?.aborted) return;
     await server.connect(transport);
+    // stdio-start.ts paused stdin while the SDK loaded, and a `data` listener does not resume a
+    // stream paused by hand.
+    process.stdin.resume();
     transport.request = requestPathOf(server);
     await closed;
     await ready; // the host's own error, when it is why the server closed
