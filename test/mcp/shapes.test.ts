@@ -9,7 +9,9 @@ import {
   JSONRPCResultResponseSchema,
   RELATED_TASK_META_KEY,
 } from '@modelcontextprotocol/sdk/types.js';
-import { isPlainRequest, plainCallParams } from '../../core/mcp/shapes.ts';
+import * as shapes from '../../core/mcp/shapes.ts';
+
+const { isPlainRequest, plainCallParams } = shapes;
 
 /** Values a JSON-RPC message's fields take, the awkward ones included. */
 const field = fc.oneof(
@@ -51,6 +53,10 @@ const message = fc.record({
 const arriving = message.map((m) => JSON.parse(JSON.stringify(m)) as unknown);
 
 describe('MCP plain-message checks (stdio hot path)', () => {
+  it('names the related-task key as the SDK does (shapes.ts imports nothing of the SDK)', () => {
+    expect(shapes.RELATED_TASK_META_KEY).to.equal(RELATED_TASK_META_KEY);
+  });
+
   it('a plain request is a JSON-RPC request to the SDK, and no response', () => {
     fc.assert(
       fc.property(arriving, (m) => {
