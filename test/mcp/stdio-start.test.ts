@@ -144,6 +144,19 @@ describe('rousseau-host start --mcp, the handshake before the SDK loads', functi
       expect(host.stderr).to.not.include(MISMATCH);
     });
 
+  it('ends with the host’s error when its config fails during the handshake', async () => {
+    const bad = tmp.write('bad/rousseau.config.json', JSON.stringify({ builtins: false, plugns: [] }));
+    const child = spawn(process.execPath, [BIN, 'start', '--mcp', '--config', bad], {
+      cwd: tmp.dir,
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin.write(`${init(0, '2025-06-18')}\n`);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, stderr).to.equal(1);
+    expect(stderr).to.match(/Invalid config .*\n\s+plugns: unknown key/);
+  });
+
   it('serves an SDK client as before: the same server; once the plugin is in, the SDK server lists and calls', async () => {
     const [near, far] = InMemoryTransport.createLinkedPair();
     await createMcpServer(new Promise<Host>(() => {}), { listChanged: true }).connect(far);
