@@ -13,8 +13,11 @@
  * grows with the value only. Distinct property names reach distinct values, so `left` and `right`
  * both pointing back to the root do not count twice.
  */
-import { escapeSegment, segments, valueAt } from './json-pointer.ts';
-import { sizeOf } from './schema-validator.ts';
+import type { TSchema } from 'typebox';
+import { NextStack, Resolve, Stack, type XStack } from 'typebox/schema';
+import { escapeSegment } from './json-pointer.ts';
+import { rootDefinitions, separateRoot } from './schema-patterns.ts';
+import { resolvedOnce, sizeOf } from './schema-validator.ts';
 
 interface Node {
   /** Where the schema is: the segments below its parent's place (pointers are built only to report one). */
@@ -52,94 +55,230 @@ interface Graph {
    * `k*` and `i*` any, and `k+<names>` (additionalProperties) any key but the named ones.
    */
   children(s: Record<string, unknown>): [string, unknown][];
+  /** A schema whose references resolved in more ways than followed (MAX_RESOLVE_WORK): nothing else is known. */
+  tooVaried?: Node;
+}
+
+/** Each check below reads the same graph of one schema: it is built once. */
+const graphs = new WeakMap<object, Graph | undefined>();
+
+function graphOf(root: unknown): Graph | undefined {
+  if (!isRecord(root)) return undefined;
+  if (!graphs.has(root)) graphs.set(root, schemaGraph(root));
+  return graphs.get(root);
+}
+
+/**
+ * The pointer of a schema whose references resolve in more ways than the host follows (each
+ * nested `$id` and `$dynamicAnchor` in scope on the way may change where one lands), or undefined.
+ * Until each is followed, no loop can be ruled out: such a schema is refused.
+ */
+export function unfollowedReferences(schema: unknown): string | undefined {
+  const tooVaried = graphOf(schema)?.tooVaried;
+  return tooVaried && pointerOf(tooVaried);
 }
 
 /** The graph of a schema with a reference in it; without one, a schema as JSON is a tree. */
-function schemaGraph(root: unknown): Graph | undefined {
-  if (!isRecord(root) || sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
+function schemaGraph(root: Record<string, unknown>): Graph | undefined {
+  if (sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
   const byObject = new Map<object, Node>();
-  const anchors = new Map<string, Node[]>();
-  const byId = new Map<string, Node>();
   const reaching = new Set<Node>();
+  // Every object is indexed, data (`default`, `const`) included: typebox's resolver finds a
+  // reference's target there too, and a schema there is applied like any other.
   const index = (schema: unknown, parent: Node | undefined, path: readonly string[]): boolean => {
-    if (!isRecord(schema)) return false;
+    if (schema === null || typeof schema !== 'object') return false;
+    if (Array.isArray(schema)) {
+      let refers = false;
+      schema.forEach((s, i) => {
+        if (index(s, parent, [...path, String(i)])) refers = true;
+      });
+      return refers;
+    }
     const known = byObject.get(schema);
     if (known) return reaching.has(known);
-    const node: Node = { parent, path, schema };
+    const node: Node = { parent, path, schema: schema as Record<string, unknown> };
     byObject.set(schema, node);
-    for (const key of ['$anchor', '$dynamicAnchor'])
-      if (typeof schema[key] === 'string')
-        anchors.set(`#${schema[key]}`, [...(anchors.get(`#${schema[key]}`) ?? []), node]);
-    if (typeof schema.$id === 'string') byId.set(schema.$id, node);
-    let refers = ['$ref', '$dynamicRef', '$recursiveRef'].some((k) => schema[k] !== undefined);
-    for (const [key, sub] of Object.entries(schema)) {
-      if (key === 'const' || key === 'enum' || key === 'default' || key === 'examples') continue;
-      if (Array.isArray(sub))
-        sub.forEach((s, i) => {
-          if (index(s, node, [key, String(i)])) refers = true;
-        });
-      else if (index(sub, node, [key])) refers = true;
-    }
+    let refers = REFERENCES.some((k) => typeof (schema as Record<string, unknown>)[k] === 'string');
+    for (const [key, sub] of Object.entries(schema)) if (index(sub, node, [key])) refers = true;
     if (refers) reaching.add(node);
     return refers;
   };
   index(root, undefined, []);
 
   const nodeOf = (schema: unknown) => (isRecord(schema) ? byObject.get(schema) : undefined);
-  /** The schemas a reference may land on: every one it could mean, to err on the side of more paths. */
-  const targets = (s: Record<string, unknown>): Node[] => {
-    const out: Node[] = [];
-    if (s.$recursiveRef !== undefined) out.push(byObject.get(root)!);
-    for (const key of ['$ref', '$dynamicRef']) {
-      const ref = s[key];
-      if (typeof ref !== 'string') continue;
-      if (ref === '#') out.push(byObject.get(root)!);
-      else if (ref.startsWith('#/')) {
-        let target: unknown;
-        try {
-          target = valueAt(root, segments(decodeURIComponent(ref.slice(1))));
-        } catch {
-          target = undefined;
-        }
-        const node = nodeOf(target);
-        if (node) out.push(node);
-      } else if (ref.startsWith('#')) out.push(...(anchors.get(ref) ?? []));
-      else {
-        const node = byId.get(ref.split('#')[0]!);
-        if (node) out.push(node);
-      }
-    }
-    return out;
-  };
+  const { targets: found, tooVaried } = followReferences(root, sizeOf(root, Number.POSITIVE_INFINITY).nodes);
+  const targets = new Map<Node, Node[]>();
+  for (const [from, to] of found)
+    targets.set(
+      nodeOf(from)!,
+      [...to].flatMap((t) => nodeOf(t) ?? []),
+    );
   const inPlace = (s: Record<string, unknown>): unknown[] => [
     ...IN_PLACE_ONE.map((k) => s[k]),
     ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
     ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
-    ...targets(s).map((n) => n.schema),
+    ...(targets.get(nodeOf(s)!) ?? []).map((n) => n.schema),
   ];
-  const children = (s: Record<string, unknown>): [string, unknown][] => {
-    const named = isRecord(s.properties) ? Object.entries(s.properties) : [];
-    return [
-      ...named.map(([k, v]): [string, unknown] => [`k:${k}`, v]),
-      [`k+${JSON.stringify(named.map(([k]) => k))}`, s.additionalProperties],
-      ...(isRecord(s.patternProperties)
-        ? Object.values(s.patternProperties).map((v): [string, unknown] => ['k*', v])
-        : []),
-      ...(Array.isArray(s.prefixItems) ? s.prefixItems.map((v, i): [string, unknown] => [`i:${i}`, v]) : []),
-      ...(Array.isArray(s.items)
-        ? s.items.map((v, i): [string, unknown] => [`i:${i}`, v])
-        : [['i*', s.items] as [string, unknown]]),
-      ...ANY_KEY.map((k): [string, unknown] => ['k*', s[k]]),
-      ...ANY_ITEM.map((k): [string, unknown] => ['i*', s[k]]),
-    ];
+  return {
+    root: byObject.get(root)!,
+    nodes: byObject.values(),
+    nodeOf,
+    reaching,
+    inPlace,
+    children,
+    ...(tooVaried ? { tooVaried: nodeOf(tooVaried)! } : {}),
   };
+}
 
-  return { root: byObject.get(root)!, nodes: byObject.values(), nodeOf, reaching, inPlace, children };
+const REFERENCES = ['$ref', '$dynamicRef', '$recursiveRef'];
+
+/** The schemas for the values below, by selector: see `Graph.children`. */
+function children(s: Record<string, unknown>): [string, unknown][] {
+  const named = isRecord(s.properties) ? Object.entries(s.properties) : [];
+  return [
+    ...named.map(([k, v]): [string, unknown] => [`k:${k}`, v]),
+    [`k+${JSON.stringify(named.map(([k]) => k))}`, s.additionalProperties],
+    ...(isRecord(s.patternProperties)
+      ? Object.values(s.patternProperties).map((v): [string, unknown] => ['k*', v])
+      : []),
+    ...(Array.isArray(s.prefixItems) ? s.prefixItems.map((v, i): [string, unknown] => [`i:${i}`, v]) : []),
+    ...(Array.isArray(s.items)
+      ? s.items.map((v, i): [string, unknown] => [`i:${i}`, v])
+      : [['i*', s.items] as [string, unknown]]),
+    ...ANY_KEY.map((k): [string, unknown] => ['k*', s[k]]),
+    ...ANY_ITEM.map((k): [string, unknown] => ['i*', s[k]]),
+  ];
+}
+
+/**
+ * Resolutions of references, past which a schema is refused: each is a walk of the whole schema
+ * (typebox's resolver), and a schema's references are each resolved a few times at most (once per
+ * resource they are reached from), so this is ten times the `$ref`s-times-size bound of check.ts.
+ */
+const MAX_RESOLVE_WORK = 1_000_000;
+
+/**
+ * What each reference lands on, as typebox resolves it when it compiles or checks the schema: its
+ * own resolver (`Resolve`), from the stack the check has there (`$id` bases, the resource,
+ * `$dynamicAnchor`s in scope), so a `$ref` relative to a nested `$id`, to an `$anchor`, a
+ * `$dynamicRef`, a percent-encoded pointer into a nested resource lands where the check goes. The
+ * schema is walked as the check walks it, from each distinct stack (a schema reached from two
+ * resources resolves its references twice); the targets of a schema are the union over them.
+ * A `patternProperties` value (and the `additionalProperties` beside one) is compiled on its own
+ * (schema-patterns.ts), so it is walked from a stack of its own, as that root.
+ */
+function followReferences(
+  root: Record<string, unknown>,
+  size: number,
+): { targets: Map<object, Set<object>>; tooVaried?: object } {
+  const targets = new Map<object, Set<object>>();
+  /** The copies typebox is given (the root with a `$schema`, a separate root), by what they copy. */
+  const original = new Map<object, object>();
+  const defs = rootDefinitions(root);
+  const roots: object[] = [root];
+  const seenRoots = new Set<object>(roots);
+  const states = new Map<object, Set<string>>();
+  let work = 0;
+  for (const given of roots) {
+    const copied = given === root ? root : (separateRoot(defs, given) as object);
+    const { context, schema } = resolvedOnce(copied as TSchema);
+    if (schema !== given) original.set(schema, given);
+    if (copied !== given) original.set(copied, given);
+    const pending: [unknown, XStack][] = [[schema, Stack(context, schema)]];
+    while (pending.length > 0) {
+      const [s, stack] = pending.pop()!;
+      if (!isRecord(s)) continue;
+      const current = NextStack(stack, s as TSchema);
+      const key = stackKey(current);
+      const seen = states.get(s) ?? new Set<string>();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      states.set(s, seen);
+      const from = original.get(s) ?? s;
+      const land = (target: unknown, next: XStack) => {
+        if (!isRecord(target)) return;
+        const to = original.get(target) ?? target;
+        targets.set(from, (targets.get(from) ?? new Set()).add(to));
+        pending.push([target, next]);
+      };
+      for (const keyword of REFERENCES) {
+        if (typeof s[keyword] !== 'string') continue;
+        work += size;
+        if (work > MAX_RESOLVE_WORK) return { targets, tooVaried: from };
+        try {
+          if (keyword === '$ref') {
+            const { schema: target, stack: next } = Resolve.Ref(current, s as never);
+            land(target, next);
+          } else {
+            const target =
+              keyword === '$dynamicRef'
+                ? Resolve.DynamicRef(current, s as never)
+                : Resolve.RecursiveRef(current, s as never);
+            land(target, { ...current, pendingResource: true });
+          }
+        } catch {
+          // typebox's compile throws on it too (an `$id` no URL resolves against): check.ts reports that
+        }
+      }
+      const separate = isRecord(s.patternProperties);
+      for (const sub of applied(s, separate)) pending.push([sub, current]);
+      if (!separate) continue;
+      for (const sub of [...Object.values(s.patternProperties as object), s.additionalProperties])
+        if (isRecord(sub) && !seenRoots.has(original.get(sub) ?? sub)) {
+          seenRoots.add(original.get(sub) ?? sub);
+          roots.push(original.get(sub) ?? sub);
+        }
+    }
+  }
+  return { targets };
+}
+
+/** The schemas `s` applies, to its value or below; not the ones compiled on their own beside `patternProperties`. */
+function applied(s: Record<string, unknown>, separate: boolean): unknown[] {
+  const below = separate ? { ...s, patternProperties: undefined, additionalProperties: undefined } : s;
+  return [
+    ...IN_PLACE_ONE.map((k) => s[k]),
+    ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
+    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
+    ...children(below).map(([, sub]) => sub),
+  ];
+}
+
+/** A stack as far as resolving a reference reads it: anchors by the first of each name, sets as sets. */
+function stackKey(stack: XStack): string {
+  const anchors = new Map<string, number>();
+  for (const anchor of stack.dynamicAnchors)
+    if (!anchors.has(String(anchor.$dynamicAnchor))) anchors.set(String(anchor.$dynamicAnchor), identity(anchor));
+  return JSON.stringify([
+    stack.lexicalBase,
+    stack.resourceBase,
+    stack.referenceBase,
+    identity(stack.lexicalSchema),
+    stack.recursiveAnchor === undefined ? -1 : identity(stack.recursiveAnchor),
+    stack.useResourceBaseForReference,
+    stack.pendingResource,
+    stack.enteredResource,
+    [...new Set(stack.ids.map(identity))].sort((a, b) => a - b),
+    [...anchors].sort(),
+    [...stack.resourceEntries].map(([target, { base, root }]) => [identity(target), base, identity(root)]).sort(),
+  ]);
+}
+
+const identities = new WeakMap<object, number>();
+let nextIdentity = 0;
+function identity(value: unknown): number {
+  if (value === null || typeof value !== 'object') return -2;
+  let id = identities.get(value);
+  if (id === undefined) {
+    id = nextIdentity++;
+    identities.set(value, id);
+  }
+  return id;
 }
 
 /** The pointer of a schema on such a cycle, or undefined when the check grows with the value only. */
 export function exponentialRecursion(schema: unknown): string | undefined {
-  const graph = schemaGraph(schema);
+  const graph = graphOf(schema);
   if (!graph) return undefined;
   const { nodeOf, reaching, inPlace, children } = graph;
   /** Paths (capped at 2) from `start` to each schema applied to the same value. */
@@ -206,7 +345,7 @@ export function exponentialRecursion(schema: unknown): string | undefined {
  * recursion through a value is the doubling check's matter (`exponentialRecursion`).
  */
 export function overApplied(schema: unknown, limit: number): { pointer: string; loop: boolean } | undefined {
-  const graph = schemaGraph(schema);
+  const graph = graphOf(schema);
   if (!graph) return undefined;
   const { nodeOf, reaching, inPlace, children } = graph;
   // Only a schema with a reference at or below it can loop or fan out; below one without, the

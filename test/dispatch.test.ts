@@ -1,8 +1,18 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHost, type Host } from '../core/index.ts';
+import { type AuditEntry, type AuditRecord, lineHead, NO_AUDIT } from '../core/audit.ts';
+import { checkPlugin } from '../core/check.ts';
+import { type DispatchEnv, decide, dispatch } from '../core/dispatch.ts';
 import { RESULT_CODES } from '../core/errors.ts';
+import { createHost, type Host } from '../core/index.ts';
+import { Limiter } from '../core/limiter.ts';
+import { List } from '../core/list.ts';
+import { createLogger } from '../core/log.ts';
+import { describePlugin, describeTool } from '../core/plugin-report.ts';
+import { compilePolicy } from '../core/policy.ts';
+import { Registry } from '../core/registry.ts';
+import type { PluginRunner } from '../core/runners/runner.ts';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const plugin = (name: string) => join(FIXTURES, 'plugins', name);
@@ -468,10 +478,10 @@ describe('inline: odd values a tool returns or throws', () => {
 });
 
 describe('call pipeline: a schema that throws on the input it checks', () => {
-  // It compiles and refers to itself without reading any of the input, so checking an input
-  // overflows the stack. The load-time check refuses such loops where it can follow the references
-  // (core/schema-recursion.ts); through a nested resource's `$id` it does not yet, and the call
-  // pipeline must answer for what the load check misses.
+  // A loop through a nested resource's `$id`: checking any input overflows the stack. The load-time
+  // check now refuses it (core/schema-recursion.ts follows references as typebox resolves them), so
+  // no plugin loads with it; the pipeline's own guard stays for what that check could miss, and is
+  // tested here with the tool registered directly, past the check.
   const selfRef = {
     $id: 'http://schemas.test/root',
     type: 'object',
@@ -479,48 +489,71 @@ describe('call pipeline: a schema that throws on the input it checks', () => {
     allOf: [{ $ref: 'sub' }],
     $defs: { sub: { $id: 'http://schemas.test/sub', allOf: [{ $ref: 'root' }] } },
   };
-  let host: Host;
-  let temp: ReturnType<typeof tempDir>;
-  before(async () => {
-    temp = tempDir('rh-self-ref-');
-    const file = temp.write(
-      'self-ref.mjs',
-      `export default { name: 'self-ref', version: '1.0.0', tools: [
-        { name: 'loop', description: 'Never reached.', inputSchema: ${JSON.stringify(selfRef)}, execute: () => 'ran' },
-        { name: 'fine', description: 'Answers.', inputSchema: { type: 'object', properties: {} }, execute: () => 'fine' },
-      ] };`,
-    );
-    host = await createHost({
-      cwd: temp.dir,
-      audit: join(temp.dir, 'audit.jsonl'),
-      logLevel: 'error',
-      config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }], policy: { default: 'allow' } },
-    });
-    expect(host.plugins()[0]!.status, JSON.stringify(host.plugins()[0]!.error)).to.equal('loaded');
-  });
-  after(async () => {
-    await host.close();
-    temp.cleanup();
+
+  it('is refused at load, at the reference that loops', () => {
+    const tool = { name: 'loop', description: 'Never reached.', inputSchema: selfRef, execute: () => 'ran' };
+    const errors = checkPlugin('/p.ts', describePlugin({ name: 'p', version: '1.0.0', tools: [tool] }), [
+      describeTool(tool),
+    ]).filter((v) => v.severity === 'error');
+    expect(errors.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/allOf/0']);
+    expect(errors[0]!.message).to.match(/refers back to itself for the same value/);
   });
 
-  it("answers with the plugin's error, audited, and the tool never runs; the host goes on serving", async () => {
+  it("answers with the plugin's error, audited, and the tool never runs; the next call is served", async () => {
+    const registry = new Registry();
+    const ran: string[] = [];
+    const runner: PluginRunner = {
+      isolation: 'inline',
+      load: () => Promise.reject(new Error('not loaded here')),
+      run: async ({ tool }) => {
+        ran.push(tool);
+        return { ok: true, output: 'ran' };
+      },
+      close: async () => {},
+    };
+    const handle = {
+      name: 'self-ref',
+      source: './self-ref.ts',
+      isolation: 'inline' as const,
+      runner,
+      limiter: new Limiter(4, 4),
+      timeoutMs: 5_000,
+      maxOutputBytes: 4096,
+      warnings: [],
+    };
+    registry.add(handle, [
+      { name: 'loop', description: 'Never reached.', inputSchema: selfRef },
+      { name: 'fine', description: 'Answers.', inputSchema: { type: 'object', properties: {} } },
+    ]);
+    const written: Record<string, unknown>[] = [];
+    const audit = {
+      ...NO_AUDIT,
+      enabled: true,
+      write: (entry: AuditRecord | AuditEntry) =>
+        written.push(JSON.parse(typeof entry === 'function' ? `${entry(lineHead(''))}` : JSON.stringify(entry))),
+    };
     const ended: string[] = [];
-    const stop = host.onCallEnd((end) => ended.push(end.result.code ?? 'ok'));
-    const r = await host.call('loop', '{}', { callId: 'self-ref-1' });
-    stop();
+    const env: DispatchEnv = {
+      registry,
+      policy: compilePolicy({ default: 'allow' }),
+      audit,
+      auditInputCap: 1024,
+      log: createLogger({ level: 'error' }),
+      closing: new AbortController().signal,
+      inflight: new List(),
+      callEnd: [(end) => ended.push(end.result.code ?? 'ok')],
+    };
+    const r = await dispatch(env, 'loop', '{}', { callId: 'self-ref-1' });
     expect(r.isError).to.equal(true);
     expect(r.code).to.equal('tool_error');
     expect(r.content).to.match(/^Tool "loop" cannot check its input: its input schema failed \(/);
     expect(ended).to.deep.equal(['tool_error']);
-    expect(host.decide('loop', {}).ok).to.equal(false); // host.decide() answers too, it does not throw
-    expect((await host.call('fine', '{}')).content).to.equal('fine');
-    await host.auditWritten();
-    const lines = readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    expect(lines.filter((l) => l.callId === 'self-ref-1').map((l) => `${l.event}:${l.code}`)).to.deep.equal([
+    expect(decide(env, 'loop', {}, {}).ok).to.equal(false); // host.decide() answers too, it does not throw
+    expect(written.filter((l) => l.callId === 'self-ref-1').map((l) => `${l.event}:${l.code}`)).to.deep.equal([
       'call:tool_error',
     ]);
+    expect(ran).to.deep.equal([]);
+    expect((await dispatch(env, 'fine', '{}')).content).to.equal('ran');
+    expect(ran).to.deep.equal(['fine']);
   });
 });

@@ -35,14 +35,15 @@ describe('schema recursion that doubles per level', () => {
     expect(
       exponentialRecursion({ type: 'object', properties: { a: { $ref: '#' } }, additionalProperties: { $ref: '#' } }),
     ).to.equal(undefined);
-    expect(
-      exponentialRecursion({
-        type: 'object',
-        properties: { a: { $ref: '#' } },
-        patternProperties: { '^a': { $ref: '#' } },
-        additionalProperties: false,
-      }),
-    ).to.equal('/properties/a');
+    // Named and matching a pattern. A `patternProperties` value is compiled as a root of its own
+    // with the root's $defs (schema-patterns.ts): it reaches back through a definition.
+    const named = {
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/n' } },
+      patternProperties: { '^a': { $ref: '#/$defs/n' } },
+      additionalProperties: false,
+    };
+    expect(exponentialRecursion({ $ref: '#/$defs/n', $defs: { n: named } })).to.equal('/$defs/n/properties/a');
   });
 
   it('passes recursion that grows with the value only: trees, linked lists, any JSON', () => {
