@@ -55,7 +55,7 @@ interface Graph {
    * `k*` and `i*` any, and `k+<names>` (additionalProperties) any key but the named ones.
    */
   children(s: Record<string, unknown>): [string, unknown][];
-  /** A schema whose references resolved in more ways than followed (MAX_RESOLVE_WORK): nothing else is known. */
+  /** A schema whose references resolved in more ways than followed (MAX_FOLLOW_WORK): nothing else is known. */
   tooVaried?: Node;
 }
 
@@ -106,7 +106,11 @@ function schemaGraph(root: Record<string, unknown>): Graph | undefined {
   index(root, undefined, []);
 
   const nodeOf = (schema: unknown) => (isRecord(schema) ? byObject.get(schema) : undefined);
-  const { targets: found, tooVaried } = followReferences(root, sizeOf(root, Number.POSITIVE_INFINITY).nodes);
+  const refers = (schema: object) => {
+    const node = byObject.get(schema);
+    return node !== undefined && reaching.has(node);
+  };
+  const { targets: found, tooVaried } = followReferences(root, sizeOf(root, Number.POSITIVE_INFINITY).nodes, refers);
   const targets = new Map<Node, Node[]>();
   for (const [from, to] of found)
     targets.set(
@@ -151,11 +155,21 @@ function children(s: Record<string, unknown>): [string, unknown][] {
 }
 
 /**
- * Resolutions of references, past which a schema is refused: each is a walk of the whole schema
- * (typebox's resolver), and a schema's references are each resolved a few times at most (once per
- * resource they are reached from), so this is ten times the `$ref`s-times-size bound of check.ts.
+ * Work following references may take, past which a schema is refused: each distinct stack a
+ * schema is reached with counts its size (the `$id`s and anchors it holds), each resolution the
+ * schema's size (typebox's resolver walks all of it). A schema is reached with a stack or two, and
+ * its references resolved once per resource they are reached from: `$ref`s times size is at most
+ * 100,000 in any schema check.ts lets through, so this is ten times that.
  */
-const MAX_RESOLVE_WORK = 1_000_000;
+const MAX_FOLLOW_WORK = 1_000_000;
+/**
+ * Distinct stacks one schema may be reached with (one per resource that refers to it, and per set
+ * of `$dynamicAnchor`s in scope). Past it is a chain of bases that never ends: `{ "$id":
+ * "b/s.json" }` reached again through `"../root.json#…"`, a level of `b/` deeper each time, on
+ * which typebox's compile recurses until the stack runs out. Refused after 64 levels, not after
+ * the work bound (0.85 s, each level's URLs and lists longer than the last).
+ */
+const MAX_STACKS_PER_SCHEMA = 64;
 
 /**
  * What each reference lands on, as typebox resolves it when it compiles or checks the schema: its
@@ -170,6 +184,7 @@ const MAX_RESOLVE_WORK = 1_000_000;
 function followReferences(
   root: Record<string, unknown>,
   size: number,
+  refers: (schema: object) => boolean,
 ): { targets: Map<object, Set<object>>; tooVaried?: object } {
   const targets = new Map<object, Set<object>>();
   /** The copies typebox is given (the root with a `$schema`, a separate root), by what they copy. */
@@ -188,13 +203,18 @@ function followReferences(
     while (pending.length > 0) {
       const [s, stack] = pending.pop()!;
       if (!isRecord(s)) continue;
+      const from = original.get(s) ?? s;
+      // Below a schema without a reference in it, nothing is resolved: the stack there is no matter.
+      if (!refers(from)) continue;
       const current = NextStack(stack, s as TSchema);
+      work += 1 + current.ids.length + current.dynamicAnchors.length + current.resourceEntries.size;
+      if (work > MAX_FOLLOW_WORK) return { targets, tooVaried: from };
       const key = stackKey(current);
       const seen = states.get(s) ?? new Set<string>();
       if (seen.has(key)) continue;
+      if (seen.size >= MAX_STACKS_PER_SCHEMA) return { targets, tooVaried: from };
       seen.add(key);
       states.set(s, seen);
-      const from = original.get(s) ?? s;
       const land = (target: unknown, next: XStack) => {
         if (!isRecord(target)) return;
         const to = original.get(target) ?? target;
@@ -204,7 +224,7 @@ function followReferences(
       for (const keyword of REFERENCES) {
         if (typeof s[keyword] !== 'string') continue;
         work += size;
-        if (work > MAX_RESOLVE_WORK) return { targets, tooVaried: from };
+        if (work > MAX_FOLLOW_WORK) return { targets, tooVaried: from };
         try {
           if (keyword === '$ref') {
             const { schema: target, stack: next } = Resolve.Ref(current, s as never);
