@@ -5,7 +5,7 @@
 import type { ToolAnnotations } from './contract.ts';
 import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
-import { validatorFor } from './shared-validators.ts';
+import { type CheckedValidator, validatorFor } from './shared-validators.ts';
 import { hasDefaults } from './schema-defaults.ts';
 import type { SchemaValidator } from './schema-validator.ts';
 import type { PluginRunner } from './runners/runner.ts';
@@ -35,7 +35,7 @@ export interface RegisteredTool {
   plugin: PluginHandle;
   timeoutMs: number;
   /** Compiled on first call: compiling every schema at start-up would tax hosts with many tools. */
-  validator(): SchemaValidator;
+  validator(): CheckedValidator;
   /** The `outputSchema`'s, compiled on first use; none when the tool declares no output schema. */
   outputValidator?(): SchemaValidator;
   /** Whether the schema declares a `default` anywhere (only then are defaults applied per call). */
@@ -103,7 +103,7 @@ export class Registry {
 
   private register(handle: PluginHandle, tools: readonly ToolDefinition[]): void {
     for (const tool of tools) {
-      let compiled: SchemaValidator | undefined;
+      let compiled: CheckedValidator | undefined;
       let output: SchemaValidator | undefined;
       const { outputSchema } = tool;
       this.byName.set(tool.name, {

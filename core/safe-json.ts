@@ -76,6 +76,18 @@ export function copyJsonValue(value: unknown): unknown {
  */
 const MAX_COPIED_VALUES = 1 << 20;
 
+/** The values (objects, arrays, strings, numbers, booleans, nulls) in a JSON value, counted up to just past `limit`. */
+export function countValues(value: unknown, limit: number): number {
+  let count = 0;
+  const stack = [value];
+  while (stack.length > 0 && count <= limit) {
+    const v = stack.pop();
+    count++;
+    if (v !== null && typeof v === 'object') for (const key in v) stack.push((v as Record<string, unknown>)[key]);
+  }
+  return count;
+}
+
 /** Throws a bare reason; `copyJsonValue` adds the path, which `path` holds at the moment of the throw. */
 function copy(value: unknown, path: (string | number)[], budget: { left: number }): unknown {
   if (--budget.left < 0)

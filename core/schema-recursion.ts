@@ -45,7 +45,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** A schema's objects, with the schemas each applies to the same value and to the values below. */
 interface Graph {
   root: Node;
-  nodes: Iterable<Node>;
+  nodes: readonly Node[];
   nodeOf(schema: unknown): Node | undefined;
   /** Schemas with a reference at or below them: the only ones from which a walk can come back up. */
   reaching: Set<Node>;
@@ -125,7 +125,7 @@ function schemaGraph(root: Record<string, unknown>): Graph | undefined {
   ];
   return {
     root: byObject.get(root)!,
-    nodes: byObject.values(),
+    nodes: [...byObject.values()],
     nodeOf,
     reaching,
     inPlace,
@@ -367,12 +367,10 @@ export function exponentialRecursion(schema: unknown): string | undefined {
 export function overApplied(schema: unknown, limit: number): { pointer: string; loop: boolean } | undefined {
   const graph = graphOf(schema);
   if (!graph) return undefined;
-  const { nodeOf, reaching, inPlace, children } = graph;
+  const { nodeOf, reaching, inPlace } = graph;
   // Only a schema with a reference at or below it can loop or fan out; below one without, the
   // check meets each schema once: its count is its size, found without listing what it applies.
-  const size = new Map<Node, number>();
-  for (const node of graph.nodes)
-    for (let n: Node | undefined = node; n && !reaching.has(n); n = n.parent) size.set(n, (size.get(n) ?? 0) + 1);
+  const size = sizesBelow(graph);
   const nodes = [...reaching];
   const ids = new Map(nodes.map((node, i) => [node, i]));
   const same = (node: Node): number[] => inPlace(node.schema).flatMap((sub) => ids.get(nodeOf(sub)!) ?? []);
@@ -382,6 +380,35 @@ export function overApplied(schema: unknown, limit: number): { pointer: string; 
   for (let v = 0; v < nodes.length; v++)
     if (members.get(part[v]!)! > 1 || same(nodes[v]!).includes(v)) return { pointer: pointerOf(nodes[v]!), loop: true };
 
+  const counted = countApplied(graph, size, limit);
+  return counted.over ? { pointer: pointerOf(counted.over), loop: false } : undefined;
+}
+
+/**
+ * How many schemas checking one value can meet at most, counted as `overApplied` counts them (each
+ * reference followed, a schema on the path once), stopping past `limit`: the check's cost per
+ * value of the input (core/dispatch.ts bounds values times this). A schema without a reference
+ * meets each of its schemas once: its size.
+ */
+export function schemasMet(schema: unknown, limit: number): number {
+  // The size counts what the count of schemas leaves out: each entry of an `enum` or `required`
+  // is a step of the check too.
+  const size = sizeOf(schema, limit).nodes;
+  const graph = graphOf(schema);
+  return graph ? size + countApplied(graph, sizesBelow(graph), limit).total : size;
+}
+
+/** The size of each schema without a reference at or below it. */
+function sizesBelow(graph: Graph): Map<Node, number> {
+  const size = new Map<Node, number>();
+  for (const node of graph.nodes)
+    for (let n: Node | undefined = node; n && !graph.reaching.has(n); n = n.parent) size.set(n, (size.get(n) ?? 0) + 1);
+  return size;
+}
+
+/** Schemas applied from the root, through every reference; `over` is where the count passed `limit`. */
+function countApplied(graph: Graph, size: Map<Node, number>, limit: number): { total: number; over?: Node } {
+  const { nodeOf, inPlace, children } = graph;
   const next = (node: Node): Node[] =>
     [...inPlace(node.schema), ...children(node.schema).map(([, sub]) => sub)].flatMap((sub) => nodeOf(sub) ?? []);
   const total = new Map<Node, number>();
@@ -405,9 +432,9 @@ export function overApplied(schema: unknown, limit: number): { pointer: string; 
       total.set(top.node, top.sum);
       if (work.length > 0) work[work.length - 1]!.sum += top.sum;
     }
-    if (top.sum > limit) return { pointer: pointerOf(top.node), loop: false };
+    if (top.sum > limit) return { total: top.sum, over: top.node };
   }
-  return undefined;
+  return { total: total.get(graph.root)! };
 }
 
 interface Edge {

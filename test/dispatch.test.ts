@@ -557,3 +557,58 @@ describe('call pipeline: a schema that throws on the input it checks', () => {
     expect(ran).to.deep.equal(['fine']);
   });
 });
+
+describe('call pipeline: an input too large to check in bounded time', () => {
+  // The check cannot be stopped once it runs: 1,000,000 distinct numbers under `uniqueItems` held
+  // the host's thread 4.3 s, and each value against a schema that fans out to thousands of schemas
+  // costs that many. Values times schemas met per value is bounded (MAX_CHECK_STEPS).
+  let host: Host;
+  let temp: ReturnType<typeof tempDir>;
+  before(async () => {
+    temp = tempDir('rh-check-steps-');
+    const $defs: Record<string, unknown> = { d12: { type: 'string' } };
+    for (let i = 0; i < 12; i++)
+      $defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    const list = (items: unknown) => ({
+      type: 'object',
+      properties: { list: { type: 'array', description: 'Items.', ...(items as object) } },
+    });
+    const file = temp.write(
+      'big.mjs',
+      `export default { name: 'big', version: '1.0.0', tools: [
+        { name: 'unique', description: 'Unique.', inputSchema: ${JSON.stringify(list({ uniqueItems: true }))}, execute: (i) => String(i.list.length) },
+        { name: 'fan', description: 'Fan.', inputSchema: ${JSON.stringify({ ...list({ items: { $ref: '#/$defs/d0' } }), $defs })}, execute: (i) => String(i.list.length) },
+        { name: 'plain', description: 'Plain.', inputSchema: ${JSON.stringify(list({ items: { type: 'number' } }))}, execute: (i) => String(i.list.length) },
+      ] };`,
+    );
+    host = await createHost({
+      cwd: temp.dir,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }], policy: { default: 'allow' } },
+    });
+    expect(host.plugins()[0]!.status, JSON.stringify(host.plugins()[0]!.error)).to.equal('loaded');
+  });
+  after(async () => {
+    await host.close();
+    temp.cleanup();
+  });
+  const numbers = (n: number) => ({ list: Array.from({ length: n }, (_, i) => i) });
+
+  it('refuses it as invalid_input, naming the count, the schemas per value and the bound; the tool never runs', async () => {
+    const unique = await host.call('unique', numbers(60_000));
+    expect(unique.code).to.equal('invalid_input');
+    expect(unique.content).to.match(
+      /^Input for tool "unique" is too large to check: it holds over [\d,]+ values .*each may meet up to [\d,]+ schemas .*at most 50,000,000 \(values times schemas\) per call/,
+    );
+    const fan = await host.call('fan', { list: Array.from({ length: 10_000 }, () => 's') });
+    expect(fan.code).to.equal('invalid_input');
+    expect(fan.content).to.match(/too large to check/);
+  });
+
+  it('checks what is within the bound as before, a large input to a plain schema included', async () => {
+    expect((await host.call('unique', numbers(20_000))).content).to.equal('20000');
+    expect((await host.call('fan', { list: Array.from({ length: 1_000 }, () => 's') })).content).to.equal('1000');
+    expect((await host.call('plain', numbers(500_000))).content).to.equal('500000');
+  });
+});
