@@ -22,9 +22,9 @@ import type { Logger } from './log.ts';
 import { capOutput, DEFAULT_MAX_OUTPUT_BYTES, type Failed, normalise, type Step } from './output.ts';
 import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
-import { copyJsonValue, countValues, emptyRecord, parseStrictJson } from './safe-json.ts';
+import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
-import { MAX_CHECK_STEPS } from './shared-validators.ts';
+import { tooCostlyToCheck } from './shared-validators.ts';
 import { endToolSpan, type Span, startToolSpan, type Tracer, withSpan } from './tracing.ts';
 import type { ApproveFn, CallEnd, CallOptions, CallResult, Caller } from './types.ts';
 
@@ -348,8 +348,13 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
   let problems: string[] | undefined;
   try {
     const validator = tool.validator();
-    const tooBig = tooCostlyToCheck(tool, validator.stepsPerValue, input);
-    if (tooBig) return tooBig;
+    const tooBig = tooCostlyToCheck(validator, input);
+    if (tooBig)
+      return {
+        ok: false,
+        code: 'invalid_input',
+        content: `Input for tool "${tool.info.name}" is too large to check: ${tooBig}. Send a smaller input, or split it over several calls.`,
+      };
     if (!validator.Check(input))
       problems = validator.problems(input, tool.info.inputSchema).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
   } catch (error) {
@@ -370,22 +375,6 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
     };
   }
   return { ok: true, input };
-}
-
-/**
- * An input whose check would hold the host's thread past MAX_CHECK_STEPS (its values times what
- * one value may cost against the schema), refused before the check: the check itself cannot be
- * stopped once it runs.
- */
-function tooCostlyToCheck(tool: RegisteredTool, stepsPerValue: number, input: unknown): Failed | undefined {
-  const allowed = Math.floor(MAX_CHECK_STEPS / stepsPerValue);
-  const values = countValues(input, allowed);
-  if (values <= allowed) return undefined;
-  return {
-    ok: false,
-    code: 'invalid_input',
-    content: `Input for tool "${tool.info.name}" is too large to check: it holds over ${allowed.toLocaleString('en-US')} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${stepsPerValue.toLocaleString('en-US')} schemas of the tool's input schema; the host checks at most ${MAX_CHECK_STEPS.toLocaleString('en-US')} (values times schemas) per call. Send a smaller input, or split it over several calls.`,
-  };
 }
 
 /** The policy's decision after approval (`ok: false`: the call does not run), how an `ask` was answered and by whom. */

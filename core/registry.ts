@@ -7,7 +7,6 @@ import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
 import { type CheckedValidator, validatorFor } from './shared-validators.ts';
 import { hasDefaults } from './schema-defaults.ts';
-import type { SchemaValidator } from './schema-validator.ts';
 import type { PluginRunner } from './runners/runner.ts';
 import type { Isolation, PluginLoader, PluginStatus, ToolInfo, Violation } from './types.ts';
 
@@ -37,7 +36,7 @@ export interface RegisteredTool {
   /** Compiled on first call: compiling every schema at start-up would tax hosts with many tools. */
   validator(): CheckedValidator;
   /** The `outputSchema`'s, compiled on first use; none when the tool declares no output schema. */
-  outputValidator?(): SchemaValidator;
+  outputValidator?(): CheckedValidator;
   /** Whether the schema declares a `default` anywhere (only then are defaults applied per call). */
   hasDefaults: boolean;
 }
@@ -104,7 +103,7 @@ export class Registry {
   private register(handle: PluginHandle, tools: readonly ToolDefinition[]): void {
     for (const tool of tools) {
       let compiled: CheckedValidator | undefined;
-      let output: SchemaValidator | undefined;
+      let output: CheckedValidator | undefined;
       const { outputSchema } = tool;
       this.byName.set(tool.name, {
         info: {

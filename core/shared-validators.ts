@@ -11,6 +11,7 @@
  * the oldest entries are dropped (a reload of edited plugins leaves their old schemas behind).
  */
 import type { TSchema } from 'typebox';
+import { countValues } from './safe-json.ts';
 import { compileLinear } from './schema-patterns.ts';
 import { schemasMet } from './schema-recursion.ts';
 import { compileSchema, type SchemaValidator } from './schema-validator.ts';
@@ -76,7 +77,7 @@ export function validatorFor(schema: unknown, linear?: unknown, key = schemaKey(
  * 0.1–0.25 s of the host's thread. A 1,000,000-value input (6.9 MB of JSON, under the MCP stdio
  * limit) against a schema that meets 16,000 schemas per value would have held it for a minute.
  */
-export const MAX_CHECK_STEPS = 50_000_000;
+const MAX_CHECK_STEPS = 50_000_000;
 
 /**
  * What hashing one value for `uniqueItems` costs, in schemas met: ~4 µs a value (1,000,000
@@ -97,4 +98,15 @@ function hasUniqueItems(value: unknown): boolean {
     stack.push(...Object.values(v));
   }
   return false;
+}
+
+/**
+ * Why checking `value` would take past MAX_CHECK_STEPS, its values times what one may cost, or
+ * undefined. Asked before the check: the check itself cannot be stopped once it runs.
+ */
+export function tooCostlyToCheck(validator: CheckedValidator, value: unknown): string | undefined {
+  const allowed = Math.floor(MAX_CHECK_STEPS / validator.stepsPerValue);
+  if (countValues(value, allowed) <= allowed) return undefined;
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `it holds over ${n(allowed)} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${n(validator.stepsPerValue)} schemas of the schema; the host checks at most ${n(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
 }

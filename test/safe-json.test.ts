@@ -1,6 +1,13 @@
 // The strict parser: what JSON.parse lets through and a tool input must not.
 import { expect } from 'chai';
-import { copyJsonValue, JsonInputError, MAX_DEPTH, parseStrictJson, plainData } from '../core/safe-json.ts';
+import {
+  copyJsonValue,
+  countValues,
+  JsonInputError,
+  MAX_DEPTH,
+  parseStrictJson,
+  plainData,
+} from '../core/safe-json.ts';
 
 const rejects = (text: string, message: RegExp) =>
   expect(() => parseStrictJson(text), text).to.throw(JsonInputError, message);
@@ -153,5 +160,14 @@ describe('plainData', () => {
     expect(Object.hasOwn(copy, '__proto__')).to.equal(true);
     expect(Object.getPrototypeOf(copy['__proto__'])).to.equal(null);
     expect(Object.hasOwn(copy, 'skipped')).to.equal(false);
+  });
+});
+
+describe('countValues', () => {
+  it('counts every JSON value, containers and leaves, and stops just past the limit', () => {
+    expect(countValues({ a: [1, 'x', null], b: { c: true } }, 100)).to.equal(7);
+    expect(countValues(1, 100)).to.equal(1);
+    const wide = Array.from({ length: 1_000_000 }, () => 0);
+    expect(countValues(wide, 10)).to.equal(11);
   });
 });

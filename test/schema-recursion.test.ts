@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { compileLinear } from '../core/schema-patterns.ts';
-import { exponentialRecursion, overApplied, unfollowedReferences } from '../core/schema-recursion.ts';
+import { exponentialRecursion, overApplied, schemasMet, unfollowedReferences } from '../core/schema-recursion.ts';
 
 const array = (items: unknown) => ({ type: 'array', items });
 /** Any JSON value: recursion once per value, through an anyOf. */
@@ -235,5 +235,25 @@ describe('references followed where typebox resolves them', () => {
     expect(exponentialRecursion(tree)).to.equal(undefined);
     expect(unfollowedReferences(tree)).to.equal(undefined);
     expect(compileLinear(tree).Check({ kids: [{ next: { next: {} }, up: { kids: [] } }] })).to.equal(true);
+  });
+});
+
+describe('schemas one value may meet (what checking each value of an input may cost)', () => {
+  it('is the size of a schema without references, enum entries included', () => {
+    expect(schemasMet({ type: 'object', properties: { a: { type: 'string' } } }, 1_000_000)).to.equal(3);
+    expect(schemasMet({ enum: ['a', 'b', 'c'] }, 1_000_000)).to.equal(5); // the schema, the array, its entries
+  });
+
+  it('counts through references: each an allOf of two references to the next doubles it, up to the limit', () => {
+    const fan = (levels: number) => {
+      const $defs: Record<string, unknown> = { [`d${levels}`]: { type: 'string' } };
+      for (let i = 0; i < levels; i++)
+        $defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+      return { $ref: '#/$defs/d0', $defs };
+    };
+    const ten = schemasMet(fan(10), 1_000_000);
+    expect(ten).to.be.greaterThan(2 ** 11);
+    expect(schemasMet(fan(11), 1_000_000)).to.be.greaterThan(2 * ten - 100);
+    expect(schemasMet(fan(30), 100_000)).to.be.at.most(200_000);
   });
 });
