@@ -76,14 +76,27 @@ export function copyJsonValue(value: unknown): unknown {
  */
 const MAX_COPIED_VALUES = 1 << 20;
 
-/** The values (objects, arrays, strings, numbers, booleans, nulls) in a JSON value, counted up to just past `limit`. */
+/**
+ * The values (objects, arrays, strings, numbers, booleans, nulls) in a JSON value, counted up to
+ * past `limit`: an array's items are counted before they are walked, so a long one costs nothing
+ * to find too long.
+ */
 export function countValues(value: unknown, limit: number): number {
-  let count = 0;
+  let count = 1;
   const stack = [value];
   while (stack.length > 0 && count <= limit) {
     const v = stack.pop();
-    count++;
-    if (v !== null && typeof v === 'object') for (const key in v) stack.push((v as Record<string, unknown>)[key]);
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      count += v.length;
+      if (count <= limit) for (const item of v) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    for (const key in v) {
+      if (++count > limit) break;
+      const item = (v as Record<string, unknown>)[key];
+      if (item !== null && typeof item === 'object') stack.push(item);
+    }
   }
   return count;
 }

@@ -164,10 +164,14 @@ describe('plainData', () => {
 });
 
 describe('countValues', () => {
-  it('counts every JSON value, containers and leaves, and stops just past the limit', () => {
+  it('counts every JSON value, containers and leaves, and stops once past the limit', () => {
     expect(countValues({ a: [1, 'x', null], b: { c: true } }, 100)).to.equal(7);
     expect(countValues(1, 100)).to.equal(1);
-    const wide = Array.from({ length: 1_000_000 }, () => 0);
-    expect(countValues(wide, 10)).to.equal(11);
+    // A long array is counted whole before its items are walked: they never are.
+    const items = Array.from({ length: 1_000 }, () => ({ deep: [1, 2, 3] }));
+    expect(countValues(items, 10)).to.equal(1_001);
+    expect(
+      countValues({ many: Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`k${i}`, i])) }, 10),
+    ).to.equal(11);
   });
 });
