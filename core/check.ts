@@ -10,7 +10,7 @@ import { messageOf } from './errors.ts';
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
-import { exponentialRecursion, overApplied } from './schema-recursion.ts';
+import { exponentialRecursion, overApplied, unfollowedReferences } from './schema-recursion.ts';
 import { linearSchema } from './schema-patterns.ts';
 import { sizeOf } from './schema-validator.ts';
 import { SchemaCache, schemaKey, validatorFor } from './shared-validators.ts';
@@ -215,24 +215,9 @@ function schemaViolations(schema: unknown, at: string, add: Add, lenient: boolea
     );
     return;
   }
-  const doubling = exponentialRecursion(schema);
-  if (doubling !== undefined) {
-    add(
-      at + doubling,
-      'the schema recurses through more than one path per level of the value (two branches of an anyOf, allOf or oneOf, or if and then, leading back here): checking a value nested N deep takes 2^N steps, and one short input would stall the host; give each level a single path back',
-    );
-    return;
-  }
-  // Bounded like the schema's size: expanded through its references, a schema may cost its check
-  // no more than the biggest schema allowed written out.
-  const fanOut = overApplied(schema, MAX_SCHEMA_NODES);
-  if (fanOut !== undefined) {
-    add(
-      at + fanOut.pointer,
-      fanOut.loop
-        ? "the schema refers back to itself for the same value (through $ref and allOf, anyOf, oneOf, not, if/then/else, or a $ref alone), never entering a property or an item: its check never ends, and each call would overflow the host's stack; make each reference back to it go through a property or an item"
-        : `the schema applies one schema to the same value over ${MAX_SCHEMA_NODES} times through $refs (each an allOf, anyOf or oneOf of two or more references to the next): each call would check the value that many times and stall the host; refer to each definition once per value, or merge the definitions`,
-    );
+  const costly = costlyCheck(schema);
+  if (costly) {
+    add(at + costly[0], costly[1]);
     return;
   }
   const before = { count: 0 };
@@ -250,6 +235,35 @@ function schemaViolations(schema: unknown, at: string, add: Add, lenient: boolea
   } catch (error) {
     add(at, `schema does not compile: ${messageOf(error)}`);
   }
+}
+
+/**
+ * Where following the schema's references, as its check does, would never end or stall the host
+ * (schema-recursion.ts), and why; undefined when it would not.
+ */
+function costlyCheck(schema: unknown): [pointer: string, message: string] | undefined {
+  const unfollowed = unfollowedReferences(schema);
+  if (unfollowed !== undefined)
+    return [
+      unfollowed,
+      "the schema's references land on different schemas along too many paths (each nested $id, and each $dynamicAnchor in scope, can change where one lands): the host cannot follow them all to rule out a check that never ends; use fewer nested $ids and $dynamicAnchors, or refer by a JSON pointer from the root",
+    ];
+  const doubling = exponentialRecursion(schema);
+  if (doubling !== undefined)
+    return [
+      doubling,
+      'the schema recurses through more than one path per level of the value (two branches of an anyOf, allOf or oneOf, or if and then, leading back here): checking a value nested N deep takes 2^N steps, and one short input would stall the host; give each level a single path back',
+    ];
+  // Bounded like the schema's size: expanded through its references, a schema may cost its check
+  // no more than the biggest schema allowed written out.
+  const fanOut = overApplied(schema, MAX_SCHEMA_NODES);
+  if (fanOut === undefined) return undefined;
+  return [
+    fanOut.pointer,
+    fanOut.loop
+      ? "the schema refers back to itself for the same value (through $ref and allOf, anyOf, oneOf, not, if/then/else, or a $ref alone), never entering a property or an item: its check never ends, and each call would overflow the host's stack; make each reference back to it go through a property or an item"
+      : `the schema applies one schema to the same value over ${MAX_SCHEMA_NODES} times through $refs (each an allOf, anyOf or oneOf of two or more references to the next): each call would check the value that many times and stall the host; refer to each definition once per value, or merge the definitions`,
+  ];
 }
 
 /**

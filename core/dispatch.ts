@@ -24,6 +24,7 @@ import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
 import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
+import { tooCostlyToCheck } from './shared-validators.ts';
 import { endToolSpan, type Span, startToolSpan, type Tracer, withSpan } from './tracing.ts';
 import type { ApproveFn, CallEnd, CallOptions, CallResult, Caller } from './types.ts';
 
@@ -347,6 +348,13 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
   let problems: string[] | undefined;
   try {
     const validator = tool.validator();
+    const tooBig = tooCostlyToCheck(validator, input);
+    if (tooBig)
+      return {
+        ok: false,
+        code: 'invalid_input',
+        content: `Input for tool "${tool.info.name}" is too large to check: ${tooBig}. Send a smaller input, or split it over several calls.`,
+      };
     if (!validator.Check(input))
       problems = validator.problems(input, tool.info.inputSchema).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
   } catch (error) {

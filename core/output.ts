@@ -7,7 +7,7 @@
  */
 // The module's binding, not the global: `globalThis.Buffer` is an accessor that every read on the call path goes through.
 import { Buffer } from 'node:buffer';
-import type { SchemaValidator } from './schema-validator.ts';
+import { type CheckedValidator, tooCostlyToCheck } from './shared-validators.ts';
 import type { ContentBlock } from './contract.ts';
 import type { ResultCode } from './errors.ts';
 import { messageOf } from './errors.ts';
@@ -59,7 +59,7 @@ export type Step<T extends object = object> = ({ ok: true } & T) | Failed;
 export interface OutputTool {
   info: { name: string };
   plugin: { isolation: Isolation; maxOutputBytes: number };
-  outputValidator?(): SchemaValidator;
+  outputValidator?(): CheckedValidator;
 }
 
 /** A runner's failure as the model reads it. */
@@ -146,6 +146,13 @@ function readOutput(tool: OutputTool, output: unknown): Step<{ result: CallResul
   const read = readData(tool, data);
   if (!read.ok) return read;
   let kept: KeptData = read;
+  const tooBig = kept.data !== undefined && validator && !isError ? tooCostlyToCheck(validator, kept.data) : undefined;
+  if (tooBig)
+    return {
+      ok: false,
+      code: 'invalid_output',
+      content: `Tool "${name}" returned data too large to check against its outputSchema: ${tooBig}.`,
+    };
   if (kept.data !== undefined && validator && !isError && !validator.Check(kept.data)) {
     if (!kept.truncated) {
       const problems = validator.problems(kept.data).map((p) => `- ${p.pointer || '/'}: ${p.message}`);

@@ -5,9 +5,8 @@
 import type { ToolAnnotations } from './contract.ts';
 import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
-import { validatorFor } from './shared-validators.ts';
+import { type CheckedValidator, validatorFor } from './shared-validators.ts';
 import { hasDefaults } from './schema-defaults.ts';
-import type { SchemaValidator } from './schema-validator.ts';
 import type { PluginRunner } from './runners/runner.ts';
 import type { Isolation, PluginLoader, PluginStatus, ToolInfo, Violation } from './types.ts';
 
@@ -35,9 +34,9 @@ export interface RegisteredTool {
   plugin: PluginHandle;
   timeoutMs: number;
   /** Compiled on first call: compiling every schema at start-up would tax hosts with many tools. */
-  validator(): SchemaValidator;
+  validator(): CheckedValidator;
   /** The `outputSchema`'s, compiled on first use; none when the tool declares no output schema. */
-  outputValidator?(): SchemaValidator;
+  outputValidator?(): CheckedValidator;
   /** Whether the schema declares a `default` anywhere (only then are defaults applied per call). */
   hasDefaults: boolean;
 }
@@ -103,8 +102,8 @@ export class Registry {
 
   private register(handle: PluginHandle, tools: readonly ToolDefinition[]): void {
     for (const tool of tools) {
-      let compiled: SchemaValidator | undefined;
-      let output: SchemaValidator | undefined;
+      let compiled: CheckedValidator | undefined;
+      let output: CheckedValidator | undefined;
       const { outputSchema } = tool;
       this.byName.set(tool.name, {
         info: {

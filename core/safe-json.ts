@@ -76,6 +76,31 @@ export function copyJsonValue(value: unknown): unknown {
  */
 const MAX_COPIED_VALUES = 1 << 20;
 
+/**
+ * The values (objects, arrays, strings, numbers, booleans, nulls) in a JSON value, counted up to
+ * past `limit`: an array's items are counted before they are walked, so a long one costs nothing
+ * to find too long.
+ */
+export function countValues(value: unknown, limit: number): number {
+  let count = 1;
+  const stack = [value];
+  while (stack.length > 0 && count <= limit) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      count += v.length;
+      if (count <= limit) for (const item of v) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    for (const key in v) {
+      if (++count > limit) break;
+      const item = (v as Record<string, unknown>)[key];
+      if (item !== null && typeof item === 'object') stack.push(item);
+    }
+  }
+  return count;
+}
+
 /** Throws a bare reason; `copyJsonValue` adds the path, which `path` holds at the moment of the throw. */
 function copy(value: unknown, path: (string | number)[], budget: { left: number }): unknown {
   if (--budget.left < 0)

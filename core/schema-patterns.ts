@@ -42,11 +42,24 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function linearSchema(schema: unknown, at: string, problem: PatternProblem): unknown {
   const root: { defs?: Record<string, unknown> } = {};
   const out = rewrite(schema, at, problem, root);
-  if (isRecord(out))
-    root.defs = Object.fromEntries(
-      ['$defs', 'definitions'].filter((k) => Object.hasOwn(out, k)).map((k) => [k, out[k]]),
-    );
+  root.defs = rootDefinitions(out);
   return out;
+}
+
+/** The definitions of a schema's root that a schema compiled on its own (`separateRoot`) can `$ref`. */
+export function rootDefinitions(root: unknown): Record<string, unknown> {
+  return isRecord(root)
+    ? Object.fromEntries(['$defs', 'definitions'].filter((k) => Object.hasOwn(root, k)).map((k) => [k, root[k]]))
+    : {};
+}
+
+/**
+ * What a `patternProperties` value, or the `additionalProperties` beside one, is compiled as: a
+ * schema of its own, with the root's definitions. Its `$ref: "#"` means itself, not the root
+ * (schema-recursion.ts follows references in it as such).
+ */
+export function separateRoot(defs: Record<string, unknown>, schema: unknown): unknown {
+  return isRecord(schema) ? { ...defs, ...schema } : schema;
 }
 
 /** `linearSchema` for a schema the contract check has passed: a problem throws. */
@@ -130,7 +143,7 @@ function refinePatternProperties(
   const validator = (s: unknown): (() => SchemaValidator) => {
     let compiled: SchemaValidator | undefined;
     // Compiled at the first check, when the root's definitions are known, for a `$ref` into them.
-    return () => (compiled ??= compileSchema((isRecord(s) ? { ...root.defs, ...s } : s) as TSchema));
+    return () => (compiled ??= compileSchema(separateRoot(root.defs ?? {}, s) as TSchema));
   };
   const patterns: [RegExp, () => SchemaValidator, string][] = [];
   for (const [key, sub] of Object.entries(patternProperties)) {

@@ -13,8 +13,11 @@
  * grows with the value only. Distinct property names reach distinct values, so `left` and `right`
  * both pointing back to the root do not count twice.
  */
-import { escapeSegment, segments, valueAt } from './json-pointer.ts';
-import { sizeOf } from './schema-validator.ts';
+import type { TSchema } from 'typebox';
+import { NextStack, Resolve, Stack, type XStack } from 'typebox/schema';
+import { escapeSegment } from './json-pointer.ts';
+import { rootDefinitions, separateRoot } from './schema-patterns.ts';
+import { resolvedOnce, sizeOf } from './schema-validator.ts';
 
 interface Node {
   /** Where the schema is: the segments below its parent's place (pointers are built only to report one). */
@@ -42,7 +45,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** A schema's objects, with the schemas each applies to the same value and to the values below. */
 interface Graph {
   root: Node;
-  nodes: Iterable<Node>;
+  nodes: readonly Node[];
   nodeOf(schema: unknown): Node | undefined;
   /** Schemas with a reference at or below them: the only ones from which a walk can come back up. */
   reaching: Set<Node>;
@@ -52,94 +55,250 @@ interface Graph {
    * `k*` and `i*` any, and `k+<names>` (additionalProperties) any key but the named ones.
    */
   children(s: Record<string, unknown>): [string, unknown][];
+  /** A schema whose references resolved in more ways than followed (MAX_FOLLOW_WORK): nothing else is known. */
+  tooVaried?: Node;
+}
+
+/** Each check below reads the same graph of one schema: it is built once. */
+const graphs = new WeakMap<object, Graph | undefined>();
+
+function graphOf(root: unknown): Graph | undefined {
+  if (!isRecord(root)) return undefined;
+  if (!graphs.has(root)) graphs.set(root, schemaGraph(root));
+  return graphs.get(root);
+}
+
+/**
+ * The pointer of a schema whose references resolve in more ways than the host follows (each
+ * nested `$id` and `$dynamicAnchor` in scope on the way may change where one lands), or undefined.
+ * Until each is followed, no loop can be ruled out: such a schema is refused.
+ */
+export function unfollowedReferences(schema: unknown): string | undefined {
+  const tooVaried = graphOf(schema)?.tooVaried;
+  return tooVaried && pointerOf(tooVaried);
 }
 
 /** The graph of a schema with a reference in it; without one, a schema as JSON is a tree. */
-function schemaGraph(root: unknown): Graph | undefined {
-  if (!isRecord(root) || sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
+function schemaGraph(root: Record<string, unknown>): Graph | undefined {
+  if (sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
   const byObject = new Map<object, Node>();
-  const anchors = new Map<string, Node[]>();
-  const byId = new Map<string, Node>();
   const reaching = new Set<Node>();
+  // Every object is indexed, data (`default`, `const`) included: typebox's resolver finds a
+  // reference's target there too, and a schema there is applied like any other.
   const index = (schema: unknown, parent: Node | undefined, path: readonly string[]): boolean => {
-    if (!isRecord(schema)) return false;
+    if (schema === null || typeof schema !== 'object') return false;
+    if (Array.isArray(schema)) {
+      let refers = false;
+      schema.forEach((s, i) => {
+        if (index(s, parent, [...path, String(i)])) refers = true;
+      });
+      return refers;
+    }
     const known = byObject.get(schema);
     if (known) return reaching.has(known);
-    const node: Node = { parent, path, schema };
+    const node: Node = { parent, path, schema: schema as Record<string, unknown> };
     byObject.set(schema, node);
-    for (const key of ['$anchor', '$dynamicAnchor'])
-      if (typeof schema[key] === 'string')
-        anchors.set(`#${schema[key]}`, [...(anchors.get(`#${schema[key]}`) ?? []), node]);
-    if (typeof schema.$id === 'string') byId.set(schema.$id, node);
-    let refers = ['$ref', '$dynamicRef', '$recursiveRef'].some((k) => schema[k] !== undefined);
-    for (const [key, sub] of Object.entries(schema)) {
-      if (key === 'const' || key === 'enum' || key === 'default' || key === 'examples') continue;
-      if (Array.isArray(sub))
-        sub.forEach((s, i) => {
-          if (index(s, node, [key, String(i)])) refers = true;
-        });
-      else if (index(sub, node, [key])) refers = true;
-    }
+    let refers = REFERENCES.some((k) => typeof (schema as Record<string, unknown>)[k] === 'string');
+    for (const [key, sub] of Object.entries(schema)) if (index(sub, node, [key])) refers = true;
     if (refers) reaching.add(node);
     return refers;
   };
   index(root, undefined, []);
 
   const nodeOf = (schema: unknown) => (isRecord(schema) ? byObject.get(schema) : undefined);
-  /** The schemas a reference may land on: every one it could mean, to err on the side of more paths. */
-  const targets = (s: Record<string, unknown>): Node[] => {
-    const out: Node[] = [];
-    if (s.$recursiveRef !== undefined) out.push(byObject.get(root)!);
-    for (const key of ['$ref', '$dynamicRef']) {
-      const ref = s[key];
-      if (typeof ref !== 'string') continue;
-      if (ref === '#') out.push(byObject.get(root)!);
-      else if (ref.startsWith('#/')) {
-        let target: unknown;
-        try {
-          target = valueAt(root, segments(decodeURIComponent(ref.slice(1))));
-        } catch {
-          target = undefined;
-        }
-        const node = nodeOf(target);
-        if (node) out.push(node);
-      } else if (ref.startsWith('#')) out.push(...(anchors.get(ref) ?? []));
-      else {
-        const node = byId.get(ref.split('#')[0]!);
-        if (node) out.push(node);
-      }
-    }
-    return out;
+  const refers = (schema: object) => {
+    const node = byObject.get(schema);
+    return node !== undefined && reaching.has(node);
   };
+  const { targets: found, tooVaried } = followReferences(root, sizeOf(root, Number.POSITIVE_INFINITY).nodes, refers);
+  const targets = new Map<Node, Node[]>();
+  for (const [from, to] of found)
+    targets.set(
+      nodeOf(from)!,
+      [...to].flatMap((t) => nodeOf(t) ?? []),
+    );
   const inPlace = (s: Record<string, unknown>): unknown[] => [
     ...IN_PLACE_ONE.map((k) => s[k]),
     ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
     ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
-    ...targets(s).map((n) => n.schema),
+    ...(targets.get(nodeOf(s)!) ?? []).map((n) => n.schema),
   ];
-  const children = (s: Record<string, unknown>): [string, unknown][] => {
-    const named = isRecord(s.properties) ? Object.entries(s.properties) : [];
-    return [
-      ...named.map(([k, v]): [string, unknown] => [`k:${k}`, v]),
-      [`k+${JSON.stringify(named.map(([k]) => k))}`, s.additionalProperties],
-      ...(isRecord(s.patternProperties)
-        ? Object.values(s.patternProperties).map((v): [string, unknown] => ['k*', v])
-        : []),
-      ...(Array.isArray(s.prefixItems) ? s.prefixItems.map((v, i): [string, unknown] => [`i:${i}`, v]) : []),
-      ...(Array.isArray(s.items)
-        ? s.items.map((v, i): [string, unknown] => [`i:${i}`, v])
-        : [['i*', s.items] as [string, unknown]]),
-      ...ANY_KEY.map((k): [string, unknown] => ['k*', s[k]]),
-      ...ANY_ITEM.map((k): [string, unknown] => ['i*', s[k]]),
-    ];
+  return {
+    root: byObject.get(root)!,
+    nodes: [...byObject.values()],
+    nodeOf,
+    reaching,
+    inPlace,
+    children,
+    ...(tooVaried ? { tooVaried: nodeOf(tooVaried)! } : {}),
   };
+}
 
-  return { root: byObject.get(root)!, nodes: byObject.values(), nodeOf, reaching, inPlace, children };
+const REFERENCES = ['$ref', '$dynamicRef', '$recursiveRef'];
+
+/** The schemas for the values below, by selector: see `Graph.children`. */
+function children(s: Record<string, unknown>): [string, unknown][] {
+  const named = isRecord(s.properties) ? Object.entries(s.properties) : [];
+  return [
+    ...named.map(([k, v]): [string, unknown] => [`k:${k}`, v]),
+    [`k+${JSON.stringify(named.map(([k]) => k))}`, s.additionalProperties],
+    ...(isRecord(s.patternProperties)
+      ? Object.values(s.patternProperties).map((v): [string, unknown] => ['k*', v])
+      : []),
+    ...(Array.isArray(s.prefixItems) ? s.prefixItems.map((v, i): [string, unknown] => [`i:${i}`, v]) : []),
+    ...(Array.isArray(s.items)
+      ? s.items.map((v, i): [string, unknown] => [`i:${i}`, v])
+      : [['i*', s.items] as [string, unknown]]),
+    ...ANY_KEY.map((k): [string, unknown] => ['k*', s[k]]),
+    ...ANY_ITEM.map((k): [string, unknown] => ['i*', s[k]]),
+  ];
+}
+
+/**
+ * Work following references may take, past which a schema is refused: each distinct stack a
+ * schema is reached with counts its size (the `$id`s and anchors it holds), each resolution the
+ * schema's size (typebox's resolver walks all of it). A schema is reached with a stack or two, and
+ * its references resolved once per resource they are reached from: `$ref`s times size is at most
+ * 100,000 in any schema check.ts lets through, so this is ten times that.
+ */
+const MAX_FOLLOW_WORK = 1_000_000;
+/**
+ * Distinct stacks one schema may be reached with (one per resource that refers to it, and per set
+ * of `$dynamicAnchor`s in scope). Past it is a chain of bases that never ends: `{ "$id":
+ * "b/s.json" }` reached again through `"../root.json#…"`, a level of `b/` deeper each time, on
+ * which typebox's compile recurses until the stack runs out. Refused after 64 levels, not after
+ * the work bound (0.85 s, each level's URLs and lists longer than the last).
+ */
+const MAX_STACKS_PER_SCHEMA = 64;
+
+/**
+ * What each reference lands on, as typebox resolves it when it compiles or checks the schema: its
+ * own resolver (`Resolve`), from the stack the check has there (`$id` bases, the resource,
+ * `$dynamicAnchor`s in scope), so a `$ref` relative to a nested `$id`, to an `$anchor`, a
+ * `$dynamicRef`, a percent-encoded pointer into a nested resource lands where the check goes. The
+ * schema is walked as the check walks it, from each distinct stack (a schema reached from two
+ * resources resolves its references twice); the targets of a schema are the union over them.
+ * A `patternProperties` value (and the `additionalProperties` beside one) is compiled on its own
+ * (schema-patterns.ts), so it is walked from a stack of its own, as that root.
+ */
+function followReferences(
+  root: Record<string, unknown>,
+  size: number,
+  refers: (schema: object) => boolean,
+): { targets: Map<object, Set<object>>; tooVaried?: object } {
+  const targets = new Map<object, Set<object>>();
+  /** The copies typebox is given (the root with a `$schema`, a separate root), by what they copy. */
+  const original = new Map<object, object>();
+  const defs = rootDefinitions(root);
+  const roots: object[] = [root];
+  const seenRoots = new Set<object>(roots);
+  const states = new Map<object, Set<string>>();
+  let work = 0;
+  for (const given of roots) {
+    const copied = given === root ? root : (separateRoot(defs, given) as object);
+    const { context, schema } = resolvedOnce(copied as TSchema);
+    if (schema !== given) original.set(schema, given);
+    if (copied !== given) original.set(copied, given);
+    const pending: [unknown, XStack][] = [[schema, Stack(context, schema)]];
+    while (pending.length > 0) {
+      const [s, stack] = pending.pop()!;
+      if (!isRecord(s)) continue;
+      const from = original.get(s) ?? s;
+      // Below a schema without a reference in it, nothing is resolved: the stack there is no matter.
+      if (!refers(from)) continue;
+      const current = NextStack(stack, s as TSchema);
+      work += 1 + current.ids.length + current.dynamicAnchors.length + current.resourceEntries.size;
+      if (work > MAX_FOLLOW_WORK) return { targets, tooVaried: from };
+      const key = stackKey(current);
+      const seen = states.get(s) ?? new Set<string>();
+      if (seen.has(key)) continue;
+      if (seen.size >= MAX_STACKS_PER_SCHEMA) return { targets, tooVaried: from };
+      seen.add(key);
+      states.set(s, seen);
+      const land = (target: unknown, next: XStack) => {
+        if (!isRecord(target)) return;
+        const to = original.get(target) ?? target;
+        targets.set(from, (targets.get(from) ?? new Set()).add(to));
+        pending.push([target, next]);
+      };
+      for (const keyword of REFERENCES) {
+        if (typeof s[keyword] !== 'string') continue;
+        work += size;
+        if (work > MAX_FOLLOW_WORK) return { targets, tooVaried: from };
+        try {
+          if (keyword === '$ref') {
+            const { schema: target, stack: next } = Resolve.Ref(current, s as never);
+            land(target, next);
+          } else {
+            const target =
+              keyword === '$dynamicRef'
+                ? Resolve.DynamicRef(current, s as never)
+                : Resolve.RecursiveRef(current, s as never);
+            land(target, { ...current, pendingResource: true });
+          }
+        } catch {
+          // typebox's compile throws on it too (an `$id` no URL resolves against): check.ts reports that
+        }
+      }
+      const separate = isRecord(s.patternProperties);
+      for (const sub of applied(s, separate)) pending.push([sub, current]);
+      if (!separate) continue;
+      for (const sub of [...Object.values(s.patternProperties as object), s.additionalProperties])
+        if (isRecord(sub) && !seenRoots.has(original.get(sub) ?? sub)) {
+          seenRoots.add(original.get(sub) ?? sub);
+          roots.push(original.get(sub) ?? sub);
+        }
+    }
+  }
+  return { targets };
+}
+
+/** The schemas `s` applies, to its value or below; not the ones compiled on their own beside `patternProperties`. */
+function applied(s: Record<string, unknown>, separate: boolean): unknown[] {
+  const below = separate ? { ...s, patternProperties: undefined, additionalProperties: undefined } : s;
+  return [
+    ...IN_PLACE_ONE.map((k) => s[k]),
+    ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
+    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
+    ...children(below).map(([, sub]) => sub),
+  ];
+}
+
+/** A stack as far as resolving a reference reads it: anchors by the first of each name, sets as sets. */
+function stackKey(stack: XStack): string {
+  const anchors = new Map<string, number>();
+  for (const anchor of stack.dynamicAnchors)
+    if (!anchors.has(String(anchor.$dynamicAnchor))) anchors.set(String(anchor.$dynamicAnchor), identity(anchor));
+  return JSON.stringify([
+    stack.lexicalBase,
+    stack.resourceBase,
+    stack.referenceBase,
+    identity(stack.lexicalSchema),
+    stack.recursiveAnchor === undefined ? -1 : identity(stack.recursiveAnchor),
+    stack.useResourceBaseForReference,
+    stack.pendingResource,
+    stack.enteredResource,
+    [...new Set(stack.ids.map(identity))].sort((a, b) => a - b),
+    [...anchors].sort(),
+    [...stack.resourceEntries].map(([target, { base, root }]) => [identity(target), base, identity(root)]).sort(),
+  ]);
+}
+
+const identities = new WeakMap<object, number>();
+let nextIdentity = 0;
+function identity(value: unknown): number {
+  if (value === null || typeof value !== 'object') return -2;
+  let id = identities.get(value);
+  if (id === undefined) {
+    id = nextIdentity++;
+    identities.set(value, id);
+  }
+  return id;
 }
 
 /** The pointer of a schema on such a cycle, or undefined when the check grows with the value only. */
 export function exponentialRecursion(schema: unknown): string | undefined {
-  const graph = schemaGraph(schema);
+  const graph = graphOf(schema);
   if (!graph) return undefined;
   const { nodeOf, reaching, inPlace, children } = graph;
   /** Paths (capped at 2) from `start` to each schema applied to the same value. */
@@ -206,14 +365,12 @@ export function exponentialRecursion(schema: unknown): string | undefined {
  * recursion through a value is the doubling check's matter (`exponentialRecursion`).
  */
 export function overApplied(schema: unknown, limit: number): { pointer: string; loop: boolean } | undefined {
-  const graph = schemaGraph(schema);
+  const graph = graphOf(schema);
   if (!graph) return undefined;
-  const { nodeOf, reaching, inPlace, children } = graph;
+  const { nodeOf, reaching, inPlace } = graph;
   // Only a schema with a reference at or below it can loop or fan out; below one without, the
   // check meets each schema once: its count is its size, found without listing what it applies.
-  const size = new Map<Node, number>();
-  for (const node of graph.nodes)
-    for (let n: Node | undefined = node; n && !reaching.has(n); n = n.parent) size.set(n, (size.get(n) ?? 0) + 1);
+  const size = sizesBelow(graph);
   const nodes = [...reaching];
   const ids = new Map(nodes.map((node, i) => [node, i]));
   const same = (node: Node): number[] => inPlace(node.schema).flatMap((sub) => ids.get(nodeOf(sub)!) ?? []);
@@ -223,6 +380,35 @@ export function overApplied(schema: unknown, limit: number): { pointer: string; 
   for (let v = 0; v < nodes.length; v++)
     if (members.get(part[v]!)! > 1 || same(nodes[v]!).includes(v)) return { pointer: pointerOf(nodes[v]!), loop: true };
 
+  const counted = countApplied(graph, size, limit);
+  return counted.over ? { pointer: pointerOf(counted.over), loop: false } : undefined;
+}
+
+/**
+ * How many schemas checking one value can meet at most, counted as `overApplied` counts them (each
+ * reference followed, a schema on the path once), stopping past `limit`: the check's cost per
+ * value of the input (core/dispatch.ts bounds values times this). A schema without a reference
+ * meets each of its schemas once: its size.
+ */
+export function schemasMet(schema: unknown, limit: number): number {
+  // The size counts what the count of schemas leaves out: each entry of an `enum` or `required`
+  // is a step of the check too.
+  const size = sizeOf(schema, limit).nodes;
+  const graph = graphOf(schema);
+  return graph ? size + countApplied(graph, sizesBelow(graph), limit).total : size;
+}
+
+/** The size of each schema without a reference at or below it. */
+function sizesBelow(graph: Graph): Map<Node, number> {
+  const size = new Map<Node, number>();
+  for (const node of graph.nodes)
+    for (let n: Node | undefined = node; n && !graph.reaching.has(n); n = n.parent) size.set(n, (size.get(n) ?? 0) + 1);
+  return size;
+}
+
+/** Schemas applied from the root, through every reference; `over` is where the count passed `limit`. */
+function countApplied(graph: Graph, size: Map<Node, number>, limit: number): { total: number; over?: Node } {
+  const { nodeOf, inPlace, children } = graph;
   const next = (node: Node): Node[] =>
     [...inPlace(node.schema), ...children(node.schema).map(([, sub]) => sub)].flatMap((sub) => nodeOf(sub) ?? []);
   const total = new Map<Node, number>();
@@ -246,9 +432,9 @@ export function overApplied(schema: unknown, limit: number): { pointer: string; 
       total.set(top.node, top.sum);
       if (work.length > 0) work[work.length - 1]!.sum += top.sum;
     }
-    if (top.sum > limit) return { pointer: pointerOf(top.node), loop: false };
+    if (top.sum > limit) return { total: top.sum, over: top.node };
   }
-  return undefined;
+  return { total: total.get(graph.root)! };
 }
 
 interface Edge {

@@ -209,7 +209,7 @@ export function sizeOf(value: unknown, limit: number): { nodes: number; refs: nu
  * and a name means one schema. The root then also says it is not draft 4 (`$schema`), which spares
  * each local `$ref` a walk typebox makes for draft 4's nested `$id`s, of which there are none.
  */
-function resolvedOnce(schema: TSchema): { context: Record<string, TSchema>; schema: TSchema } {
+export function resolvedOnce(schema: TSchema): { context: Record<string, TSchema>; schema: TSchema } {
   const anchors: Record<string, TSchema> = Object.create(null);
   let plain = true;
   const visit = (value: unknown, root: boolean): void => {

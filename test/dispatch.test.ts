@@ -1,8 +1,18 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHost, type Host } from '../core/index.ts';
+import { type AuditEntry, type AuditRecord, lineHead, NO_AUDIT } from '../core/audit.ts';
+import { checkPlugin } from '../core/check.ts';
+import { type DispatchEnv, decide, dispatch } from '../core/dispatch.ts';
 import { RESULT_CODES } from '../core/errors.ts';
+import { createHost, type Host } from '../core/index.ts';
+import { Limiter } from '../core/limiter.ts';
+import { List } from '../core/list.ts';
+import { createLogger } from '../core/log.ts';
+import { describePlugin, describeTool } from '../core/plugin-report.ts';
+import { compilePolicy } from '../core/policy.ts';
+import { Registry } from '../core/registry.ts';
+import type { PluginRunner } from '../core/runners/runner.ts';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const plugin = (name: string) => join(FIXTURES, 'plugins', name);
@@ -468,10 +478,10 @@ describe('inline: odd values a tool returns or throws', () => {
 });
 
 describe('call pipeline: a schema that throws on the input it checks', () => {
-  // It compiles and refers to itself without reading any of the input, so checking an input
-  // overflows the stack. The load-time check refuses such loops where it can follow the references
-  // (core/schema-recursion.ts); through a nested resource's `$id` it does not yet, and the call
-  // pipeline must answer for what the load check misses.
+  // A loop through a nested resource's `$id`: checking any input overflows the stack. The load-time
+  // check now refuses it (core/schema-recursion.ts follows references as typebox resolves them), so
+  // no plugin loads with it; the pipeline's own guard stays for what that check could miss, and is
+  // tested here with the tool registered directly, past the check.
   const selfRef = {
     $id: 'http://schemas.test/root',
     type: 'object',
@@ -479,20 +489,101 @@ describe('call pipeline: a schema that throws on the input it checks', () => {
     allOf: [{ $ref: 'sub' }],
     $defs: { sub: { $id: 'http://schemas.test/sub', allOf: [{ $ref: 'root' }] } },
   };
+
+  it('is refused at load, at the reference that loops', () => {
+    const tool = { name: 'loop', description: 'Never reached.', inputSchema: selfRef, execute: () => 'ran' };
+    const errors = checkPlugin('/p.ts', describePlugin({ name: 'p', version: '1.0.0', tools: [tool] }), [
+      describeTool(tool),
+    ]).filter((v) => v.severity === 'error');
+    expect(errors.map((v) => v.pointer)).to.deep.equal(['/tools/0/inputSchema/allOf/0']);
+    expect(errors[0]!.message).to.match(/refers back to itself for the same value/);
+  });
+
+  it("answers with the plugin's error, audited, and the tool never runs; the next call is served", async () => {
+    const registry = new Registry();
+    const ran: string[] = [];
+    const runner: PluginRunner = {
+      isolation: 'inline',
+      load: () => Promise.reject(new Error('not loaded here')),
+      run: async ({ tool }) => {
+        ran.push(tool);
+        return { ok: true, output: 'ran' };
+      },
+      close: async () => {},
+    };
+    const handle = {
+      name: 'self-ref',
+      source: './self-ref.ts',
+      isolation: 'inline' as const,
+      runner,
+      limiter: new Limiter(4, 4),
+      timeoutMs: 5_000,
+      maxOutputBytes: 4096,
+      warnings: [],
+    };
+    registry.add(handle, [
+      { name: 'loop', description: 'Never reached.', inputSchema: selfRef },
+      { name: 'fine', description: 'Answers.', inputSchema: { type: 'object', properties: {} } },
+    ]);
+    const written: Record<string, unknown>[] = [];
+    const audit = {
+      ...NO_AUDIT,
+      enabled: true,
+      write: (entry: AuditRecord | AuditEntry) =>
+        written.push(JSON.parse(typeof entry === 'function' ? `${entry(lineHead(''))}` : JSON.stringify(entry))),
+    };
+    const ended: string[] = [];
+    const env: DispatchEnv = {
+      registry,
+      policy: compilePolicy({ default: 'allow' }),
+      audit,
+      auditInputCap: 1024,
+      log: createLogger({ level: 'error' }),
+      closing: new AbortController().signal,
+      inflight: new List(),
+      callEnd: [(end) => ended.push(end.result.code ?? 'ok')],
+    };
+    const r = await dispatch(env, 'loop', '{}', { callId: 'self-ref-1' });
+    expect(r.isError).to.equal(true);
+    expect(r.code).to.equal('tool_error');
+    expect(r.content).to.match(/^Tool "loop" cannot check its input: its input schema failed \(/);
+    expect(ended).to.deep.equal(['tool_error']);
+    expect(decide(env, 'loop', {}, {}).ok).to.equal(false); // host.decide() answers too, it does not throw
+    expect(written.filter((l) => l.callId === 'self-ref-1').map((l) => `${l.event}:${l.code}`)).to.deep.equal([
+      'call:tool_error',
+    ]);
+    expect(ran).to.deep.equal([]);
+    expect((await dispatch(env, 'fine', '{}')).content).to.equal('ran');
+    expect(ran).to.deep.equal(['fine']);
+  });
+});
+
+describe('call pipeline: an input too large to check in bounded time', () => {
+  // The check cannot be stopped once it runs: 1,000,000 distinct numbers under `uniqueItems` held
+  // the host's thread 4.3 s, and each value against a schema that fans out to thousands of schemas
+  // costs that many. Values times schemas met per value is bounded (MAX_CHECK_STEPS).
   let host: Host;
   let temp: ReturnType<typeof tempDir>;
   before(async () => {
-    temp = tempDir('rh-self-ref-');
+    temp = tempDir('rh-check-steps-');
+    const $defs: Record<string, unknown> = { d12: { type: 'string' } };
+    for (let i = 0; i < 12; i++)
+      $defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    const list = (items: unknown) => ({
+      type: 'object',
+      properties: { list: { type: 'array', description: 'Items.', ...(items as object) } },
+    });
     const file = temp.write(
-      'self-ref.mjs',
-      `export default { name: 'self-ref', version: '1.0.0', tools: [
-        { name: 'loop', description: 'Never reached.', inputSchema: ${JSON.stringify(selfRef)}, execute: () => 'ran' },
-        { name: 'fine', description: 'Answers.', inputSchema: { type: 'object', properties: {} }, execute: () => 'fine' },
+      'big.mjs',
+      `export default { name: 'big', version: '1.0.0', tools: [
+        { name: 'unique', description: 'Unique.', inputSchema: ${JSON.stringify(list({ uniqueItems: true }))}, execute: (i) => String(i.list.length) },
+        { name: 'fan', description: 'Fan.', inputSchema: ${JSON.stringify({ ...list({ items: { $ref: '#/$defs/d0' } }), $defs })}, execute: (i) => String(i.list.length) },
+        { name: 'plain', description: 'Plain.', inputSchema: ${JSON.stringify(list({ items: { type: 'number' } }))}, execute: (i) => String(i.list.length) },
       ] };`,
     );
     host = await createHost({
       cwd: temp.dir,
-      audit: join(temp.dir, 'audit.jsonl'),
+      audit: false,
       logLevel: 'error',
       config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }], policy: { default: 'allow' } },
     });
@@ -502,25 +593,22 @@ describe('call pipeline: a schema that throws on the input it checks', () => {
     await host.close();
     temp.cleanup();
   });
+  const numbers = (n: number) => ({ list: Array.from({ length: n }, (_, i) => i) });
 
-  it("answers with the plugin's error, audited, and the tool never runs; the host goes on serving", async () => {
-    const ended: string[] = [];
-    const stop = host.onCallEnd((end) => ended.push(end.result.code ?? 'ok'));
-    const r = await host.call('loop', '{}', { callId: 'self-ref-1' });
-    stop();
-    expect(r.isError).to.equal(true);
-    expect(r.code).to.equal('tool_error');
-    expect(r.content).to.match(/^Tool "loop" cannot check its input: its input schema failed \(/);
-    expect(ended).to.deep.equal(['tool_error']);
-    expect(host.decide('loop', {}).ok).to.equal(false); // host.decide() answers too, it does not throw
-    expect((await host.call('fine', '{}')).content).to.equal('fine');
-    await host.auditWritten();
-    const lines = readFileSync(join(temp.dir, 'audit.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    expect(lines.filter((l) => l.callId === 'self-ref-1').map((l) => `${l.event}:${l.code}`)).to.deep.equal([
-      'call:tool_error',
-    ]);
+  it('refuses it as invalid_input, naming the count, the schemas per value and the bound; the tool never runs', async () => {
+    const unique = await host.call('unique', numbers(60_000));
+    expect(unique.code).to.equal('invalid_input');
+    expect(unique.content).to.match(
+      /^Input for tool "unique" is too large to check: it holds over [\d,]+ values .*each may meet up to [\d,]+ schemas .*at most 50,000,000 \(values times schemas\) per call/,
+    );
+    const fan = await host.call('fan', { list: Array.from({ length: 10_000 }, () => 's') });
+    expect(fan.code).to.equal('invalid_input');
+    expect(fan.content).to.match(/too large to check/);
+  });
+
+  it('checks what is within the bound as before, a large input to a plain schema included', async () => {
+    expect((await host.call('unique', numbers(20_000))).content).to.equal('20000');
+    expect((await host.call('fan', { list: Array.from({ length: 1_000 }, () => 's') })).content).to.equal('1000');
+    expect((await host.call('plain', numbers(500_000))).content).to.equal('500000');
   });
 });

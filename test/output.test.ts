@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import Type, { type TSchema } from 'typebox';
 import { capOutput, capTexts, DEFAULT_MAX_OUTPUT_BYTES, normalise, type OutputTool } from '../core/output.ts';
-import { compileLinear } from '../core/schema-patterns.ts';
+import { validatorFor } from '../core/shared-validators.ts';
 
 describe('output cap', () => {
   it('leaves output under the cap alone', () => {
@@ -44,7 +44,7 @@ describe('normalise: content blocks and structured data', () => {
   const tool = (maxOutputBytes = 1000, outputSchema?: TSchema): OutputTool => ({
     info: { name: 't' },
     plugin: { isolation: 'inline', maxOutputBytes },
-    ...(outputSchema ? { outputValidator: () => compileLinear(outputSchema) } : {}),
+    ...(outputSchema ? { outputValidator: () => validatorFor(outputSchema) } : {}),
   });
   const ok = (step: ReturnType<typeof normalise>) => {
     if (!step.ok) throw new Error(`expected a result, got ${step.code}: ${step.content}`);
@@ -232,6 +232,19 @@ describe('normalise: content blocks and structured data', () => {
       expect(Number(omitted)).to.equal(Number(total) - Buffer.byteLength(headPart) - Buffer.byteLength(tailPart));
       expect(kept).to.not.contain('\uFFFD');
     }
+  });
+
+  it('refuses data too large to check against the outputSchema in bounded time, before the check', () => {
+    const schema = { type: 'object', properties: { list: { type: 'array', uniqueItems: true } } } as unknown as TSchema;
+    const list = Array.from({ length: 60_000 }, (_, i) => i);
+    const big = normalise(tool(10_000_000, schema), { content: 'x', data: { list } });
+    expect(big).to.deep.include({ ok: false, code: 'invalid_output' });
+    expect(!big.ok && big.content).to.match(
+      /^Tool "t" returned data too large to check against its outputSchema: it holds over [\d,]+ values/,
+    );
+    expect(
+      ok(normalise(tool(10_000_000, schema), { content: 'x', data: { list: list.slice(0, 20_000) } })).data,
+    ).to.deep.equal({ list: list.slice(0, 20_000) });
   });
 
   it('checks data against the outputSchema, naming the failing path; with no text of its own the JSON is the text', () => {

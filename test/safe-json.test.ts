@@ -1,6 +1,13 @@
 // The strict parser: what JSON.parse lets through and a tool input must not.
 import { expect } from 'chai';
-import { copyJsonValue, JsonInputError, MAX_DEPTH, parseStrictJson, plainData } from '../core/safe-json.ts';
+import {
+  copyJsonValue,
+  countValues,
+  JsonInputError,
+  MAX_DEPTH,
+  parseStrictJson,
+  plainData,
+} from '../core/safe-json.ts';
 
 const rejects = (text: string, message: RegExp) =>
   expect(() => parseStrictJson(text), text).to.throw(JsonInputError, message);
@@ -153,5 +160,18 @@ describe('plainData', () => {
     expect(Object.hasOwn(copy, '__proto__')).to.equal(true);
     expect(Object.getPrototypeOf(copy['__proto__'])).to.equal(null);
     expect(Object.hasOwn(copy, 'skipped')).to.equal(false);
+  });
+});
+
+describe('countValues', () => {
+  it('counts every JSON value, containers and leaves, and stops once past the limit', () => {
+    expect(countValues({ a: [1, 'x', null], b: { c: true } }, 100)).to.equal(7);
+    expect(countValues(1, 100)).to.equal(1);
+    // A long array is counted whole before its items are walked: they never are.
+    const items = Array.from({ length: 1_000 }, () => ({ deep: [1, 2, 3] }));
+    expect(countValues(items, 10)).to.equal(1_001);
+    expect(
+      countValues({ many: Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`k${i}`, i])) }, 10),
+    ).to.equal(11);
   });
 });

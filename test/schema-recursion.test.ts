@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { exponentialRecursion, overApplied } from '../core/schema-recursion.ts';
+import { compileLinear } from '../core/schema-patterns.ts';
+import { exponentialRecursion, overApplied, schemasMet, unfollowedReferences } from '../core/schema-recursion.ts';
 
 const array = (items: unknown) => ({ type: 'array', items });
 /** Any JSON value: recursion once per value, through an anyOf. */
@@ -35,14 +36,15 @@ describe('schema recursion that doubles per level', () => {
     expect(
       exponentialRecursion({ type: 'object', properties: { a: { $ref: '#' } }, additionalProperties: { $ref: '#' } }),
     ).to.equal(undefined);
-    expect(
-      exponentialRecursion({
-        type: 'object',
-        properties: { a: { $ref: '#' } },
-        patternProperties: { '^a': { $ref: '#' } },
-        additionalProperties: false,
-      }),
-    ).to.equal('/properties/a');
+    // Named and matching a pattern. A `patternProperties` value is compiled as a root of its own
+    // with the root's $defs (schema-patterns.ts): it reaches back through a definition.
+    const named = {
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/n' } },
+      patternProperties: { '^a': { $ref: '#/$defs/n' } },
+      additionalProperties: false,
+    };
+    expect(exponentialRecursion({ $ref: '#/$defs/n', $defs: { n: named } })).to.equal('/$defs/n/properties/a');
   });
 
   it('passes recursion that grows with the value only: trees, linked lists, any JSON', () => {
@@ -120,5 +122,138 @@ describe('schemas applied to one value too many times', () => {
       over({ type: 'object', properties: { left: { $ref: '#' }, right: { $ref: '#' }, kids: array({ $ref: '#' }) } }),
     ).to.equal(undefined);
     expect(over({ $ref: '#/$defs/v', $defs: { v: json } })).to.equal(undefined);
+  });
+});
+
+describe('references followed where typebox resolves them', () => {
+  /** Loops the check once missed (it resolved `$ref`s against the root alone): each overflowed the stack on every input. */
+  const missed: Record<string, [schema: Record<string, unknown>, pointer: string]> = {
+    'a $ref resolved against a nested $id': [
+      {
+        $id: 'http://schemas.test/root',
+        type: 'object',
+        allOf: [{ $ref: 'sub' }],
+        $defs: { sub: { $id: 'http://schemas.test/sub', allOf: [{ $ref: 'root' }] } },
+      },
+      '/allOf/0',
+    ],
+    'relative $ids and relative $refs between sibling resources': [
+      {
+        $id: 'http://schemas.test/a/root.json',
+        type: 'object',
+        properties: { p: { $ref: 'x.json' } },
+        $defs: { x: { $id: 'x.json', not: { $ref: 'y.json' } }, y: { $id: 'y.json', allOf: [{ $ref: 'x.json' }] } },
+      },
+      '/$defs/x/not',
+    ],
+    'a pointer into a nested resource, from inside it': [
+      {
+        type: 'object',
+        properties: {
+          p: { $id: 'http://schemas.test/p', $defs: { a: { allOf: [{ $ref: '#' }] } }, $ref: '#/$defs/a' },
+        },
+      },
+      '/properties/p/$defs/a/allOf/0',
+    ],
+    'a target inside default, which typebox resolves into as into any schema': [
+      { type: 'object', default: { allOf: [{ $ref: '#' }] }, allOf: [{ $ref: '#/default' }] },
+      '/default/allOf/0',
+    ],
+    'a target inside examples': [
+      {
+        type: 'object',
+        examples: [{ anyOf: [{ $ref: '#/examples/0' }] }],
+        properties: { p: { $ref: '#/examples/0' } },
+      },
+      '/examples/0/anyOf/0',
+    ],
+    'a patternProperties value, compiled as a root of its own: its "#" is itself': [
+      { type: 'object', patternProperties: { '^a': { allOf: [{ $ref: '#' }] } } },
+      '/patternProperties/^a/allOf/0',
+    ],
+    'the additionalProperties beside patternProperties, compiled the same way': [
+      { type: 'object', patternProperties: { '^a': { type: 'string' } }, additionalProperties: { not: { $ref: '#' } } },
+      '/additionalProperties/not',
+    ],
+  };
+  for (const [what, [schema, pointer]] of Object.entries(missed))
+    it(`finds the loop through ${what}`, () => {
+      expect(() => compileLinear(schema).Check({ p: 1, a: 1, b: 1 }), 'the loop is real').to.throw(RangeError);
+      expect(overApplied(schema, 50_000)).to.deep.equal({ pointer, loop: true });
+    });
+
+  it('finds loops through an $anchor, a $dynamicRef, and percent- and ~-encoded pointers', () => {
+    const loops = [
+      {
+        type: 'object',
+        properties: { p: { $ref: 'http://schemas.test/r#x' } },
+        $defs: { r: { $id: 'http://schemas.test/r', $defs: { x: { $anchor: 'x', allOf: [{ $ref: '#x' }] } } } },
+      },
+      {
+        $id: 'http://schemas.test/d',
+        type: 'object',
+        properties: { p: { $ref: '#/$defs/n' } },
+        $defs: { n: { $dynamicAnchor: 'n', anyOf: [{ $dynamicRef: '#n' }] } },
+      },
+      {
+        type: 'object',
+        properties: { p: { $ref: '#/$defs/a%20b' } },
+        $defs: { 'a b': { allOf: [{ $ref: '#/$defs/a%20b' }] } },
+      },
+      {
+        type: 'object',
+        properties: { p: { $ref: '#/$defs/a~1b' } },
+        $defs: { 'a/b': { allOf: [{ $ref: '#/$defs/a~1b' }] } },
+      },
+    ];
+    for (const schema of loops) expect(overApplied(schema, 50_000)?.loop, JSON.stringify(schema)).to.equal(true);
+  });
+
+  it('refuses a chain of bases that never ends, quickly: a relative $id reached again one directory deeper each time', () => {
+    const schema = {
+      $id: 'http://schemas.test/a/root.json',
+      type: 'object',
+      properties: { p: { $ref: 'b/sub.json' } },
+      $defs: { s: { $id: 'b/sub.json', allOf: [{ $ref: '../root.json#/$defs/s' }] } },
+    };
+    expect(unfollowedReferences(schema)).to.equal('/$defs/s');
+  });
+
+  it('passes what resolves to a value below: nested resources, relative refs, anchors in two resources', () => {
+    const tree = {
+      $id: 'http://schemas.test/tree',
+      type: 'object',
+      properties: { kids: { type: 'array', items: { $ref: 'node' } } },
+      $defs: {
+        node: { $id: 'node', type: 'object', properties: { next: { $ref: '#' }, up: { $ref: 'tree' } } },
+        // The same anchor name in two resources: each `#x` means its own resource's.
+        a: { $id: 'http://schemas.test/a', $anchor: 'x', type: 'array', items: { $ref: '#x' } },
+        b: { $id: 'http://schemas.test/b', $anchor: 'x', type: 'array', items: { $ref: '#x' } },
+      },
+    };
+    expect(overApplied(tree, 50_000)).to.equal(undefined);
+    expect(exponentialRecursion(tree)).to.equal(undefined);
+    expect(unfollowedReferences(tree)).to.equal(undefined);
+    expect(compileLinear(tree).Check({ kids: [{ next: { next: {} }, up: { kids: [] } }] })).to.equal(true);
+  });
+});
+
+describe('schemas one value may meet (what checking each value of an input may cost)', () => {
+  it('is the size of a schema without references, enum entries included', () => {
+    expect(schemasMet({ type: 'object', properties: { a: { type: 'string' } } }, 1_000_000)).to.equal(3);
+    expect(schemasMet({ enum: ['a', 'b', 'c'] }, 1_000_000)).to.equal(5); // the schema, the array, its entries
+  });
+
+  it('counts through references: each an allOf of two references to the next doubles it, up to the limit', () => {
+    const fan = (levels: number) => {
+      const $defs: Record<string, unknown> = { [`d${levels}`]: { type: 'string' } };
+      for (let i = 0; i < levels; i++)
+        $defs[`d${i}`] = { allOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+      return { $ref: '#/$defs/d0', $defs };
+    };
+    const ten = schemasMet(fan(10), 1_000_000);
+    expect(ten).to.be.greaterThan(2 ** 11);
+    expect(schemasMet(fan(11), 1_000_000)).to.be.greaterThan(2 * ten - 100);
+    expect(schemasMet(fan(30), 100_000)).to.be.at.most(200_000);
   });
 });
