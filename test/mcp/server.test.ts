@@ -75,7 +75,9 @@ describe('MCP server: tools/call past the SDK Server wrapper', () => {
     // the version here; if it does more, register tools/call through it (core/mcp/server.ts). Read
     // also `JSONRPCRequestSchema`, `RequestMetaSchema` and `CallToolRequestParamsSchema` in types.js
     // (core/mcp/shapes.ts accepts a subset of them) and `Protocol` `connect` and `_onrequest` in
-    // shared/protocol.js (core/mcp/stdio.ts hands plain requests to `_onrequest`).
+    // shared/protocol.js (core/mcp/stdio.ts hands plain requests to `_onrequest`), and `Server`'s
+    // constructor and `_oninitialize` with `InitializeRequestSchema` (core/mcp/handshake.ts answers
+    // the handshake as they do before the SDK loads).
     const manifest = join(ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'package.json');
     expect((JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version).to.equal('1.32.2');
   });
