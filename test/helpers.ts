@@ -179,9 +179,12 @@ export function runCliProcess(
 
 /**
  * What the host writes to its stderr while `work` runs, kept off the test's output: a plugin
- * process's stderr is passed on there (a V8 fatal trace, for a heap bomb).
+ * process's stderr is passed on there (a V8 fatal trace, for a heap bomb). `work` can read what
+ * came so far, to wait for a line written after its call returned (winston's).
  */
-export async function capturingStderr<T>(work: () => Promise<T>): Promise<{ value: T; stderr: string }> {
+export async function capturingStderr<T>(
+  work: (captured: () => string) => Promise<T>,
+): Promise<{ value: T; stderr: string }> {
   const write = process.stderr.write;
   let stderr = '';
   process.stderr.write = ((chunk: string | Uint8Array) => {
@@ -189,7 +192,7 @@ export async function capturingStderr<T>(work: () => Promise<T>): Promise<{ valu
     return true;
   }) as typeof process.stderr.write;
   try {
-    return { value: await work(), stderr };
+    return { value: await work(() => stderr), stderr };
   } finally {
     process.stderr.write = write;
   }
