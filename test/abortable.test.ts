@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { getEventListeners } from 'node:events';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { abortable } from '../core/abortable.ts';
-import { ROOT } from './helpers.ts';
+import { nodeWithSource, ROOT } from './helpers.ts';
 
 const never = () => new Promise<never>(() => {});
 
@@ -38,13 +36,11 @@ describe('abortable', () => {
   });
 
   it('keeps the process alive until its timeout (a grace period is waited out, not cut by an exit)', () => {
-    const module = JSON.stringify(pathToFileURL(join(ROOT, 'core', 'abortable.ts')).href);
-    const script = `const { abortable } = await import(${module});
-      await abortable(new Promise(() => {}), { timeoutMs: 200 }).catch((e) => process.stdout.write(e.name));`;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
+    const script = nodeWithSource(
+      'core/abortable.ts',
+      `await $.abortable(new Promise(() => {}), { timeoutMs: 200 }).catch((e) => process.stdout.write(e.name));`,
+    );
+    const out = execFileSync(process.execPath, script, { cwd: ROOT, encoding: 'utf8' });
     expect(out).to.equal('TimeoutError');
   });
 });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, tempDir } from './helpers.ts';
+import { FIXTURES, nodeWithSource, ROOT, tempDir } from './helpers.ts';
 
 describe('audit trail at exit', () => {
   it('keeps the records of a batch not yet written when the process exits without close()', () => {
@@ -42,14 +42,13 @@ describe('audit trail at exit', () => {
     try {
       const audit = join(t.dir, 'audit.jsonl');
       const run = (body: string) => {
-        const script = t.write(
-          'burst.mts',
-          `import { createAuditSink } from ${JSON.stringify(join(ROOT, 'core', 'audit.ts'))};
-           const sink = createAuditSink(${JSON.stringify(audit)});
+        const script = nodeWithSource(
+          'core/audit.ts',
+          `const sink = $.createAuditSink(${JSON.stringify(audit)});
            ${body}
            process.exit(0);`,
         );
-        execFileSync(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: 'pipe' });
+        execFileSync(process.execPath, script, { cwd: ROOT, stdio: 'pipe' });
       };
       run(`for (let i = 0; i < 600; i++) sink.write({ event: 'call', n: i });`); // two full blocks, then the rest at exit
       run(`sink.write({ event: 'call', n: 1n });`); // cannot be serialised: nothing to write

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { deadline } from '../core/deadlines.ts';
-import { ROOT } from './helpers.ts';
+import { nodeWithSource, ROOT } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -77,10 +77,9 @@ describe('deadlines', () => {
     // Killed (and the test failed) if it outlives 15 s: a cancelled 20 s deadline that kept it alive would.
     const run = (code: string) =>
       new Promise<string>((resolve, reject) => {
-        const script = `import { deadline } from './core/deadlines.ts';\n${code}`;
         execFile(
           process.execPath,
-          ['--import', 'tsx', '--input-type=module', '-e', script],
+          nodeWithSource('core/deadlines.ts', `const { deadline } = $;\n${code}`),
           { cwd: ROOT, timeout: 15_000 },
           (error, stdout) => (error ? reject(error) : resolve(stdout)),
         );

@@ -71,11 +71,14 @@ describe('call pipeline (inline)', () => {
     }
     expect(ids.length).to.be.at.most(65_537);
     const count = (id: string) => Number.parseInt(id.slice(24), 16);
-    for (const [i, id] of ids.entries()) {
-      expect(id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-      expect(id.slice(0, 24)).to.equal(ids[0]!.slice(0, 24));
-      if (i) expect(count(id), id).to.equal(count(ids[i - 1]!) + 1);
-    }
+    // Checked plainly, then asserted once: three chai assertions for each of up to 65,537 ids cost ~1.4 s of CPU.
+    const misfits = ids.filter(
+      (id, i) =>
+        !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) ||
+        id.slice(0, 24) !== ids[0]!.slice(0, 24) ||
+        (i > 0 && count(id) !== count(ids[i - 1]!) + 1),
+    );
+    expect(misfits, 'ids not of the form, of another prefix, or not one more than the one before').to.deep.equal([]);
   });
 
   it('unknown_tool names the tools that exist', async () => {

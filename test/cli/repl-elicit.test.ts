@@ -6,9 +6,8 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, tempDir } from '../helpers.ts';
+import { NO_KEYS } from './shared.ts';
 import { openTerminal, type Terminal } from './terminal.ts';
-
-const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
 
 const FORM = {
   type: 'object',

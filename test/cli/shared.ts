@@ -33,3 +33,17 @@ export function projectPerTest(): Project {
     config: (value) => current().write('rousseau.config.json', JSON.stringify(value)),
   };
 }
+
+/** No model keys or endpoints from the environment: a REPL test plays a replay script, or talks to its own fake server. */
+export const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
+
+/** A temp dir whose config loads the terminal fixture plugin under `policy`, and a replay script of `turns`. */
+export function replayWorkspace(turns: unknown[], policy: object = { default: 'allow' }) {
+  const tmp = tempDir();
+  tmp.write(
+    'rousseau.config.json',
+    JSON.stringify({ builtins: false, plugins: [fixture('term.ts')], policy, log: { audit: false } }),
+  );
+  const script = tmp.write('script.json', JSON.stringify({ turns }));
+  return { tmp, script };
+}
