@@ -162,9 +162,9 @@ describe('call pipeline (inline)', () => {
     const quick = new AbortController();
     const added: string[] = [];
     const addEventListener = quick.signal.addEventListener.bind(quick.signal);
-    quick.signal.addEventListener = (type: string, ...rest: [EventListener, AddEventListenerOptions?]) => {
-      added.push(type);
-      addEventListener(type, ...rest);
+    quick.signal.addEventListener = (...args: Parameters<AbortSignal['addEventListener']>) => {
+      added.push(args[0]);
+      addEventListener(...args);
     };
     expect(await host.call('echo', '{"text":"now"}', { signal: quick.signal })).to.include({ content: 'now' });
     expect(added).to.deep.equal([]);
