@@ -88,7 +88,7 @@ class GuardedRun implements RunRequest, Shutdown {
   /** Told once the runner is done with the call (`CallOptions.onRun`). */
   private ranOut?: () => void;
   private onStopped?: () => void;
-  /** The caller's signal's listener: made only for a call with a signal. */
+  /** The caller's signal's listener: made only for a call with a signal still running after its first tick. */
   private onCancel?: () => void;
 
   constructor(call: GuardedCall, tool: RegisteredTool, input: unknown, resolve: (ran: Ran) => void) {
@@ -211,6 +211,22 @@ class GuardedRun implements RunRequest, Shutdown {
     );
   }
 
+  /**
+   * Listens to the caller's signal from the end of the tick the run started in: a run settled by
+   * then (an inline tool that answers at once, over MCP most calls) never adds a listener, which
+   * with its removal cost such a call more than its two audit lines (EventTarget's listener
+   * bookkeeping). A signal aborted within that tick is acted on here, at its end.
+   */
+  private watchCaller(): void {
+    if (this.settled) return;
+    if (this.external!.aborted) {
+      this.cancel();
+      return;
+    }
+    this.onCancel = () => this.cancel();
+    this.external!.addEventListener('abort', this.onCancel, { once: true });
+  }
+
   shutdown(): void {
     this.stop(
       new DOMException('host closed', 'AbortError'),
@@ -257,10 +273,7 @@ class GuardedRun implements RunRequest, Shutdown {
     this.clockLeft = this.registered.timeoutMs;
     this.clockSince = performance.now();
     this.deadline = deadline(this.registered.timeoutMs, this.expire);
-    if (this.external) {
-      this.onCancel = () => this.cancel();
-      this.external.addEventListener('abort', this.onCancel, { once: true });
-    }
+    if (this.external) process.nextTick(() => this.watchCaller());
     this.listed = this.call.env.inflight.push(this);
     const { limiter } = this.registered.plugin;
     if (limiter.tryAcquire()) {

@@ -166,6 +166,28 @@ describe('call pipeline (inline)', () => {
     expect(r).to.include({ isError: true, code: 'cancelled' });
   });
 
+  it('cancelled: a signal aborted in the tick the call started ends a tool still running; one that answered at once never had a listener on the signal', async () => {
+    const controller = new AbortController();
+    const pending = host.call('slow', '{"ms":5000,"tag":"y"}', { signal: controller.signal });
+    controller.abort();
+    expect(await pending).to.include({ isError: true, code: 'cancelled' });
+
+    const quick = new AbortController();
+    const added: string[] = [];
+    const addEventListener = quick.signal.addEventListener.bind(quick.signal);
+    quick.signal.addEventListener = (...args: Parameters<AbortSignal['addEventListener']>) => {
+      added.push(args[0]);
+      addEventListener(...args);
+    };
+    expect(await host.call('echo', '{"text":"now"}', { signal: quick.signal })).to.include({ content: 'now' });
+    expect(added).to.deep.equal([]);
+    const slow = host.call('slow', '{"ms":5000,"tag":"z"}', { signal: quick.signal });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(added).to.deep.equal(['abort']);
+    quick.abort();
+    expect(await slow).to.include({ isError: true, code: 'cancelled' });
+  });
+
   it('tool_error: a throw becomes an error result with the message', async () => {
     const r = await host.call('fail', '{"message":"disk on fire"}');
     expect(r).to.include({ isError: true, code: 'tool_error' });

@@ -113,11 +113,13 @@ export async function serveMcpStdio(
 /**
  * The protocol layer's handling of a request, past its checks of which kind of message it is (each
  * a zod parse; shapes.ts has told already). `_onrequest` is the SDK's own, private: the version
- * check in test/mcp/server.test.ts has it read again on an upgrade.
+ * check in test/mcp/server.test.ts has it read again on an upgrade, and an SDK without it (renamed)
+ * gets `undefined` here: every message then takes the public `onmessage` path, slower but the same.
  */
-function requestPathOf(server: Server): (message: JSONRPCRequest) => void {
-  const protocol = server as unknown as { _onrequest(message: JSONRPCRequest, extra?: unknown): void };
-  return (message) => protocol._onrequest(message);
+export function requestPathOf(server: Server): ((message: JSONRPCRequest) => void) | undefined {
+  const protocol = server as unknown as { _onrequest?: (message: JSONRPCRequest, extra?: unknown) => void };
+  if (typeof protocol._onrequest !== 'function') return undefined;
+  return (message) => protocol._onrequest!(message);
 }
 
 /**

@@ -80,14 +80,23 @@ function redirect(): Redirect {
     const chunk = batch;
     batch = '';
     for (const hook of beforeWrite) hook();
-    if (!writeToStdout(chunk) && !drained)
-      drained = new Promise((resolve) =>
-        stdout.once('drain', () => {
-          drained = undefined;
-          resolve();
-        }),
-      );
+    if (!writeToStdout(chunk) && !drained && !stdout.destroyed) drained = untilDrained(stdout);
   };
+  // Settles on 'close' and 'error' too: stdout whose reader is gone never drains, and the answers
+  // waiting on it would hang (a destroyed one is not waited for at all).
+  const untilDrained = (stream: NodeJS.WriteStream) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        stream.off('drain', done);
+        stream.off('close', done);
+        stream.off('error', done);
+        drained = undefined;
+        resolve();
+      };
+      stream.on('drain', done);
+      stream.on('close', done);
+      stream.on('error', done);
+    });
   // Resolved at once unless stdout pushes back: waiting for each write's own callback would hold
   // the next messages back, and a burst (progress, then the result) would reach the client in one
   // read, where SDK v1 clients drop the progress (typescript-sdk#2580; the server spaces a result

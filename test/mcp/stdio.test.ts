@@ -2,8 +2,9 @@
 // message delivered once, by the path the SDK would take it, a bad line reported and skipped.
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { StdioTransport } from '../../core/mcp/stdio.ts';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { requestPathOf, StdioTransport } from '../../core/mcp/stdio.ts';
 
 describe('MCP stdio transport', () => {
   function open(max = 1024) {
@@ -99,5 +100,68 @@ describe('MCP stdio transport', () => {
     input.write('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
     await tick();
     expect(got.requests).to.deep.equal([]);
+  });
+
+  describe('with the SDK server behind it', () => {
+    /** A real SDK server answering `tools/call` with its arguments, on the transport; `path` as serveMcpStdio sets it. */
+    async function serve({ renamed = false } = {}) {
+      const { input, sent, got, transport } = open(1 << 20);
+      transport.onerror = (e) => void got.errors.push(e);
+      const server = new Server({ name: 't', version: '1' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(CallToolRequestSchema, (r) => ({
+        content: [{ type: 'text', text: JSON.stringify(r.params.arguments) }],
+      }));
+      await server.connect(transport);
+      if (renamed) {
+        // As an SDK that renamed its private method would look to the check: no `_onrequest`. Its
+        // own message handling keeps working (here under the old name, as it would under the new).
+        Object.defineProperty(server, '_onrequest', { value: undefined, configurable: true });
+        transport.request = requestPathOf(server);
+        delete (server as unknown as Record<string, unknown>)._onrequest;
+      } else {
+        transport.request = requestPathOf(server);
+      }
+      const call = async (id: number) => {
+        input.write(
+          `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { n: id } } })}\n`,
+        );
+        for (let i = 0; i < 50 && sent.length < id; i++) await tick();
+        return JSON.parse(sent[id - 1]!) as { id: number; result: { content: { text: string }[] } };
+      };
+      return { transport, server, got, call };
+    }
+
+    it('hands a plain request to the protocol layer directly', async () => {
+      const { transport, server, got, call } = await serve();
+      let viaOnmessage = 0;
+      const onmessage = transport.onmessage!;
+      transport.onmessage = (m) => {
+        viaOnmessage++;
+        onmessage(m);
+      };
+      expect(transport.request).to.be.a('function');
+      const answer = await call(1);
+      expect(answer.result.content[0]!.text).to.equal('{"n":1}');
+      expect(viaOnmessage).to.equal(0);
+      expect(got.errors).to.deep.equal([]);
+      await server.close();
+    });
+
+    it('answers through the public onmessage path when the SDK has no `_onrequest` (renamed in a later version)', async () => {
+      const { transport, server, got, call } = await serve({ renamed: true });
+      let viaOnmessage = 0;
+      const onmessage = transport.onmessage!;
+      transport.onmessage = (m) => {
+        viaOnmessage++;
+        onmessage(m);
+      };
+      expect(transport.request).to.equal(undefined);
+      const answer = await call(1);
+      expect(answer.id).to.equal(1);
+      expect(answer.result.content[0]!.text).to.equal('{"n":1}');
+      expect(viaOnmessage).to.equal(1);
+      expect(got.errors).to.deep.equal([]);
+      await server.close();
+    });
   });
 });
