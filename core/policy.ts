@@ -73,7 +73,6 @@ interface CallerFacts {
 interface CompiledRule {
   /** Shared by every decision this rule makes: decisions are read, never changed. */
   decision: PolicyDecision;
-  tool: (name: string) => boolean;
   match: RegExp | undefined;
   /** Each field as the path of keys that reaches it, and its pattern. */
   where: [string[], RegExp][] | undefined;
@@ -112,13 +111,25 @@ const LISTS = ['deny', 'ask', 'allow'] as const;
 export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Policy {
   // Own keys only: a `match` or `default` set on Object.prototype by anyone must not narrow a deny rule or widen the default.
   const config = plainData(given);
-  const all: CompiledRule[] = [];
+  // Each rule as its tool matcher, and the rule compiled. The config's rules compile here, so a bad
+  // one is a config error at load. The built-in rules are known to compile, and compile at the first
+  // call of a tool they name: a host whose config holds no regex then starts without switching on
+  // V8's regex engine flags (linear-regex.ts), which would make V8 refuse Node's code cache for
+  // every built-in module loaded after it (~0.1 G instructions over a load of 100 plugins).
+  const all: { tool: (name: string) => boolean; compiled: () => CompiledRule }[] = [];
   for (const list of LISTS) {
-    for (const [i, rule] of (config[list] ?? []).entries())
-      all.push(compileRule(rule, list, `policy.${list}[${i}]`, origin));
+    for (const [i, rule] of (config[list] ?? []).entries()) {
+      const compiled = compileRule(rule, list, `policy.${list}[${i}]`, origin);
+      all.push({ tool: toolMatcher(rule.tool), compiled: () => compiled });
+    }
     if (list === 'deny' && config.builtinRules !== false) {
-      for (const [i, rule] of BUILTIN_RULES.deny.entries())
-        all.push(compileRule(rule, list, `builtin.deny[${i}]`, origin));
+      for (const [i, rule] of BUILTIN_RULES.deny.entries()) {
+        let compiled: CompiledRule | undefined;
+        all.push({
+          tool: toolMatcher(rule.tool),
+          compiled: () => (compiled ??= compileRule(rule, list, `builtin.deny[${i}]`, origin)),
+        });
+      }
     }
   }
   const readOnlyDefault = decisionOf({ decision: config.readOnlyDefault ?? 'allow' });
@@ -130,7 +141,7 @@ export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Poli
   const rulesFor = (name: string) => {
     let rules = byTool.get(name);
     if (!rules) {
-      rules = all.filter((r) => r.tool(name));
+      rules = all.filter((r) => r.tool(name)).map((r) => r.compiled());
       byTool.set(name, rules);
     }
     return rules;
@@ -242,7 +253,6 @@ function compileRule(rule: PolicyRuleConfig, list: Decision, id: string, origin:
       rule: source,
       ...(rule.reason === undefined ? {} : { reason: rule.reason }),
     }),
-    tool: toolMatcher(rule.tool),
     // Both always set, if only to undefined: an absent one would be read from Object.prototype.
     match: rule.match === undefined ? undefined : compile(rule.match, 'match', false),
     where:
