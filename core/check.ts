@@ -333,7 +333,9 @@ const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
 
 function danglingRefs(root: unknown, value: unknown, at: string, add: Add): void {
   if (value === null || typeof value !== 'object') return;
-  const { $ref: ref, $dynamicRef: dynamicRef } = value as Record<string, unknown>;
+  const { $ref: ref, $dynamicRef: dynamicRef, $id: id } = value as Record<string, unknown>;
+  // `#/…` points into the resource it is written in: a schema with an `$id` of its own starts one.
+  if (typeof id === 'string' && !Array.isArray(value)) root = value;
   if (typeof ref === 'string' && ref.startsWith('#')) {
     let target: unknown;
     try {
