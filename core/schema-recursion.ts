@@ -12,6 +12,9 @@
  * levels, the work grows as 2^depth; a single path per level (a tree of nodes, a linked list)
  * grows with the value only. Distinct property names reach distinct values, so `left` and `right`
  * both pointing back to the root do not count twice.
+ *
+ * Where a reference leads is what typebox's own resolver says from where the check stands
+ * (`followReferences`): the checks here follow every loop the validator would.
  */
 import type { TSchema } from 'typebox';
 import { NextStack, Resolve, Stack, type XStack } from 'typebox/schema';
@@ -55,7 +58,7 @@ interface Graph {
    * `k*` and `i*` any, and `k+<names>` (additionalProperties) any key but the named ones.
    */
   children(s: Record<string, unknown>): [string, unknown][];
-  /** A schema whose references resolved in more ways than followed (MAX_FOLLOW_WORK): nothing else is known. */
+  /** A schema whose references resolve in more ways than are followed (MAX_FOLLOW_WORK, MAX_STACKS_PER_SCHEMA). */
   tooVaried?: Node;
 }
 
@@ -80,7 +83,8 @@ export function unfollowedReferences(schema: unknown): string | undefined {
 
 /** The graph of a schema with a reference in it; without one, a schema as JSON is a tree. */
 function schemaGraph(root: Record<string, unknown>): Graph | undefined {
-  if (sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
+  const size = sizeOf(root, Number.POSITIVE_INFINITY);
+  if (size.refs === 0) return undefined;
   const byObject = new Map<object, Node>();
   const reaching = new Set<Node>();
   // Every object is indexed, data (`default`, `const`) included: typebox's resolver finds a
@@ -110,7 +114,7 @@ function schemaGraph(root: Record<string, unknown>): Graph | undefined {
     const node = byObject.get(schema);
     return node !== undefined && reaching.has(node);
   };
-  const { targets: found, tooVaried } = followReferences(root, sizeOf(root, Number.POSITIVE_INFINITY).nodes, refers);
+  const { targets: found, tooVaried } = followReferences(root, size.nodes, refers);
   const targets = new Map<Node, Node[]>();
   for (const [from, to] of found)
     targets.set(
@@ -118,9 +122,7 @@ function schemaGraph(root: Record<string, unknown>): Graph | undefined {
       [...to].flatMap((t) => nodeOf(t) ?? []),
     );
   const inPlace = (s: Record<string, unknown>): unknown[] => [
-    ...IN_PLACE_ONE.map((k) => s[k]),
-    ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
-    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
+    ...sameValue(s),
     ...(targets.get(nodeOf(s)!) ?? []).map((n) => n.schema),
   ];
   return {
@@ -256,11 +258,15 @@ function followReferences(
 /** The schemas `s` applies, to its value or below; not the ones compiled on their own beside `patternProperties`. */
 function applied(s: Record<string, unknown>, separate: boolean): unknown[] {
   const below = separate ? { ...s, patternProperties: undefined, additionalProperties: undefined } : s;
+  return [...sameValue(s), ...children(below).map(([, sub]) => sub)];
+}
+
+/** The schemas `s` applies to the value itself, but for references. */
+function sameValue(s: Record<string, unknown>): unknown[] {
   return [
     ...IN_PLACE_ONE.map((k) => s[k]),
     ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
     ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
-    ...children(below).map(([, sub]) => sub),
   ];
 }
 
