@@ -219,6 +219,27 @@ describe('references followed where typebox resolves them', () => {
     expect(unfollowedReferences(schema)).to.equal('/$defs/s');
   });
 
+  it('follows resources that refer to each other in any order without a state per order (a bundled schema)', () => {
+    const $defs: Record<string, unknown> = {};
+    for (let i = 0; i < 10; i++)
+      $defs[`r${i}`] = {
+        $id: `http://schemas.test/r${i}`,
+        $dynamicAnchor: 'a',
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: 10 }, (_, j) => [`to${j}`, { $ref: `http://schemas.test/r${j}` }]),
+        ),
+      };
+    const bundle = {
+      $id: 'http://schemas.test/root',
+      type: 'object',
+      properties: { p: { $ref: 'http://schemas.test/r0' } },
+      $defs,
+    };
+    expect(unfollowedReferences(bundle)).to.equal(undefined);
+    expect(exponentialRecursion(bundle)).to.equal(undefined);
+  });
+
   it('passes what resolves to a value below: nested resources, relative refs, anchors in two resources', () => {
     const tree = {
       $id: 'http://schemas.test/tree',
