@@ -285,7 +285,8 @@ function sameValue(s: Record<string, unknown>): unknown[] {
   return [
     ...IN_PLACE_ONE.map((k) => s[k]),
     ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
-    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
+    // typebox walks a map given as an array too (`dependentSchemas: [{ … }]`, key "0").
+    ...IN_PLACE_MAP.flatMap((k) => (typeof s[k] === 'object' && s[k] !== null ? Object.values(s[k] as object) : [])),
   ];
 }
 

@@ -171,6 +171,14 @@ describe('references followed where typebox resolves them', () => {
       { type: 'object', patternProperties: { '^a': { allOf: [{ $ref: '#' }] } } },
       '/patternProperties/^a/allOf/0',
     ],
+    'dependentSchemas written as an array, which typebox walks as a map (key "0")': [
+      { type: 'object', dependentSchemas: [{ allOf: [{ $ref: '#' }] }] },
+      '/dependentSchemas/0/allOf/0',
+    ],
+    'dependencies written as an array': [
+      { type: 'object', dependencies: [{ allOf: [{ $ref: '#' }] }] },
+      '/dependencies/0/allOf/0',
+    ],
     'the additionalProperties beside patternProperties, compiled the same way': [
       { type: 'object', patternProperties: { '^a': { type: 'string' } }, additionalProperties: { not: { $ref: '#' } } },
       '/additionalProperties/not',
@@ -178,7 +186,7 @@ describe('references followed where typebox resolves them', () => {
   };
   for (const [what, [schema, pointer]] of Object.entries(missed))
     it(`finds the loop through ${what}`, () => {
-      expect(() => compileLinear(schema).Check({ p: 1, a: 1, b: 1 }), 'the loop is real').to.throw(RangeError);
+      expect(() => compileLinear(schema).Check({ p: 1, a: 1, b: 1, 0: 1 }), 'the loop is real').to.throw(RangeError);
       expect(overApplied(schema, 50_000)).to.deep.equal({ pointer, loop: true });
     });
 
