@@ -20,13 +20,15 @@ import type { TSchema } from 'typebox';
 import { NextStack, Resolve, Stack, type XStack } from 'typebox/schema';
 import { escapeSegment } from './json-pointer.ts';
 import { rootDefinitions, separateRoot } from './schema-patterns.ts';
-import { resolvedOnce, sizeOf } from './schema-validator.ts';
+import { DATA_KEYWORDS, resolvedOnce, sizeOf } from './schema-validator.ts';
 
 interface Node {
   /** Where the schema is: the segments below its parent's place (pointers are built only to report one). */
   parent: Node | undefined;
   path: readonly string[];
   schema: Record<string, unknown>;
+  /** Inside `const`, `enum`, `default` or `examples`: a schema only if a reference lands there. */
+  data: boolean;
 }
 
 function pointerOf(node: Node): string {
@@ -89,25 +91,26 @@ function schemaGraph(root: Record<string, unknown>): Graph | undefined {
   const reaching = new Set<Node>();
   // Every object is indexed, data (`default`, `const`) included: typebox's resolver finds a
   // reference's target there too, and a schema there is applied like any other.
-  const index = (schema: unknown, parent: Node | undefined, path: readonly string[]): boolean => {
+  const index = (schema: unknown, parent: Node | undefined, path: readonly string[], data: boolean): boolean => {
     if (schema === null || typeof schema !== 'object') return false;
     if (Array.isArray(schema)) {
       let refers = false;
       schema.forEach((s, i) => {
-        if (index(s, parent, [...path, String(i)])) refers = true;
+        if (index(s, parent, [...path, String(i)], data)) refers = true;
       });
       return refers;
     }
     const known = byObject.get(schema);
     if (known) return reaching.has(known);
-    const node: Node = { parent, path, schema: schema as Record<string, unknown> };
+    const node: Node = { parent, path, schema: schema as Record<string, unknown>, data };
     byObject.set(schema, node);
     let refers = REFERENCES.some((k) => typeof (schema as Record<string, unknown>)[k] === 'string');
-    for (const [key, sub] of Object.entries(schema)) if (index(sub, node, [key])) refers = true;
+    for (const [key, sub] of Object.entries(schema))
+      if (index(sub, node, [key], data || DATA_KEYWORDS.has(key))) refers = true;
     if (refers) reaching.add(node);
     return refers;
   };
-  index(root, undefined, []);
+  index(root, undefined, [], false);
 
   const nodeOf = (schema: unknown) => (isRecord(schema) ? byObject.get(schema) : undefined);
   const refers = (schema: object) => {
@@ -443,8 +446,10 @@ export function schemasMet(schema: unknown, limit: number): number {
 /** The size of each schema without a reference at or below it. */
 function sizesBelow(graph: Graph): Map<Node, number> {
   const size = new Map<Node, number>();
-  for (const node of graph.nodes)
+  for (const node of graph.nodes) {
+    if (node.data) continue; // data the check never applies costs nothing
     for (let n: Node | undefined = node; n && !graph.reaching.has(n); n = n.parent) size.set(n, (size.get(n) ?? 0) + 1);
+  }
   return size;
 }
 

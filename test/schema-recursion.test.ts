@@ -122,6 +122,10 @@ describe('schemas applied to one value too many times', () => {
       over({ type: 'object', properties: { left: { $ref: '#' }, right: { $ref: '#' }, kids: array({ $ref: '#' }) } }),
     ).to.equal(undefined);
     expect(over({ $ref: '#/$defs/v', $defs: { v: json } })).to.equal(undefined);
+    // Data the check never applies (`examples`, `default`) costs nothing, however often its schema is referred to.
+    const d = { type: 'object', examples: Array.from({ length: 3_000 }, (_, n) => ({ n })), properties: { n: {} } };
+    const p = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`p${i}`, { $ref: '#/$defs/d' }]));
+    expect(over({ type: 'object', properties: p, $defs: { d } })).to.equal(undefined);
   });
 });
 
