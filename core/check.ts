@@ -12,7 +12,7 @@ import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
 import { exponentialRecursion, overApplied, unfollowedReferences } from './schema-recursion.ts';
 import { linearSchema } from './schema-patterns.ts';
-import { sizeOf } from './schema-validator.ts';
+import { DATA_KEYWORDS, sizeOf } from './schema-validator.ts';
 import { SchemaCache, schemaKey, validatorFor } from './shared-validators.ts';
 import type { Violation } from './types.ts';
 
@@ -329,11 +329,11 @@ function forbiddenKeys(value: unknown, at: string, add: Add): void {
  * input, and the model told to fix what it cannot. And a `$ref` or `$dynamicRef` elsewhere whose
  * fragment does not decode (`other.json#%zz`), on which the compiler throws.
  */
-const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
-
 function danglingRefs(root: unknown, value: unknown, at: string, add: Add): void {
   if (value === null || typeof value !== 'object') return;
-  const { $ref: ref, $dynamicRef: dynamicRef } = value as Record<string, unknown>;
+  const { $ref: ref, $dynamicRef: dynamicRef, $id: id } = value as Record<string, unknown>;
+  // `#/…` points into the resource it is written in: a schema with an `$id` of its own starts one.
+  if (typeof id === 'string' && !Array.isArray(value)) root = value;
   if (typeof ref === 'string' && ref.startsWith('#')) {
     let target: unknown;
     try {

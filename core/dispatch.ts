@@ -22,7 +22,7 @@ import type { Logger } from './log.ts';
 import { capOutput, DEFAULT_MAX_OUTPUT_BYTES, type Failed, normalise, type Step } from './output.ts';
 import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
-import { copyJsonValue, emptyRecord, parseStrictJson } from './safe-json.ts';
+import { copyJsonValue, emptyRecord, MAX_COPIED_VALUES, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';
 import { tooCostlyToCheck } from './shared-validators.ts';
 import { endToolSpan, type Span, startToolSpan, type Tracer, withSpan } from './tracing.ts';
@@ -348,7 +348,10 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
   let problems: string[] | undefined;
   try {
     const validator = tool.validator();
-    const tooBig = tooCostlyToCheck(validator, input);
+    // Without defaults (which may add values per item), the input holds at most what was sent: a
+    // value per character of the text, or what a copy takes.
+    const sent = typeof raw === 'string' ? raw.length + 1 : MAX_COPIED_VALUES;
+    const tooBig = tooCostlyToCheck(validator, input, tool.hasDefaults ? Infinity : sent);
     if (tooBig)
       return {
         ok: false,

@@ -74,7 +74,7 @@ export function copyJsonValue(value: unknown): unknown {
  * and killed the host). Each value reached counts, however often it is reached. 2^20 is far beyond
  * any tool input (the MCP stdio limit of 10 MiB holds at most ~5M values written as `0,`).
  */
-const MAX_COPIED_VALUES = 1 << 20;
+export const MAX_COPIED_VALUES = 1 << 20;
 
 /**
  * The values (objects, arrays, strings, numbers, booleans, nulls) in a JSON value, counted up to

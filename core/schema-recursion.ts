@@ -12,18 +12,23 @@
  * levels, the work grows as 2^depth; a single path per level (a tree of nodes, a linked list)
  * grows with the value only. Distinct property names reach distinct values, so `left` and `right`
  * both pointing back to the root do not count twice.
+ *
+ * Where a reference leads is what typebox's own resolver says from where the check stands
+ * (`followReferences`): the checks here follow every loop the validator would.
  */
 import type { TSchema } from 'typebox';
 import { NextStack, Resolve, Stack, type XStack } from 'typebox/schema';
 import { escapeSegment } from './json-pointer.ts';
 import { rootDefinitions, separateRoot } from './schema-patterns.ts';
-import { resolvedOnce, sizeOf } from './schema-validator.ts';
+import { DATA_KEYWORDS, resolvedOnce, sizeOf } from './schema-validator.ts';
 
 interface Node {
   /** Where the schema is: the segments below its parent's place (pointers are built only to report one). */
   parent: Node | undefined;
   path: readonly string[];
   schema: Record<string, unknown>;
+  /** Inside `const`, `enum`, `default` or `examples`: a schema only if a reference lands there. */
+  data: boolean;
 }
 
 function pointerOf(node: Node): string {
@@ -55,7 +60,7 @@ interface Graph {
    * `k*` and `i*` any, and `k+<names>` (additionalProperties) any key but the named ones.
    */
   children(s: Record<string, unknown>): [string, unknown][];
-  /** A schema whose references resolved in more ways than followed (MAX_FOLLOW_WORK): nothing else is known. */
+  /** A schema whose references resolve in more ways than are followed (MAX_FOLLOW_WORK, MAX_STACKS_PER_SCHEMA). */
   tooVaried?: Node;
 }
 
@@ -80,37 +85,39 @@ export function unfollowedReferences(schema: unknown): string | undefined {
 
 /** The graph of a schema with a reference in it; without one, a schema as JSON is a tree. */
 function schemaGraph(root: Record<string, unknown>): Graph | undefined {
-  if (sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
+  const size = sizeOf(root, Number.POSITIVE_INFINITY);
+  if (size.refs === 0) return undefined;
   const byObject = new Map<object, Node>();
   const reaching = new Set<Node>();
   // Every object is indexed, data (`default`, `const`) included: typebox's resolver finds a
   // reference's target there too, and a schema there is applied like any other.
-  const index = (schema: unknown, parent: Node | undefined, path: readonly string[]): boolean => {
+  const index = (schema: unknown, parent: Node | undefined, path: readonly string[], data: boolean): boolean => {
     if (schema === null || typeof schema !== 'object') return false;
     if (Array.isArray(schema)) {
       let refers = false;
       schema.forEach((s, i) => {
-        if (index(s, parent, [...path, String(i)])) refers = true;
+        if (index(s, parent, [...path, String(i)], data)) refers = true;
       });
       return refers;
     }
     const known = byObject.get(schema);
     if (known) return reaching.has(known);
-    const node: Node = { parent, path, schema: schema as Record<string, unknown> };
+    const node: Node = { parent, path, schema: schema as Record<string, unknown>, data };
     byObject.set(schema, node);
     let refers = REFERENCES.some((k) => typeof (schema as Record<string, unknown>)[k] === 'string');
-    for (const [key, sub] of Object.entries(schema)) if (index(sub, node, [key])) refers = true;
+    for (const [key, sub] of Object.entries(schema))
+      if (index(sub, node, [key], data || DATA_KEYWORDS.has(key))) refers = true;
     if (refers) reaching.add(node);
     return refers;
   };
-  index(root, undefined, []);
+  index(root, undefined, [], false);
 
   const nodeOf = (schema: unknown) => (isRecord(schema) ? byObject.get(schema) : undefined);
   const refers = (schema: object) => {
     const node = byObject.get(schema);
     return node !== undefined && reaching.has(node);
   };
-  const { targets: found, tooVaried } = followReferences(root, sizeOf(root, Number.POSITIVE_INFINITY).nodes, refers);
+  const { targets: found, tooVaried } = followReferences(root, size.nodes, refers);
   const targets = new Map<Node, Node[]>();
   for (const [from, to] of found)
     targets.set(
@@ -118,9 +125,7 @@ function schemaGraph(root: Record<string, unknown>): Graph | undefined {
       [...to].flatMap((t) => nodeOf(t) ?? []),
     );
   const inPlace = (s: Record<string, unknown>): unknown[] => [
-    ...IN_PLACE_ONE.map((k) => s[k]),
-    ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
-    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
+    ...sameValue(s),
     ...(targets.get(nodeOf(s)!) ?? []).map((n) => n.schema),
   ];
   return {
@@ -156,12 +161,13 @@ function children(s: Record<string, unknown>): [string, unknown][] {
 
 /**
  * Work following references may take, past which a schema is refused: each distinct stack a
- * schema is reached with counts its size (the `$id`s and anchors it holds), each resolution the
- * schema's size (typebox's resolver walks all of it). A schema is reached with a stack or two, and
- * its references resolved once per resource they are reached from: `$ref`s times size is at most
- * 100,000 in any schema check.ts lets through, so this is ten times that.
+ * schema is reached with counts its size (the anchors and resources it holds), each resolution
+ * the schema's size (typebox's resolver walks all of it, parsing URLs on the way: 1.9 ms for one
+ * `$ref` in a 120-object schema of ten `$id`s, on a loaded machine). Compiling the schema resolves
+ * each `$ref` once per resource it is reached from, and check.ts allows at most 100,000 for `$ref`s
+ * times size: this is twice that.
  */
-const MAX_FOLLOW_WORK = 1_000_000;
+const MAX_FOLLOW_WORK = 200_000;
 /**
  * Distinct stacks one schema may be reached with (one per resource that refers to it, and per set
  * of `$dynamicAnchor`s in scope). Past it is a chain of bases that never ends: `{ "$id":
@@ -193,6 +199,9 @@ function followReferences(
   const roots: object[] = [root];
   const seenRoots = new Set<object>(roots);
   const states = new Map<object, Set<string>>();
+  const resolved = new Map<string, [unknown, XStack][]>();
+  const text = JSON.stringify(root);
+  const reads = { dynamic: text.includes('"$dynamicRef"'), recursive: text.includes('"$recursiveRef"') };
   let work = 0;
   for (const given of roots) {
     const copied = given === root ? root : (separateRoot(defs, given) as object);
@@ -206,15 +215,32 @@ function followReferences(
       const from = original.get(s) ?? s;
       // Below a schema without a reference in it, nothing is resolved: the stack there is no matter.
       if (!refers(from)) continue;
-      const current = NextStack(stack, s as TSchema);
-      work += 1 + current.ids.length + current.dynamicAnchors.length + current.resourceEntries.size;
+      const current = withoutIds(NextStack(stack, s as TSchema));
+      work += 1 + current.dynamicAnchors.length + current.resourceEntries.size;
       if (work > MAX_FOLLOW_WORK) return { targets, tooVaried: from };
-      const key = stackKey(current);
+      const key = stackKey(current, reads);
       const seen = states.get(s) ?? new Set<string>();
       if (seen.has(key)) continue;
       if (seen.size >= MAX_STACKS_PER_SCHEMA) return { targets, tooVaried: from };
       seen.add(key);
       states.set(s, seen);
+      /** What a `$ref` lands on from a stack, by the `$ref` and the stack's key: a text repeated in a resource is resolved once. */
+      const refTargets = (stack: XStack, ref: Record<string, unknown>, stackKey: string): [unknown, XStack][] => {
+        const cacheKey = `${String(ref.$ref)}\n${stackKey}`;
+        let found = resolved.get(cacheKey);
+        if (!found) {
+          const first = Resolve.Ref(stack, ref as never);
+          found = [[first.schema, withoutIds(first.stack)]];
+          // Whichever resources the path entered, none (above) or all: see `withoutIds`. Only a
+          // target without an `$id` of its own can enter one.
+          if (isRecord(first.schema) && typeof first.schema.$id !== 'string') {
+            const every = Resolve.Ref({ ...stack, ids: EVERY_RESOURCE }, ref as never);
+            found.push([every.schema, withoutIds(every.stack)]);
+          }
+          resolved.set(cacheKey, found);
+        }
+        return found;
+      };
       const land = (target: unknown, next: XStack) => {
         if (!isRecord(target)) return;
         const to = original.get(target) ?? target;
@@ -226,10 +252,8 @@ function followReferences(
         work += size;
         if (work > MAX_FOLLOW_WORK) return { targets, tooVaried: from };
         try {
-          if (keyword === '$ref') {
-            const { schema: target, stack: next } = Resolve.Ref(current, s as never);
-            land(target, next);
-          } else {
+          if (keyword === '$ref') for (const [target, next] of refTargets(current, s, key)) land(target, next);
+          else {
             const target =
               keyword === '$dynamicRef'
                 ? Resolve.DynamicRef(current, s as never)
@@ -256,29 +280,50 @@ function followReferences(
 /** The schemas `s` applies, to its value or below; not the ones compiled on their own beside `patternProperties`. */
 function applied(s: Record<string, unknown>, separate: boolean): unknown[] {
   const below = separate ? { ...s, patternProperties: undefined, additionalProperties: undefined } : s;
+  return [...sameValue(s), ...children(below).map(([, sub]) => sub)];
+}
+
+/** The schemas `s` applies to the value itself, but for references. */
+function sameValue(s: Record<string, unknown>): unknown[] {
   return [
     ...IN_PLACE_ONE.map((k) => s[k]),
     ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
-    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
-    ...children(below).map(([, sub]) => sub),
+    // typebox walks a map given as an array too (`dependentSchemas: [{ … }]`, key "0").
+    ...IN_PLACE_MAP.flatMap((k) => (typeof s[k] === 'object' && s[k] !== null ? Object.values(s[k] as object) : [])),
   ];
 }
 
-/** A stack as far as resolving a reference reads it: anchors by the first of each name, sets as sets. */
-function stackKey(stack: XStack): string {
+/**
+ * `ids` (the resources entered on the way) is read once by typebox: whether a `$ref` that lands in
+ * the middle of a resource enters it again. Kept, it made every order in which a path met a set of
+ * resources a state of its own: ten resources referring to each other took 4.9 s to be refused.
+ * So it is dropped, and each `$ref` resolved both ways (none entered, every one entered): the
+ * targets are a superset of what any path meets.
+ */
+function withoutIds(stack: XStack): XStack {
+  return stack.ids.length === 0 ? stack : { ...stack, ids: [] };
+}
+
+const EVERY_RESOURCE = { includes: () => true } as unknown as XStack['ids'];
+
+/**
+ * A stack as far as resolving a reference reads it: anchors by the first of each name (and only
+ * when a `$dynamicRef` reads them), the `$recursiveAnchor` only when a `$recursiveRef` does.
+ */
+function stackKey(stack: XStack, reads: { dynamic: boolean; recursive: boolean }): string {
   const anchors = new Map<string, number>();
-  for (const anchor of stack.dynamicAnchors)
-    if (!anchors.has(String(anchor.$dynamicAnchor))) anchors.set(String(anchor.$dynamicAnchor), identity(anchor));
+  if (reads.dynamic)
+    for (const anchor of stack.dynamicAnchors)
+      if (!anchors.has(String(anchor.$dynamicAnchor))) anchors.set(String(anchor.$dynamicAnchor), identity(anchor));
   return JSON.stringify([
     stack.lexicalBase,
     stack.resourceBase,
     stack.referenceBase,
     identity(stack.lexicalSchema),
-    stack.recursiveAnchor === undefined ? -1 : identity(stack.recursiveAnchor),
+    !reads.recursive || stack.recursiveAnchor === undefined ? -1 : identity(stack.recursiveAnchor),
     stack.useResourceBaseForReference,
     stack.pendingResource,
     stack.enteredResource,
-    [...new Set(stack.ids.map(identity))].sort((a, b) => a - b),
     [...anchors].sort(),
     [...stack.resourceEntries].map(([target, { base, root }]) => [identity(target), base, identity(root)]).sort(),
   ]);
@@ -401,8 +446,10 @@ export function schemasMet(schema: unknown, limit: number): number {
 /** The size of each schema without a reference at or below it. */
 function sizesBelow(graph: Graph): Map<Node, number> {
   const size = new Map<Node, number>();
-  for (const node of graph.nodes)
+  for (const node of graph.nodes) {
+    if (node.data) continue; // data the check never applies costs nothing
     for (let n: Node | undefined = node; n && !graph.reaching.has(n); n = n.parent) size.set(n, (size.get(n) ?? 0) + 1);
+  }
   return size;
 }
 

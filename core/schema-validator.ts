@@ -240,4 +240,4 @@ export function resolvedOnce(schema: TSchema): { context: Record<string, TSchema
 const MODERN = 'https://json-schema.org/draft/2020-12/schema';
 
 /** Keywords whose value is data, not schema: an `$anchor` key inside one anchors nothing. */
-const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+export const DATA_KEYWORDS: ReadonlySet<string> = new Set(['const', 'enum', 'default', 'examples']);

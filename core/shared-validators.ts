@@ -102,11 +102,13 @@ function hasUniqueItems(value: unknown): boolean {
 
 /**
  * Why checking `value` would take past MAX_CHECK_STEPS, its values times what one may cost, or
- * undefined. Asked before the check: the check itself cannot be stopped once it runs.
+ * undefined. Asked before the check: the check itself cannot be stopped once it runs. `atMost`
+ * is a bound on the values in `value` the caller knows already.
  */
-export function tooCostlyToCheck(validator: CheckedValidator, value: unknown): string | undefined {
+export function tooCostlyToCheck(validator: CheckedValidator, value: unknown, atMost = Infinity): string | undefined {
   const allowed = Math.floor(MAX_CHECK_STEPS / validator.stepsPerValue);
-  if (countValues(value, allowed) <= allowed) return undefined;
+  // `atMost`, values the caller knows `value` cannot pass: most calls need no count at all.
+  if (atMost <= allowed || countValues(value, allowed) <= allowed) return undefined;
   const n = (x: number) => x.toLocaleString('en-US');
   return `it holds over ${n(allowed)} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${n(validator.stepsPerValue)} schemas of the schema; the host checks at most ${n(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
 }

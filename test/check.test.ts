@@ -225,6 +225,28 @@ describe('contract check', () => {
     expect(errors(plugin({ tools: [{ ...goodTool(), inputSchema: inputSchema('#/$defs/Query') }] }))).to.deep.equal([]);
   });
 
+  it("resolves a nested resource's #/… pointer inside that resource, as the check does", () => {
+    const inputSchema = (ref: string) => ({
+      type: 'object',
+      properties: {
+        p: {
+          $id: 'http://schemas.test/p',
+          description: 'P.',
+          type: 'object',
+          properties: { q: { $ref: ref, description: 'Q.' } },
+          $defs: { Inner: { type: 'string' } },
+        },
+      },
+      $defs: { Outer: { type: 'string' } },
+    });
+    // Refused before as pointing to nothing (it was looked up from the root); it loads and checks.
+    expect(errors(plugin({ tools: [{ ...goodTool(), inputSchema: inputSchema('#/$defs/Inner') }] }))).to.deep.equal([]);
+    const [v] = errors(plugin({ tools: [{ ...goodTool(), inputSchema: inputSchema('#/$defs/Outer') }] }));
+    expect(v?.pointer).to.equal('/tools/0/inputSchema/properties/p/properties/q/$ref');
+    expect(compileLinear(inputSchema('#/$defs/Inner')).Check({ p: { q: 1 } })).to.equal(false);
+    expect(compileLinear(inputSchema('#/$defs/Inner')).Check({ p: { q: 's' } })).to.equal(true);
+  });
+
   it('refuses a limit of the wrong type, which would limit nothing', () => {
     const inputSchema = {
       type: 'object',

@@ -122,6 +122,10 @@ describe('schemas applied to one value too many times', () => {
       over({ type: 'object', properties: { left: { $ref: '#' }, right: { $ref: '#' }, kids: array({ $ref: '#' }) } }),
     ).to.equal(undefined);
     expect(over({ $ref: '#/$defs/v', $defs: { v: json } })).to.equal(undefined);
+    // Data the check never applies (`examples`, `default`) costs nothing, however often its schema is referred to.
+    const d = { type: 'object', examples: Array.from({ length: 3_000 }, (_, n) => ({ n })), properties: { n: {} } };
+    const p = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`p${i}`, { $ref: '#/$defs/d' }]));
+    expect(over({ type: 'object', properties: p, $defs: { d } })).to.equal(undefined);
   });
 });
 
@@ -171,6 +175,14 @@ describe('references followed where typebox resolves them', () => {
       { type: 'object', patternProperties: { '^a': { allOf: [{ $ref: '#' }] } } },
       '/patternProperties/^a/allOf/0',
     ],
+    'dependentSchemas written as an array, which typebox walks as a map (key "0")': [
+      { type: 'object', dependentSchemas: [{ allOf: [{ $ref: '#' }] }] },
+      '/dependentSchemas/0/allOf/0',
+    ],
+    'dependencies written as an array': [
+      { type: 'object', dependencies: [{ allOf: [{ $ref: '#' }] }] },
+      '/dependencies/0/allOf/0',
+    ],
     'the additionalProperties beside patternProperties, compiled the same way': [
       { type: 'object', patternProperties: { '^a': { type: 'string' } }, additionalProperties: { not: { $ref: '#' } } },
       '/additionalProperties/not',
@@ -178,7 +190,7 @@ describe('references followed where typebox resolves them', () => {
   };
   for (const [what, [schema, pointer]] of Object.entries(missed))
     it(`finds the loop through ${what}`, () => {
-      expect(() => compileLinear(schema).Check({ p: 1, a: 1, b: 1 }), 'the loop is real').to.throw(RangeError);
+      expect(() => compileLinear(schema).Check({ p: 1, a: 1, b: 1, 0: 1 }), 'the loop is real').to.throw(RangeError);
       expect(overApplied(schema, 50_000)).to.deep.equal({ pointer, loop: true });
     });
 
@@ -217,6 +229,27 @@ describe('references followed where typebox resolves them', () => {
       $defs: { s: { $id: 'b/sub.json', allOf: [{ $ref: '../root.json#/$defs/s' }] } },
     };
     expect(unfollowedReferences(schema)).to.equal('/$defs/s');
+  });
+
+  it('follows resources that refer to each other in any order without a state per order (a bundled schema)', () => {
+    const $defs: Record<string, unknown> = {};
+    for (let i = 0; i < 10; i++)
+      $defs[`r${i}`] = {
+        $id: `http://schemas.test/r${i}`,
+        $dynamicAnchor: 'a',
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: 10 }, (_, j) => [`to${j}`, { $ref: `http://schemas.test/r${j}` }]),
+        ),
+      };
+    const bundle = {
+      $id: 'http://schemas.test/root',
+      type: 'object',
+      properties: { p: { $ref: 'http://schemas.test/r0' } },
+      $defs,
+    };
+    expect(unfollowedReferences(bundle)).to.equal(undefined);
+    expect(exponentialRecursion(bundle)).to.equal(undefined);
   });
 
   it('passes what resolves to a value below: nested resources, relative refs, anchors in two resources', () => {
