@@ -17,9 +17,13 @@ type Plain = Record<string, unknown>;
 /** The SDK's `RELATED_TASK_META_KEY` (test/mcp/shapes.test.ts compares them). */
 export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
 
-/** A JSON object (not an array, not null): what zod's `z.object` and `z.record` accept. */
+/**
+ * A JSON object (not an array, not null) that zod's `z.object` and `z.record` read as it is: zod
+ * rebuilds each object key by key, and an own `__proto__` key (JSON.parse makes one) does not
+ * survive that, so an object holding one is left to the SDK wherever these checks meet it.
+ */
 export function isObject(value: unknown): value is Plain {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !Object.hasOwn(value, '__proto__');
 }
 
 /** `RequestIdSchema`, `ProgressTokenSchema`: a string or an integer. */
@@ -68,8 +72,7 @@ export function plainCallParams(request: unknown): CallParams | undefined {
   for (const key in params) if (key !== 'name' && key !== 'arguments' && key !== '_meta') return undefined;
   if (typeof params.name !== 'string') return undefined;
   const args = params.arguments;
-  // zod rebuilds a record key by key, and an own `__proto__` key does not survive that: left to it.
-  if (args !== undefined && (!isObject(args) || Object.hasOwn(args, '__proto__'))) return undefined;
+  if (args !== undefined && !isObject(args)) return undefined;
   if (!isPlainMeta(params._meta)) return undefined;
   return params as unknown as CallParams;
 }

@@ -104,6 +104,9 @@ describe('MCP plain-message checks (stdio hot path)', () => {
       { name: 'echo', task: { ttl: 1 } },
       { name: 'echo', arguments: [] },
       { name: 'echo', arguments: JSON.parse('{"__proto__": {"x": 1}}') },
+      // zod drops an own `__proto__` key wherever it rebuilds an object: the meta, the params themselves
+      { name: 'echo', _meta: JSON.parse('{"__proto__": {}}') },
+      JSON.parse('{"name": "echo", "__proto__": {"name": "other"}}'),
       { name: 1 },
       { name: 'echo', _meta: { progressToken: 1.5 } },
     ])
