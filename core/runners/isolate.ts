@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { FROM_SOURCE, PACKAGE_ROOT } from '../paths.ts';
 import type { PluginSpec } from './runner.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.ts';
@@ -60,7 +61,7 @@ export function entryFromSource(): string {
   return `require(${jiti}).createJiti(${entry}, { fsCache: true }).import(${entry});`;
 }
 
-/** The node arguments that run the entry in a process of its own. */
-export function entryCommand(): string[] {
-  return BUNDLED ? [ENTRY_FILE] : ['-e', entryFromSource()];
+/** A script, for `node -e`, that runs the entry in a process of its own. */
+export function entryScript(): string {
+  return BUNDLED ? `import(${JSON.stringify(pathToFileURL(ENTRY_FILE).href)});` : entryFromSource();
 }
