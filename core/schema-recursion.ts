@@ -42,6 +42,15 @@ const ANY_ITEM = ['additionalItems', 'contains', 'unevaluatedItems'];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The schemas `s`'s keywords apply to its value itself (its references aside). */
+function keywordsInPlace(s: Record<string, unknown>): unknown[] {
+  return [
+    ...IN_PLACE_ONE.map((k) => s[k]),
+    ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
+    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
+  ];
+}
+
 /** A schema's objects, with the schemas each applies to the same value and to the values below. */
 interface Graph {
   root: Node;
@@ -80,7 +89,8 @@ export function unfollowedReferences(schema: unknown): string | undefined {
 
 /** The graph of a schema with a reference in it; without one, a schema as JSON is a tree. */
 function schemaGraph(root: Record<string, unknown>): Graph | undefined {
-  if (sizeOf(root, Number.POSITIVE_INFINITY).refs === 0) return undefined;
+  const { refs, nodes: size } = sizeOf(root, Number.POSITIVE_INFINITY);
+  if (refs === 0) return undefined;
   const byObject = new Map<object, Node>();
   const reaching = new Set<Node>();
   // Every object is indexed, data (`default`, `const`) included: typebox's resolver finds a
@@ -110,7 +120,7 @@ function schemaGraph(root: Record<string, unknown>): Graph | undefined {
     const node = byObject.get(schema);
     return node !== undefined && reaching.has(node);
   };
-  const { targets: found, tooVaried } = followReferences(root, sizeOf(root, Number.POSITIVE_INFINITY).nodes, refers);
+  const { targets: found, tooVaried } = followReferences(root, size, refers);
   const targets = new Map<Node, Node[]>();
   for (const [from, to] of found)
     targets.set(
@@ -118,9 +128,7 @@ function schemaGraph(root: Record<string, unknown>): Graph | undefined {
       [...to].flatMap((t) => nodeOf(t) ?? []),
     );
   const inPlace = (s: Record<string, unknown>): unknown[] => [
-    ...IN_PLACE_ONE.map((k) => s[k]),
-    ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
-    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
+    ...keywordsInPlace(s),
     ...(targets.get(nodeOf(s)!) ?? []).map((n) => n.schema),
   ];
   return {
@@ -256,12 +264,7 @@ function followReferences(
 /** The schemas `s` applies, to its value or below; not the ones compiled on their own beside `patternProperties`. */
 function applied(s: Record<string, unknown>, separate: boolean): unknown[] {
   const below = separate ? { ...s, patternProperties: undefined, additionalProperties: undefined } : s;
-  return [
-    ...IN_PLACE_ONE.map((k) => s[k]),
-    ...IN_PLACE_LIST.flatMap((k) => (Array.isArray(s[k]) ? (s[k] as unknown[]) : [])),
-    ...IN_PLACE_MAP.flatMap((k) => (isRecord(s[k]) ? Object.values(s[k] as object) : [])),
-    ...children(below).map(([, sub]) => sub),
-  ];
+  return [...keywordsInPlace(s), ...children(below).map(([, sub]) => sub)];
 }
 
 /** A stack as far as resolving a reference reads it: anchors by the first of each name, sets as sets. */
