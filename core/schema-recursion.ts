@@ -12,6 +12,13 @@
  * levels, the work grows as 2^depth; a single path per level (a tree of nodes, a linked list)
  * grows with the value only. Distinct property names reach distinct values, so `left` and `right`
  * both pointing back to the root do not count twice.
+ *
+ * The same graph serves the other costs a schema's references can hide: a schema applied to one
+ * value again and again, or forever (`overApplied`), references that land in too many places to
+ * follow (`unfollowedReferences`), both refused at load by check.ts, and the schemas one value may
+ * meet (`schemasMet`), by which shared-validators.ts bounds each call's check. Every reference is
+ * followed where typebox's own resolver lands it (`followReferences`): a loop missed by resolving
+ * against the root alone overflows the host's stack on every call.
  */
 import type { TSchema } from 'typebox';
 import { NextStack, Resolve, Stack, type XStack } from 'typebox/schema';
