@@ -397,8 +397,8 @@ export function overApplied(schema: unknown, limit: number): { pointer: string; 
 /**
  * How many schemas checking one value can meet at most, counted as `overApplied` counts them (each
  * reference followed, a schema on the path once), stopping past `limit`: the check's cost per
- * value of the input (core/dispatch.ts bounds values times this). A schema without a reference
- * meets each of its schemas once: its size.
+ * value (shared-validators.ts bounds values times this, for a call's input and a tool's data). A
+ * schema without a reference meets each of its schemas once: its size.
  */
 export function schemasMet(schema: unknown, limit: number): number {
   // The size counts what the count of schemas leaves out: each entry of an `enum` or `required`
