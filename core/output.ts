@@ -9,8 +9,7 @@
 import { Buffer } from 'node:buffer';
 import { type CheckedValidator, tooCostlyToCheck } from './shared-validators.ts';
 import type { ContentBlock } from './contract.ts';
-import type { ResultCode } from './errors.ts';
-import { messageOf } from './errors.ts';
+import { messageOf, type ResultCode } from './errors.ts';
 import type { RunOutcome } from './runners/runner.ts';
 import { jsonLongerThan } from './safe-json.ts';
 import type { CallResult, Isolation } from './types.ts';
