@@ -217,14 +217,14 @@ class GuardedRun implements RunRequest, Shutdown {
    * with its removal cost such a call more than its two audit lines (EventTarget's listener
    * bookkeeping). A signal aborted within that tick is acted on here, at its end.
    */
-  private watchCaller(): void {
+  private watchCaller(signal: AbortSignal): void {
     if (this.settled) return;
-    if (this.external!.aborted) {
+    if (signal.aborted) {
       this.cancel();
       return;
     }
     this.onCancel = () => this.cancel();
-    this.external!.addEventListener('abort', this.onCancel, { once: true });
+    signal.addEventListener('abort', this.onCancel, { once: true });
   }
 
   shutdown(): void {
@@ -273,7 +273,8 @@ class GuardedRun implements RunRequest, Shutdown {
     this.clockLeft = this.registered.timeoutMs;
     this.clockSince = performance.now();
     this.deadline = deadline(this.registered.timeoutMs, this.expire);
-    if (this.external) process.nextTick(() => this.watchCaller());
+    const { external } = this;
+    if (external) process.nextTick(() => this.watchCaller(external));
     this.listed = this.call.env.inflight.push(this);
     const { limiter } = this.registered.plugin;
     if (limiter.tryAcquire()) {

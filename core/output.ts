@@ -9,8 +9,7 @@
 import { Buffer } from 'node:buffer';
 import { type CheckedValidator, tooCostlyToCheck } from './shared-validators.ts';
 import type { ContentBlock } from './contract.ts';
-import type { ResultCode } from './errors.ts';
-import { messageOf } from './errors.ts';
+import { messageOf, type ResultCode } from './errors.ts';
 import type { RunOutcome } from './runners/runner.ts';
 import { jsonLongerThan } from './safe-json.ts';
 import type { CallResult, Isolation } from './types.ts';
@@ -146,23 +145,25 @@ function readOutput(tool: OutputTool, output: unknown): Step<{ result: CallResul
   const read = readData(tool, data);
   if (!read.ok) return read;
   let kept: KeptData = read;
-  const tooBig = kept.data !== undefined && validator && !isError ? tooCostlyToCheck(validator, kept.data) : undefined;
-  if (tooBig)
-    return {
-      ok: false,
-      code: 'invalid_output',
-      content: `Tool "${name}" returned data too large to check against its outputSchema: ${tooBig}.`,
-    };
-  if (kept.data !== undefined && validator && !isError && !validator.Check(kept.data)) {
-    if (!kept.truncated) {
-      const problems = validator.problems(kept.data).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
+  if (kept.data !== undefined && validator && !isError) {
+    const tooBig = tooCostlyToCheck(validator, kept.data);
+    if (tooBig)
       return {
         ok: false,
         code: 'invalid_output',
-        content: `Tool "${name}" returned data that does not match its outputSchema:\n${problems.join('\n')}`,
+        content: `Tool "${name}" returned data too large to check against its outputSchema: ${tooBig}.`,
       };
+    if (!validator.Check(kept.data)) {
+      if (!kept.truncated) {
+        const problems = validator.problems(kept.data).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
+        return {
+          ok: false,
+          code: 'invalid_output',
+          content: `Tool "${name}" returned data that does not match its outputSchema:\n${problems.join('\n')}`,
+        };
+      }
+      kept = LEFT_OUT; // cut to fit, it no longer matches (a `maxLength`, a `pattern`): left out rather than served wrong
     }
-    kept = LEFT_OUT; // cut to fit, it no longer matches (a `maxLength`, a `pattern`): left out rather than served wrong
   }
   if (kept.truncated) result.dataTruncated = true;
   if (kept.data === undefined) {

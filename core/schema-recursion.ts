@@ -13,8 +13,12 @@
  * grows with the value only. Distinct property names reach distinct values, so `left` and `right`
  * both pointing back to the root do not count twice.
  *
- * Where a reference leads is what typebox's own resolver says from where the check stands
- * (`followReferences`): the checks here follow every loop the validator would.
+ * The same graph serves the other costs a schema's references can hide: a schema applied to one
+ * value again and again, or forever (`overApplied`), references that land in too many places to
+ * follow (`unfollowedReferences`), both refused at load by check.ts, and the schemas one value may
+ * meet (`schemasMet`), by which shared-validators.ts bounds each call's check. Every reference is
+ * followed where typebox's own resolver lands it (`followReferences`): a loop missed by resolving
+ * against the root alone overflows the host's stack on every call.
  */
 import type { TSchema } from 'typebox';
 import { NextStack, Resolve, Stack, type XStack } from 'typebox/schema';
@@ -432,8 +436,8 @@ export function overApplied(schema: unknown, limit: number): { pointer: string; 
 /**
  * How many schemas checking one value can meet at most, counted as `overApplied` counts them (each
  * reference followed, a schema on the path once), stopping past `limit`: the check's cost per
- * value of the input (core/dispatch.ts bounds values times this). A schema without a reference
- * meets each of its schemas once: its size.
+ * value (shared-validators.ts bounds values times this, for a call's input and a tool's data). A
+ * schema without a reference meets each of its schemas once: its size.
  */
 export function schemasMet(schema: unknown, limit: number): number {
   // The size counts what the count of schemas leaves out: each entry of an `enum` or `required`

@@ -9,6 +9,10 @@
  * `plainData`): two schemas with the same text compile to validators that answer alike. Bounded:
  * a text over MAX_KEY_CHARS is never kept, and past MAX_ENTRIES entries or MAX_TOTAL_CHARS of keys
  * the oldest entries are dropped (a reload of edited plugins leaves their old schemas behind).
+ *
+ * Each validator also carries what checking one value against it may cost (`stepsPerValue`), worked
+ * out once with it: the dispatcher and output.ts refuse a value whose check would pass
+ * MAX_CHECK_STEPS before running it, since the check cannot be stopped once it runs.
  */
 import type { TSchema } from 'typebox';
 import { countValues } from './safe-json.ts';

@@ -1,13 +1,11 @@
 // The policy on its own: rule compilation, precedence, defaults, the shipped rule, session rules.
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import { canonicalJson } from '../core/canonical-json.ts';
 import type { PolicyConfig } from '../core/config-schema.ts';
 import { compilePolicy, type Policy } from '../core/policy.ts';
 import { HostError } from '../core/errors.ts';
-import { ROOT } from './helpers.ts';
+import { nodeWithSource, ROOT } from './helpers.ts';
 
 const tool = (name: string, readOnly = false) => ({ name, ...(readOnly ? { annotations: { readOnly: true } } : {}) });
 
@@ -198,19 +196,17 @@ describe('policy', () => {
     }
     it("compiles at the first call of the tool it names: a policy without regexes leaves V8's regex flags alone", () => {
       // The flags are process-wide (and other tests switch them on), so this runs in a process of its own.
-      const module = JSON.stringify(pathToFileURL(join(ROOT, 'core', 'policy.ts')).href);
-      const script = `const { compilePolicy } = await import(${module});
-        const linear = () => { try { return new RegExp('a', 'l').test('a'); } catch { return false; } };
-        const p = compilePolicy({ deny: [{ tool: 'shell_run' }] });
+      const script = nodeWithSource(
+        'core/policy.ts',
+        `const linear = () => { try { return new RegExp('a', 'l').test('a'); } catch { return false; } };
+        const p = $.compilePolicy({ deny: [{ tool: 'shell_run' }] });
         const before = linear();
         p.decide({ name: 'read' }, () => '{}', {});
         const unrelated = linear();
         const d = p.decide({ name: 'http_get' }, () => '{}', { url: 'http://127.0.0.1/' });
-        process.stdout.write(JSON.stringify([before, unrelated, linear(), d.rule.id]));`;
-      const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        cwd: ROOT,
-        encoding: 'utf8',
-      });
+        process.stdout.write(JSON.stringify([before, unrelated, linear(), d.rule.id]));`,
+      );
+      const out = execFileSync(process.execPath, script, { cwd: ROOT, encoding: 'utf8' });
       expect(JSON.parse(out)).to.deep.equal([false, false, true, 'builtin.deny[0]']);
     });
 

@@ -24,6 +24,13 @@ export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [
   '2024-10-07',
 ];
 
+/**
+ * Whether a stdio session announces tools registering after `initialize`: it does, its plugins
+ * loading in the background. Both stdio.ts's server and the handshake answered before it (stdio-start.ts)
+ * say so; an answer that differed from the server's would be logged as a mismatch.
+ */
+export const STDIO_LIST_CHANGED = true;
+
 /** What the host's MCP server offers (server.ts gives it to the SDK's `Server`; `initialize` answers it). */
 export function serverCapabilities(listChanged: boolean) {
   return { tools: { listChanged }, logging: {} };

@@ -9,7 +9,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { Host } from '../host.ts';
-import { answerLine, readHandshake } from './handshake.ts';
+import { answerLine, readHandshake, STDIO_LIST_CHANGED } from './handshake.ts';
 import { guardStdout } from './stdout-guard.ts';
 
 /** A longer first line is no handshake: the SDK's transport reads it (and drops it past its own limit). */
@@ -145,7 +145,7 @@ class HandshakeReader {
     } catch {
       return false; // the SDK's transport reports it
     }
-    const handshake = readHandshake(message, true);
+    const handshake = readHandshake(message, STDIO_LIST_CHANGED);
     if (!handshake) return false;
     if (handshake.method === 'ping') {
       void this.send(answerLine(handshake.id, {}));

@@ -8,7 +8,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Host } from '../host.ts';
-import { dropReplayAnswers } from './handshake.ts';
+import { dropReplayAnswers, STDIO_LIST_CHANGED } from './handshake.ts';
 import { createMcpServer, watchToolChanges } from './server.ts';
 import { isPlainRequest } from './shapes.ts';
 import { guardStdout } from './stdout-guard.ts';
@@ -35,7 +35,7 @@ export async function serveMcpStdio(
   const guard = guardStdout(() => loaded?.flushAudit());
   const ready = Promise.resolve(host);
   const server = createMcpServer(ready, {
-    listChanged: true,
+    listChanged: STDIO_LIST_CHANGED,
     askClient: opts.askClient ?? true,
     auditedByTransport: true,
   });

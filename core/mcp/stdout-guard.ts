@@ -6,8 +6,9 @@
  *
  * The CLI guards stdout the same way while any command runs (an inline plugin's `console.log` would
  * otherwise land in the middle of `--json`), and writes its own output with `writeStdout`.
- * Guards nest: the CLI takes one before plugins load (they may print while loading) and
- * `serveMcpStdio` takes its own; stdout comes back when the last one is released.
+ * Guards nest: the CLI takes one before plugins load (they may print while loading), and
+ * `startMcpStdio` (its handshake) and `serveMcpStdio` each take their own; stdout comes back when
+ * the last one is released.
  *
  * What it cannot catch: writes straight to file descriptor 1 (`fs.writeSync(1, …)`) and child
  * processes spawned with inherited stdio.
