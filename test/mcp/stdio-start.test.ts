@@ -157,6 +157,30 @@ describe('rousseau-host start --mcp, the handshake before the SDK loads', functi
       ],
       sdk: true,
     },
+    {
+      name: 'CRLF line ends, the handshake and the request that needs the SDK',
+      lines: [`${init(0, '2025-06-18')}\r`, `${initialized}\r`, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}\r'],
+      sdk: true,
+    },
+    {
+      name: 'an initialize longer than the handshake reads (64 KiB), then a ping',
+      lines: [
+        init(0, '2025-06-18', { experimental: { pad: { text: 'x'.repeat(200 * 1024) } } }),
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      ],
+      sdk: true,
+    },
+    {
+      name: 'a request with the id of the initialize, and ids the SDK refuses',
+      lines: [
+        init(7, '2025-06-18'),
+        '{"jsonrpc":"2.0","id":7,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":null,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":7,"method":"tools/list"}',
+      ],
+      sdk: true,
+    },
   ];
   for (const { name, lines, sdk } of cases)
     it(`answers ${name} as the SDK server does${sdk ? '' : ', and never loads the SDK'}`, async () => {
@@ -186,6 +210,29 @@ describe('rousseau-host start --mcp, the handshake before the SDK loads', functi
     expect(await host.exited, host.stderr).to.equal(0);
     expect(host.stderr).to.include(HANDOVER);
     expect(host.stderr).to.not.include(MISMATCH);
+  });
+
+  it('answers as the SDK server does when lines are split across reads at the handover, a character too', async () => {
+    const lines = [init(0, '2025-06-18'), initialized, '{"jsonrpc":"2.0","id":1,"method":"resources/list"}'].map((l) =>
+      l.replace('"raw"', '"rawé"'),
+    );
+    const bytes = Buffer.from(`${[...lines, END].join('\n')}\n`);
+    const cuts = [bytes.indexOf(Buffer.from('é')) + 1, bytes.indexOf('resources/list') + 2, bytes.length];
+    const child = spawn(process.execPath, [BIN, 'start', '--mcp', '--config', config], { cwd: tmp.dir });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const answers = answersUntilEnd(child.stdout);
+    let from = 0;
+    for (const cut of cuts) {
+      child.stdin.write(bytes.subarray(from, cut));
+      from = cut;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    // By id: the SDK's server answers a request it has no method for before the initialize read
+    // with it (its initialize handler is async); the host has answered that initialize already.
+    const byId = (all: unknown[]) => all.map((a) => JSON.stringify(a)).sort();
+    expect(byId(await answers)).to.deep.equal(byId(await sdkAnswers(lines)));
+    child.stdin.end();
+    expect(await exited).to.equal(0);
   });
 
   it('ends with the host’s error when its config fails during the handshake', async () => {
