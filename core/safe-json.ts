@@ -101,6 +101,24 @@ export function countValues(value: unknown, limit: number): number {
   return count;
 }
 
+/**
+ * The values in a JSON value, each counted once for each array it sits in at any depth, up to past
+ * `limit`: what `uniqueItems` hashes, since it hashes each item whole, and a value inside nested
+ * arrays is hashed again at each of them.
+ */
+export function countInArrays(value: unknown, limit: number): number {
+  let count = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0 && count <= limit) {
+    const [v, arrays] = stack.pop()!;
+    count += arrays;
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) for (const item of v) stack.push([item, arrays + 1]);
+    else for (const key in v) stack.push([(v as Record<string, unknown>)[key], arrays]);
+  }
+  return count;
+}
+
 /** Throws a bare reason; `copyJsonValue` adds the path, which `path` holds at the moment of the throw. */
 function copy(value: unknown, path: (string | number)[], budget: { left: number }): unknown {
   if (--budget.left < 0)

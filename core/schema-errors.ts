@@ -7,7 +7,7 @@
  * input all use it.
  */
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
-import { patternTextLimit } from './linear-regex.ts';
+import { patternTextLimit, REGEX_FORMAT_BUDGET, regexFormatCost } from './linear-regex.ts';
 
 export interface SchemaError {
   keyword: string;
@@ -86,6 +86,12 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
       add(
         e.instancePath,
         `is ${text.length} characters long: too long to be matched against the pattern ${String(e.params.pattern)} in bounded time (at most ${patternTextLimit(e.params.pattern)}); send a shorter value`,
+      );
+    } else if (e.keyword === 'format' && e.params.format === 'regex' && isCostlyRegex(e, value)) {
+      const text = valueAt(value, segments(e.instancePath)) as string;
+      add(
+        e.instancePath,
+        `is ${text.length.toLocaleString('en-US')} characters long: too long to be checked as a regular expression (format "regex") in bounded time (at most ${REGEX_FORMAT_BUDGET.toLocaleString('en-US')} characters, each \\p{…} or \\P{…} counting 25 more); send a shorter value`,
       );
     } else {
       add(e.instancePath, e.message);
@@ -287,6 +293,12 @@ function editDistance(a: string, b: string): number {
     }
   }
   return d[a.length]![b.length]!;
+}
+
+/** A `regex` format error that came from its budget (linear-regex.ts), not from an invalid regex. */
+function isCostlyRegex(e: SchemaError, value: unknown): boolean {
+  const text = valueAt(value, segments(e.instancePath));
+  return typeof text === 'string' && regexFormatCost(text) > REGEX_FORMAT_BUDGET;
 }
 
 /** A pattern error that came from the length budget of a linear schema pattern, not from a mismatch. */

@@ -14,7 +14,9 @@
  */
 import type { TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
+import { Format } from 'typebox/format';
 import { Check as interpretedCheck, Errors } from 'typebox/value';
+import { isRegexFormat } from './linear-regex.ts';
 import { type SchemaError, type SchemaProblem, schemaProblems } from './schema-errors.ts';
 
 export interface SchemaValidator {
@@ -54,6 +56,10 @@ const cpuNow = (): number => {
   const { user, system } = process.cpuUsage();
   return user + system;
 };
+
+// typebox looks each format up at check time, process-wide: every validator, compiled or
+// interpreted, checks `regex` within its budget.
+Format.Set('regex', isRegexFormat);
 
 /**
  * Compiles a schema that is already linear (schema-patterns.ts) into a validator. The one place a

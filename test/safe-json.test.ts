@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import {
   copyJsonValue,
+  countInArrays,
   countValues,
   JsonInputError,
   MAX_DEPTH,
@@ -173,5 +174,21 @@ describe('countValues', () => {
     expect(
       countValues({ many: Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`k${i}`, i])) }, 10),
     ).to.equal(11);
+  });
+});
+
+describe('countInArrays', () => {
+  it('counts each value once for each array around it, and stops past the limit', () => {
+    expect(countInArrays({ a: [1, [2, { b: 3 }]], c: 4 }, 100)).to.equal(1 + 1 + 2 + 2 + 2);
+    expect(countInArrays({ a: 1 }, 100)).to.equal(0);
+    expect(countInArrays([[[[0]]]], 100)).to.equal(1 + 2 + 3 + 4);
+    expect(
+      countInArrays(
+        Array.from({ length: 1_000 }, () => [0]),
+        10,
+      ),
+    )
+      .to.be.above(10)
+      .and.below(20);
   });
 });

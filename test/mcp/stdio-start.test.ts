@@ -92,20 +92,32 @@ describe('rousseau-host start --mcp, the handshake before the SDK loads', functi
     tmp.cleanup();
   });
 
-  /** `start --mcp` fed `lines` (then END): its answers, its stderr (debug), its exit code once stdin ends. */
-  async function hostAnswers(lines: string[]) {
+  /** `start --mcp` on the config: `exchange` sends `lines` (then END) and has every answer until END's. */
+  function startHost() {
     const child = spawn(process.execPath, [BIN, 'start', '--mcp', '--config', config, '--log-level', 'debug'], {
       cwd: tmp.dir,
     }) as ChildProcessWithoutNullStreams;
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const answers = answersUntilEnd(child.stdout);
-    child.stdin.write(`${[...lines, END].join('\n')}\n`);
-    const got = await answers;
-    child.stdin.end();
-    const code = await exited;
-    return { answers: got, stderr, code };
+    const host = {
+      stderr: '',
+      exited: new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code))),
+      exchange(lines: string[]) {
+        const answers = answersUntilEnd(child.stdout);
+        child.stdin.write(`${[...lines, END].join('\n')}\n`);
+        return answers;
+      },
+      end: () => child.stdin.end(),
+    };
+    child.stderr.on('data', (d: Buffer) => (host.stderr += d.toString()));
+    return host;
+  }
+
+  /** `start --mcp` fed `lines` (then END): its answers, its stderr (debug), its exit code once stdin ends. */
+  async function hostAnswers(lines: string[]) {
+    const host = startHost();
+    const answers = await host.exchange(lines);
+    host.end();
+    const code = await host.exited;
+    return { answers, stderr: host.stderr, code };
   }
 
   const cases: Array<{ name: string; lines: string[]; sdk: boolean }> = [
@@ -115,9 +127,20 @@ describe('rousseau-host start --mcp, the handshake before the SDK loads', functi
       sdk: false,
     },
     {
-      name: 'an unsupported protocol version, then a second initialize',
-      lines: [init(0, '1999-01-01'), init(1, '2024-11-05', { roots: { listChanged: true }, elicitation: {} })],
+      name: 'an unsupported protocol version',
+      lines: [init(0, '1999-01-01'), initialized],
       sdk: false,
+    },
+    {
+      // Each is kept until the handover to be replayed: a second goes to the SDK, so they cannot pile up.
+      name: 'a second initialize',
+      lines: [init(0, '2025-06-18'), init(1, '2024-11-05', { roots: { listChanged: true }, elicitation: {} })],
+      sdk: true,
+    },
+    {
+      name: 'a second initialized',
+      lines: [init(0, '2025-06-18'), initialized, initialized, '{"jsonrpc":"2.0","id":1,"method":"ping"}'],
+      sdk: true,
     },
     {
       name: 'a request before initialize',
@@ -134,6 +157,30 @@ describe('rousseau-host start --mcp, the handshake before the SDK loads', functi
       ],
       sdk: true,
     },
+    {
+      name: 'CRLF line ends, the handshake and the request that needs the SDK',
+      lines: [`${init(0, '2025-06-18')}\r`, `${initialized}\r`, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}\r'],
+      sdk: true,
+    },
+    {
+      name: 'an initialize longer than the handshake reads (64 KiB), then a ping',
+      lines: [
+        init(0, '2025-06-18', { experimental: { pad: { text: 'x'.repeat(200 * 1024) } } }),
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      ],
+      sdk: true,
+    },
+    {
+      name: 'a request with the id of the initialize, and ids the SDK refuses',
+      lines: [
+        init(7, '2025-06-18'),
+        '{"jsonrpc":"2.0","id":7,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":null,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":7,"method":"tools/list"}',
+      ],
+      sdk: true,
+    },
   ];
   for (const { name, lines, sdk } of cases)
     it(`answers ${name} as the SDK server does${sdk ? '' : ', and never loads the SDK'}`, async () => {
@@ -143,6 +190,50 @@ describe('rousseau-host start --mcp, the handshake before the SDK loads', functi
       expect(host.stderr.includes(HANDOVER), host.stderr).to.equal(sdk);
       expect(host.stderr).to.not.include(MISMATCH);
     });
+
+  it('answers a request under any id after the handshake, even one the client cancelled before the handover', async () => {
+    // The handshake is replayed to the SDK under ids of the host's own: a client that names one of
+    // them must neither cancel the replayed initialize (its answer would then never come, and the
+    // next answer under that id would be dropped in its place) nor lose an answer of its own.
+    const host = startHost();
+    const guesses = [1, 2].map((n) => `rousseau-host/handshake-${n}`);
+    const cancels = guesses.map((requestId) =>
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } }),
+    );
+    await host.exchange([init(0, '2025-06-18'), ...cancels]);
+    const pings = guesses.map((id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }));
+    expect(await host.exchange(pings), host.stderr).to.deep.equal([
+      ...guesses.map((id) => ({ result: {}, jsonrpc: '2.0', id })),
+      { result: {}, jsonrpc: '2.0', id: 'end' },
+    ]);
+    host.end();
+    expect(await host.exited, host.stderr).to.equal(0);
+    expect(host.stderr).to.include(HANDOVER);
+    expect(host.stderr).to.not.include(MISMATCH);
+  });
+
+  it('answers as the SDK server does when lines are split across reads at the handover, a character too', async () => {
+    const lines = [init(0, '2025-06-18'), initialized, '{"jsonrpc":"2.0","id":1,"method":"resources/list"}'].map((l) =>
+      l.replace('"raw"', '"rawé"'),
+    );
+    const bytes = Buffer.from(`${[...lines, END].join('\n')}\n`);
+    const cuts = [bytes.indexOf(Buffer.from('é')) + 1, bytes.indexOf('resources/list') + 2, bytes.length];
+    const child = spawn(process.execPath, [BIN, 'start', '--mcp', '--config', config], { cwd: tmp.dir });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const answers = answersUntilEnd(child.stdout);
+    let from = 0;
+    for (const cut of cuts) {
+      child.stdin.write(bytes.subarray(from, cut));
+      from = cut;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    // By id: the SDK's server answers a request it has no method for before the initialize read
+    // with it (its initialize handler is async); the host has answered that initialize already.
+    const byId = (all: unknown[]) => all.map((a) => JSON.stringify(a)).sort();
+    expect(byId(await answers)).to.deep.equal(byId(await sdkAnswers(lines)));
+    child.stdin.end();
+    expect(await exited).to.equal(0);
+  });
 
   it('ends with the host’s error when its config fails during the handshake', async () => {
     const bad = tmp.write('bad/rousseau.config.json', JSON.stringify({ builtins: false, plugns: [] }));
