@@ -186,7 +186,10 @@ async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): 
         : {}),
     };
     handle.runner = await createRunner(ctx, spec, ctx.log.child({ plugin: entry.source }), entry.builtin);
-    const loaded = plainData(await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source, ctx.signal));
+    const report = await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source, ctx.signal);
+    // An inline report is made in this thread as plain data (plugin-report.ts); the others arrive by
+    // structured clone or from an MCP server, with shared references and ordinary prototypes.
+    const loaded = handle.runner.isolation === 'inline' ? report : plainData(report);
     if (typeof loaded.plugin.name === 'string') handle.name = loaded.plugin.name;
     if (typeof loaded.plugin.version === 'string') handle.version = loaded.plugin.version;
     if (loaded.loader) handle.loader = loaded.loader;

@@ -63,10 +63,10 @@ export function describeTool(value: unknown): ToolReport {
   const t = value as Record<string, unknown>;
   const report: ToolReport = {
     valueType: 'object',
-    name: t.name,
-    description: t.description,
+    name: plainField(t.name),
+    description: plainField(t.description),
     annotations: plainOrUndefined(t.annotations),
-    timeoutMs: t.timeoutMs,
+    timeoutMs: plainField(t.timeoutMs),
     executeType: typeof t.execute,
     unknownKeys: Object.keys(t).filter((k) => !TOOL_KEYS.has(k)),
   };
@@ -95,9 +95,9 @@ export function describePlugin(value: unknown): PluginReport {
   const p = value as Record<string, unknown>;
   const report: PluginReport = {
     exportType: 'object',
-    name: p.name,
-    version: p.version,
-    description: p.description,
+    name: plainField(p.name),
+    version: plainField(p.version),
+    description: plainField(p.description),
     toolsType: kindOf(p.tools),
     setupType: typeof p.setup,
     disposeType: typeof p.dispose,
@@ -109,6 +109,28 @@ export function describePlugin(value: unknown): PluginReport {
     else report.options = options.value;
   }
   return report;
+}
+
+/**
+ * A field as JSON carries it, so that a report made in the host's thread is plain data already and
+ * the loader need not copy it again (an inline plugin's report is not cloned on its way): a string
+ * or a boolean as it is, a number JSON cannot write as null, a function or a symbol left out,
+ * anything else copied. A value JSON refuses (a BigInt, a cycle) throws, failing the load.
+ */
+function plainField(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    case 'function':
+    case 'symbol':
+      return undefined;
+    default:
+      return plainData(value);
+  }
 }
 
 function plainOrUndefined(value: unknown): unknown {

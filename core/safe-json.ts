@@ -200,8 +200,9 @@ export function jsonLongerThan(data: unknown, cap: number): boolean {
  * A deep copy through JSON whose objects inherit nothing, so the host's walks over a plugin's
  * schemas and annotations read only what the plugin wrote, never `Object.prototype`. A key
  * `__proto__` stays an own property (the contract check names it), as `JSON.parse` makes it.
- * The loader passes every plugin report through it (those of workers, processes and MCP servers
- * arrive as ordinary objects), and the policy its config.
+ * The loader passes the plugin reports of workers, processes and MCP servers through it (they
+ * arrive as ordinary objects; an inline one is made plain field by field, plugin-report.ts), and
+ * the policy its config.
  */
 export function plainData<T>(value: T): T {
   if (jsonLongerThan(value, MAX_PLAIN_DATA_BYTES))
