@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { linearRegExp, schemaPatternRegExp } from '../core/linear-regex.ts';
+import { BACKTRACK_MAX_TEXT, linearRegExp, schemaPatternRegExp } from '../core/linear-regex.ts';
 
 describe('core/linear-regex', () => {
   it('compiles what the linear engine runs, and refuses the rest saying why', () => {
@@ -10,6 +10,34 @@ describe('core/linear-regex', () => {
       );
     }
     expect(() => linearRegExp('(')).to.throw(SyntaxError);
+  });
+
+  it('matches a long text on the linear engine itself, where backtracking from each start never falls back', () => {
+    // /[a-z]*q0/ backtracks a little from each of 40,000 start positions: V8 never switches engines
+    // on its own, and the match held the thread for seconds.
+    const engines = (re: RegExp, text: string) => {
+      const used: string[] = [];
+      const test = RegExp.prototype.test;
+      RegExp.prototype.test = function (this: RegExp, t: string) {
+        used.push(this.flags.includes('l') ? 'linear' : 'backtracking');
+        return test.call(this, t);
+      };
+      try {
+        return { matched: re.test(text), used };
+      } finally {
+        RegExp.prototype.test = test;
+      }
+    };
+    const long = 'a'.repeat(40_000);
+    const short = 'a'.repeat(BACKTRACK_MAX_TEXT);
+    for (const re of [linearRegExp('[a-z]*q0'), schemaPatternRegExp('[a-z]*q0')]) {
+      expect(engines(re, long)).to.deep.equal({ matched: false, used: ['linear'] });
+      expect(engines(re, `${long}q0`)).to.deep.equal({ matched: true, used: ['linear'] });
+      expect(engines(re, short)).to.deep.equal({ matched: false, used: ['backtracking'] });
+      expect(engines(re, 'abq0')).to.deep.equal({ matched: true, used: ['backtracking'] });
+    }
+    // A policy rule's flags go to both engines alike.
+    expect(engines(linearRegExp('a.b', 's'), `${'x'.repeat(100)}a\nb`).matched).to.equal(true);
   });
 
   describe('schema patterns', () => {
