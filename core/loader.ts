@@ -285,7 +285,12 @@ export function resolvePlugin(specifier: string, dir: string): string {
   if (specifier.startsWith('.') || isAbsolute(specifier)) {
     const target = resolve(dir, specifier);
     const file = resolveFile(target);
-    if (!file) throw hostError('RH_ERR_PLUGIN_NOT_FOUND', [specifier, dir, `no file or package at ${target}`]);
+    if (!file)
+      throw hostError('RH_ERR_PLUGIN_NOT_FOUND', [
+        specifier,
+        dir,
+        statOf(target)?.isDirectory() ? noEntry(target) : `no file or package at ${target}`,
+      ]);
     return file;
   }
   const candidates = [specifier];
@@ -300,8 +305,12 @@ export function resolvePlugin(specifier: string, dir: string): string {
     );
   }
   for (const name of candidates) {
-    const file = resolvePackage(name, dir);
-    if (file) return file;
+    const root = packageRoot(name, dir);
+    if (root === undefined) continue;
+    const file = packageEntry(root);
+    // An installed package whose entry is missing is a broken package, not a missing one.
+    if (!file) throw hostError('RH_ERR_PLUGIN_NOT_FOUND', [specifier, dir, noEntry(root)]);
+    return file;
   }
   // `check p/tool.ts` names a file that is there: a bare specifier is a package name, so say how to mean the file.
   const hint = resolveFile(resolve(dir, specifier))
@@ -330,11 +339,23 @@ function statOf(target: string): Stats | undefined {
   }
 }
 
-/** Node's own lookup of a bare name from `dir` (each `node_modules` upward), to the package's directory. */
-function resolvePackage(name: string, dir: string): string | undefined {
+/** Node's own lookup of a bare name from `dir` (each `node_modules` upward): the package's directory. */
+function packageRoot(name: string, dir: string): string | undefined {
   const paths = createRequire(join(resolve(dir), 'noop.js')).resolve.paths(name) ?? [];
-  const root = paths.map((base) => join(base, name)).find((root) => existsSync(join(root, 'package.json')));
-  return root === undefined ? undefined : packageEntry(root);
+  return paths.map((base) => join(base, name)).find((root) => existsSync(join(root, 'package.json')));
+}
+
+/**
+ * Why a folder that is there gives no module: a newcomer who points the config at a project, or
+ * renames the file `rousseau.plugin` names, needs to hear what was looked for, not that nothing is there.
+ */
+function noEntry(root: string): string {
+  const manifest = join(root, 'package.json');
+  if (!existsSync(manifest)) return `${root} is a folder with no package.json and no index file`;
+  const plugin = manifestOf(manifest).rousseau?.plugin;
+  if (typeof plugin === 'string')
+    return `${manifest} names its plugin "rousseau": { "plugin": "${plugin}" }, and there is no file at ${resolve(root, plugin)}`;
+  return `${manifest} leads to no module: no "rousseau": { "plugin": "./src/index.ts" }, "exports", "module" or "main" names a file there, and there is no index file beside it`;
 }
 
 /** The conditions a plugin package's `exports` are read with: `rousseau` first, for a package that is also something else. */
@@ -347,13 +368,7 @@ const CONDITIONS = ['rousseau', 'import', 'node', 'default'];
 function packageEntry(root: string): string | undefined {
   const manifest = join(root, 'package.json');
   if (!existsSync(manifest)) return undefined;
-  const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as {
-    name?: unknown;
-    exports?: unknown;
-    module?: unknown;
-    main?: unknown;
-    rousseau?: { plugin?: unknown };
-  };
+  const pkg = manifestOf(manifest);
   if (typeof pkg.rousseau?.plugin === 'string') return resolveFile(resolve(root, pkg.rousseau.plugin));
   if (pkg.exports !== undefined && typeof pkg.name === 'string') {
     // A package resolves its own name through its own `exports` (self-reference), installed or not.
@@ -362,6 +377,16 @@ function packageEntry(root: string): string | undefined {
   }
   const main = [pkg.module, pkg.main].find((m): m is string => typeof m === 'string');
   return esmResolve(join(root, main ?? 'index'));
+}
+
+function manifestOf(manifest: string): {
+  name?: unknown;
+  exports?: unknown;
+  module?: unknown;
+  main?: unknown;
+  rousseau?: { plugin?: unknown };
+} {
+  return JSON.parse(readFileSync(manifest, 'utf8'));
 }
 
 // jiti costs ~100 ms to import: loaded on first use (it is CommonJS, so synchronously), never by a

@@ -202,6 +202,14 @@ describe('loader', () => {
         JSON.stringify({ name: 'exported', exports: { '.': { rousseau: './p.ts', import: './lib.js' } } }),
       );
       t.write('exported/p.ts', 'export default {}');
+      t.write('project/package.json', JSON.stringify({ name: 'an-agent', dependencies: {} }));
+      t.write('renamed/package.json', JSON.stringify({ name: 'renamed', rousseau: { plugin: './src/index.ts' } }));
+      t.write('renamed/src/main.ts', 'export default {}');
+      t.write('no-manifest/README.md', '# nothing to load');
+      t.write(
+        'node_modules/rousseau-plugin-broken/package.json',
+        JSON.stringify({ name: 'rousseau-plugin-broken', rousseau: { plugin: './gone.ts' } }),
+      );
     });
     after(() => t.cleanup());
 
@@ -233,6 +241,22 @@ describe('loader', () => {
       // A bare name is a package name even when a file of that name is there: the error says how to mean the file.
       expect(() => resolvePlugin('local/index.ts', t.dir)).to.throw(
         /there is a file or folder local\/index\.ts here: write \.\/local\/index\.ts to load it/,
+      );
+    });
+
+    it('says why a folder that is there gives no module, instead of saying nothing is there', () => {
+      expect(() => resolvePlugin('./project', t.dir)).to.throw(
+        `${join(t.dir, 'project/package.json')} leads to no module: no "rousseau": { "plugin": "./src/index.ts" }, "exports", "module" or "main" names a file there`,
+      );
+      expect(() => resolvePlugin('./renamed', t.dir)).to.throw(
+        `names its plugin "rousseau": { "plugin": "./src/index.ts" }, and there is no file at ${join(t.dir, 'renamed/src/index.ts')}`,
+      );
+      expect(() => resolvePlugin('./no-manifest', t.dir)).to.throw(
+        `${join(t.dir, 'no-manifest')} is a folder with no package.json and no index file`,
+      );
+      // Installed, but its entry is gone: the package is named as broken, not as missing.
+      expect(() => resolvePlugin('broken', t.dir)).to.throw(
+        `names its plugin "rousseau": { "plugin": "./gone.ts" }, and there is no file at ${join(t.dir, 'node_modules/rousseau-plugin-broken/gone.ts')}`,
       );
     });
   });
