@@ -28,8 +28,15 @@ export const check: Command = {
     const warnings = plugin?.warnings ?? [];
     // --strict: the warnings (an over-broad schema, no tools) fail the check like errors.
     const ok = plugin?.status === 'loaded' && !(values.strict && warnings.length);
-    const violations =
-      plugin?.error?.violations ?? (values.strict ? warnings.map((w) => ({ ...w, severity: 'error' as const })) : []);
+    // A plugin that fails still has its warnings: they are the next thing its author must fix.
+    const violations = [
+      ...(plugin?.error?.violations ?? []),
+      ...(values.strict ? warnings.map((w) => ({ ...w, severity: 'error' as const })) : []),
+    ];
+    const label = values.strict ? 'error' : 'warning';
+    const warningLines = warnings.map(
+      (w) => `  ${label} ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`,
+    );
     if (values.json) {
       printJson({
         ok,
@@ -41,16 +48,19 @@ export const check: Command = {
         tools: plugin?.tools.map((t) => t.name) ?? [],
       });
     } else if (plugin?.status === 'loaded') {
-      const label = values.strict ? 'error' : 'warning';
       print(
         [
           `${ok ? 'ok' : 'FAIL'}  ${plugin.name}${plugin.version ? ` ${plugin.version}` : ''}: ${plugin.tools.length} tool${plugin.tools.length === 1 ? '' : 's'} (${plugin.tools.map((t) => t.name).join(', ')})`,
-          ...warnings.map((w) => `  ${label} ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`),
+          ...warningLines,
         ].join('\n'),
       );
     } else {
       print(
-        `FAIL  ${plugin?.name ?? target}\n  ${plugin?.error?.code}: ${plugin?.error?.message.replace(/\n/g, '\n  ')}`,
+        [
+          `FAIL  ${plugin?.name ?? target}`,
+          `  ${plugin?.error?.code}: ${plugin?.error?.message.replace(/\n/g, '\n  ')}`,
+          ...warningLines,
+        ].join('\n'),
       );
     }
     return ok ? EXIT.ok : EXIT.failure;

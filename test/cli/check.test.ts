@@ -40,6 +40,32 @@ describe('rousseau-host check PATH', function () {
     }
   });
 
+  it('check PATH: a plugin that fails still shows its warnings, and --strict reports them among the violations', async () => {
+    const t = tempDir();
+    try {
+      // One violation (a property with no description) and one warning (an object open to other keys).
+      t.write(
+        'p.mjs',
+        `export default { name: 'p', version: '1.0.0', tools: [{ name: 't', description: 'T.',
+          inputSchema: { type: 'object', properties: { a: { type: 'string' } } }, execute: () => 'x' }] };`,
+      );
+      const human = await runCli(['check', './p.mjs'], { cwd: t.dir });
+      expect(human.code).to.equal(1);
+      expect(human.stdout).to.contain('property "a" has no description');
+      expect(human.stdout).to.match(
+        /\n {2}warning tool "t" at \/tools\/0\/inputSchema: object accepts keys it does not declare/,
+      );
+      const strict = await runCli(['check', './p.mjs', '--strict', '--json'], { cwd: t.dir });
+      const report = JSON.parse(strict.stdout) as { violations: { pointer: string; severity: string }[] };
+      expect(report.violations.map((v) => [v.pointer, v.severity])).to.deep.equal([
+        ['/tools/0/inputSchema/properties/a/description', 'error'],
+        ['/tools/0/inputSchema', 'error'],
+      ]);
+    } finally {
+      t.cleanup();
+    }
+  });
+
   it("check --options validates a plugin's options", async () => {
     const bad = await runCli(['check', fixture('broken-options.ts'), '--options', '{"apiKey":"abc"}']);
     expect(bad.code).to.equal(1);
