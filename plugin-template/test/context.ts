@@ -3,7 +3,16 @@ import type { PluginLogger, ToolContext, ToolOutput } from 'rousseau-host';
 
 const quiet: PluginLogger = { error() {}, warn() {}, info() {}, debug() {} };
 
-export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext {
+/**
+ * A tool made with `defineToolFor(Options)` reads `ctx.options` typed from the schema, so its tests
+ * pass the options it reads: `toolContext({ options: { maxBytes: 256 } })` (with every field the
+ * type requires; the host would have filled in the defaults).
+ */
+export function toolContext<Options>(
+  overrides: Partial<ToolContext<Options>> & { options: Options },
+): ToolContext<Options>;
+export function toolContext(overrides?: Partial<ToolContext>): ToolContext;
+export function toolContext(overrides: Partial<ToolContext<unknown>> = {}): ToolContext<unknown> {
   return {
     signal: new AbortController().signal,
     log: quiet,
