@@ -5,7 +5,7 @@
  * cannot be edited safely. npm's own output goes to stderr: stdout is for `--json` only.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { declaresPlugin } from '../config.ts';
 import { hostError, messageOf } from '../errors.ts';
@@ -41,8 +41,11 @@ export const add: Command = {
       isolation === undefined && options === undefined
         ? name
         : { module: name, ...(isolation ? { isolation } : {}), ...(options === undefined ? {} : { options }) };
+    // The folder may be listed already by its path (the line the scaffolder prints): an entry by
+    // package name beside it would load the same plugin twice, and the second would fail as a duplicate.
+    const byPath = project.modules.includes(name) ? undefined : await listedByPath(npmSpec, project);
 
-    if (!dryRun) {
+    if (!dryRun && byPath === undefined) {
       if (!existsSync(join(project.dir, 'package.json'))) {
         // Without one, npm would install into the nearest parent that has one.
         writeFileSync(join(project.dir, 'package.json'), '{ "private": true }\n', { flag: 'wx' });
@@ -56,7 +59,7 @@ export const add: Command = {
     }
 
     const file = project.file ?? join(project.dir, 'rousseau.config.ts');
-    const listed = project.modules.includes(name);
+    const listed = byPath !== undefined || project.modules.includes(name);
     const before = project.file ? readFileSync(file, 'utf8') : CONFIG_TEMPLATE;
     const edit = listed ? { text: before } : addEntry(file, before, entry);
     const line = `plugins: [${entrySource(entry, file)}]`;
@@ -67,9 +70,10 @@ export const add: Command = {
       entry,
       config: file,
       created: !project.file,
-      installed: !dryRun,
+      installed: !dryRun && byPath === undefined,
       dryRun,
       listed,
+      ...(byPath === undefined ? {} : { listedAs: byPath }),
     };
     if ('reason' in edit)
       return cannotEdit(values, report, file, edit.reason, `add ${entrySource(entry, file)} to its plugins`, line);
@@ -90,12 +94,16 @@ export const add: Command = {
       const created = project.file ? '' : dryRun ? ' (it would be created)' : ' (created)';
       print(
         [
-          dryRun
-            ? `Would run: npm install ${npmSpec}  (in ${project.dir})`
-            : `Installed ${name}${version ? `@${version}` : ''}`,
-          listed
-            ? `${name} is already in ${file}`
-            : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
+          ...(byPath !== undefined
+            ? [`${name} is already in ${file}, by its path: "${byPath}" (nothing installed, nothing added)`]
+            : [
+                dryRun
+                  ? `Would run: npm install ${npmSpec}  (in ${project.dir})`
+                  : `Installed ${name}${version ? `@${version}` : ''}`,
+                listed
+                  ? `${name} is already in ${file}`
+                  : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
+              ]),
           ...(dryRun || failure ? [] : [`Next: ${host} tools`]),
         ].join('\n'),
       );
@@ -180,6 +188,23 @@ export const remove: Command = {
     return EXIT.ok;
   },
 };
+
+/** The config entry that names, by a path, the same plugin files as the folder `npmSpec`, if one does. */
+async function listedByPath(npmSpec: string, project: Project): Promise<string | undefined> {
+  if (!npmSpec.startsWith('.') && !isAbsolute(npmSpec)) return undefined;
+  const { resolvePlugin } = await import('../loader.ts');
+  const fileOf = (specifier: string) => {
+    try {
+      return realpathSync(resolvePlugin(specifier, project.dir));
+    } catch {
+      return undefined; // not loadable as it stands: the load after the edit says why
+    }
+  };
+  const own = fileOf(npmSpec);
+  return own === undefined
+    ? undefined
+    : project.modules.find((module) => (module.startsWith('.') || isAbsolute(module) ? fileOf(module) === own : false));
+}
 
 interface Project {
   /** Where the command runs (`--cwd`): relative specs are read from here. */

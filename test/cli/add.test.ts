@@ -2,6 +2,7 @@
 // run npm for real (install from a folder or a tarball, edit the config, load the plugin) are in
 // test/e2e/add.e2e.ts (`npm run test:e2e`).
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, tempDir } from '../helpers.ts';
 import { run } from '../scaffold/helpers.ts';
@@ -29,5 +30,26 @@ describe('rousseau-host add / remove', () => {
       expect(refused.code, refused.stderr).to.equal(2);
       expect(refused.stderr).to.include(`"${args[2]}" starts with "-": npm would take it for an option`);
     }
+  });
+
+  it('add FOLDER leaves the config alone when it lists that folder by its path already', async () => {
+    tmp.write(
+      'my-tool/package.json',
+      JSON.stringify({ name: 'rousseau-plugin-my-tool', version: '0.1.0', rousseau: { plugin: './src/index.mjs' } }),
+    );
+    tmp.write('my-tool/src/index.mjs', "export default { name: 'my-tool', version: '0.1.0', tools: [] };");
+    const config = `${JSON.stringify({ plugins: ['../my-tool/src/index.mjs'] }, null, 2)}\n`;
+    tmp.write('project/rousseau.config.json', config);
+    // Offline: were npm install to run, it could not fetch a thing, and the test would say so.
+    const added = await run(process.execPath, [BIN, 'add', '../my-tool'], {
+      cwd: project,
+      env: { npm_config_offline: 'true' },
+    });
+    expect(added.code, added.stderr).to.equal(0);
+    expect(added.stdout).to.include(
+      `rousseau-plugin-my-tool is already in ${join(project, 'rousseau.config.json')}, by its path: "../my-tool/src/index.mjs" (nothing installed, nothing added)`,
+    );
+    expect(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).to.equal(config);
+    expect(readFileSync(join(project, 'package.json'), 'utf8')).not.to.include('rousseau-plugin-my-tool');
   });
 });
