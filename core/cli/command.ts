@@ -77,8 +77,8 @@ export async function hostFromFlags(values: Values, extra: Partial<HostOptions> 
 
 /**
  * Loads one plugin entry alone (no built-ins, no audit) in `cwd` and tells how it went: `check`'s
- * answer, and `add`'s word on what it just added. The failure is the command's to tell, so the
- * loader's own log line about it is quiet unless `--log-level` asks.
+ * answer. The failure is the command's to tell, so the loader's own log line about it is quiet
+ * unless `--log-level` asks.
  */
 export async function loadAlone(
   values: Values,

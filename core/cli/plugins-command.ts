@@ -9,7 +9,7 @@ import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'n
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { declaresPlugin } from '../config.ts';
 import { hostError, messageOf } from '../errors.ts';
-import { EXIT, loadAlone, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
+import { EXIT, hostFromFlags, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
 import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
 import { CONFIG_TEMPLATE } from './init.ts';
 import { hostCommand } from './host-command.ts';
@@ -85,8 +85,8 @@ export const add: Command = {
         return cannotEdit(values, report, file, problem, `add ${entrySource(entry, file)} to its plugins`, line);
     }
     // What was just added is loaded once, as the config now says: a plugin that fails the contract
-    // check (or its options) is said to fail here, not first at `tools`.
-    const failure = !dryRun && !listed ? await loadFailure(values, project.dir, entry) : undefined;
+    // check, its options, or beside the plugins already there is said to fail here, not first at `tools`.
+    const failure = !dryRun && !listed ? await loadFailure(values, project.dir, file, name) : undefined;
     if (values.json) printJson(failure ? { ...report, loads: false, error: failure } : report);
     else {
       const source = entrySource(entry, file);
@@ -118,7 +118,9 @@ export const add: Command = {
         const fix =
           failure.code === 'RH_ERR_PLUGIN_OPTIONS'
             ? `Fix its options in ${file} (the entry of ${name})`
-            : `Fix the plugin (\`${host} check\` in its folder says what)`;
+            : failure.code === 'RH_ERR_TOOL_COLLISION' || failure.code === 'RH_ERR_PLUGIN_DUPLICATE'
+              ? 'Rename it in the plugin (tool and plugin names are global), or take the other one out'
+              : `Fix the plugin (\`${host} check\` in its folder says what)`;
         printError(
           `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${name}`,
         );
@@ -128,14 +130,26 @@ export const add: Command = {
   },
 };
 
-/** Why the plugin `entry` does not load in the project, or undefined when it loads. */
+/**
+ * Why the plugin just added (the config's entry `name`) does not load, or undefined when it loads.
+ * The whole config is loaded once, as `tools` loads it: a tool or plugin name that another entry or
+ * a built-in already holds fails the new entry, and that is said here, not first at `tools`.
+ */
 async function loadFailure(
   values: Values,
   dir: string,
-  entry: PluginEntry,
+  file: string,
+  name: string,
 ): Promise<{ code: string; message: string } | undefined> {
-  // The entry's isolation was checked against ISOLATIONS; the host validates the entry again anyway.
-  const plugin = await loadAlone(values, dir, entry as Parameters<typeof loadAlone>[2]);
+  const host = await hostFromFlags(values, {
+    cwd: dir,
+    configFile: file,
+    audit: false,
+    // The failure is this command's to tell: the loader's own log line about it stays quiet.
+    ...(values['log-level'] === undefined ? { logLevel: 'error' } : {}),
+  });
+  const plugin = host.plugins().find((p) => p.source === name);
+  await host.close();
   return plugin?.status === 'loaded' || !plugin?.error
     ? undefined
     : { code: plugin.error.code, message: plugin.error.message };

@@ -32,6 +32,31 @@ describe('rousseau-host add / remove', () => {
     }
   });
 
+  it('add FOLDER says the plugin does not load when a plugin already there holds its tool name', async () => {
+    const plugin = (name: string) =>
+      `export default { name: '${name}', version: '0.1.0', tools: [{ name: 'greet', description: 'Greets.',
+        inputSchema: { type: 'object', properties: {}, additionalProperties: false }, execute: () => 'hi' }] };`;
+    tmp.write('project/first.mjs', plugin('first'));
+    tmp.write(
+      'my-tool/package.json',
+      JSON.stringify({ name: 'rousseau-plugin-my-tool', version: '0.1.0', rousseau: { plugin: './index.mjs' } }),
+    );
+    tmp.write('my-tool/index.mjs', plugin('my-tool'));
+    tmp.write('project/rousseau.config.json', JSON.stringify({ builtins: false, plugins: ['./first.mjs'] }));
+    // A folder installs offline (npm links it): no registry is asked.
+    const added = await run(process.execPath, [BIN, 'add', '../my-tool'], {
+      cwd: project,
+      env: { npm_config_offline: 'true' },
+    });
+    expect(added.code, added.stdout + added.stderr).to.equal(1);
+    expect(added.stderr).to.include(
+      "rousseau-plugin-my-tool is added, but it does not load: RH_ERR_TOOL_COLLISION: Tool 'greet' of plugin 'my-tool' collides with the tool of the same name in plugin 'first'",
+    );
+    expect(added.stderr).to.include(
+      'Rename it in the plugin (tool and plugin names are global), or take the other one out',
+    );
+  });
+
   it('add FOLDER leaves the config alone when it lists that folder by its path already', async () => {
     tmp.write(
       'my-tool/package.json',
