@@ -119,7 +119,7 @@ export const add: Command = {
           failure.code === 'RH_ERR_PLUGIN_OPTIONS'
             ? `Fix its options in ${file} (the entry of ${name})`
             : failure.code === 'RH_ERR_TOOL_COLLISION' || failure.code === 'RH_ERR_PLUGIN_DUPLICATE'
-              ? 'Rename it in the plugin (tool and plugin names are global), or take the other one out'
+              ? 'Rename the tool or plugin in one of the two (names are global)'
               : `Fix the plugin (\`${host} check\` in its folder says what)`;
         printError(
           `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${name}`,

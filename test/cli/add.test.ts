@@ -52,9 +52,7 @@ describe('rousseau-host add / remove', () => {
     expect(added.stderr).to.include(
       "rousseau-plugin-my-tool is added, but it does not load: RH_ERR_TOOL_COLLISION: Tool 'greet' of plugin 'my-tool' collides with the tool of the same name in plugin 'first'",
     );
-    expect(added.stderr).to.include(
-      'Rename it in the plugin (tool and plugin names are global), or take the other one out',
-    );
+    expect(added.stderr).to.include('Rename the tool or plugin in one of the two (names are global), or take it out: ');
   });
 
   it('add FOLDER leaves the config alone when it lists that folder by its path already', async () => {
