@@ -74,7 +74,7 @@ export function outcomeFailure(name: string, outcome: Extract<RunOutcome, { ok: 
       return {
         ok: false,
         code: 'crashed',
-        content: `Tool "${name}" crashed: ${outcome.message}. The plugin was restarted; you may retry once.`,
+        content: `Tool "${name}" crashed: ${outcome.message}. ${outcome.retry === false ? 'Do not retry it.' : 'The plugin was restarted; you may retry once.'}`,
       };
   }
 }

@@ -206,7 +206,7 @@ class IsolatedRunner implements PluginRunner {
     for (;;) {
       const health = this.budget.health();
       if (health.quarantined) return { ok: false, code: 'quarantined', message: health.reason ?? 'quarantined' };
-      if (this.closed) return { ok: false, code: 'crashed', message: 'the plugin is closed' };
+      if (this.closed) return { ok: false, code: 'crashed', message: 'the plugin is closed', retry: false };
       if (request.stopped) return abandoned(request.signal);
       const lane: Lane = this.suspects.has(request.tool) ? 'suspect' : 'main';
       let box = this.current[lane];
@@ -472,21 +472,32 @@ class IsolatedRunner implements PluginRunner {
   /** The calls a dead isolate still carried: each runs again, or gets `crashed` (the rule at the top). */
   private endCalls(box: Sandbox, started: (id: number) => boolean): void {
     for (const [id, pending] of box.calls) {
-      if (!this.closed && (!started(id) || pending.rerunnable))
-        pending.settle({ rerun: started(id) ? 'started' : 'unstarted' });
-      else pending.settle({ ok: false, code: 'crashed', message: this.cutOff(box, id, pending) });
+      // The call whose own code ended the isolate is not run again, annotations or not: it would most
+      // likely end the next one too, and count twice against the crash budget.
+      const rerun = !started(id) || (pending.rerunnable && box.culprit?.id !== id);
+      if (!this.closed && rerun) pending.settle({ rerun: started(id) ? 'started' : 'unstarted' });
+      else {
+        const ranTwice = started(id) && !pending.rerunnable && box.rerunnable.has(pending.request.tool);
+        pending.settle({
+          ok: false,
+          code: 'crashed',
+          message: this.cutOff(box, id, ranTwice),
+          ...(ranTwice || this.closed ? { retry: false as const } : {}),
+        });
+      }
     }
   }
 
   /** Why call `id` got `crashed` when its isolate ended: the isolate's death, and whose fault it was. */
-  private cutOff(box: Sandbox, id: number, pending: Pending): string {
+  private cutOff(box: Sandbox, id: number, ranTwice: boolean): string {
     const { culprit, isolate } = box;
     const reason = endReason(box);
-    if (!culprit || culprit.id === id) return reason;
+    if (!culprit || culprit.id === id)
+      return ranTwice ? `${reason}, on its second run (its first was cut off by another call's fault)` : reason;
     const what = culprit.timedOut
       ? `the plugin's ${isolate.noun} was stopped because ${reason}`
       : `a call to "${culprit.tool}" ended the plugin's ${isolate.noun} (${reason})`;
-    const why = box.rerunnable.has(pending.request.tool)
+    const why = ranTwice
       ? 'not retried again: it had already been run a second time'
       : 'not retried, since it may already have had side effects (only calls to tools annotated readOnly or idempotent are run again)';
     return `another call's fault: ${what}; this call was cut off with it and ${why}`;

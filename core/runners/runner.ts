@@ -86,7 +86,9 @@ export interface RunRequest {
 /** How a run ended, before the dispatcher normalises it into a `CallResult`. */
 export type RunOutcome =
   | { ok: true; output: unknown }
-  | { ok: false; code: 'tool_error' | 'crashed' | 'timeout' | 'quarantined'; message: string };
+  | { ok: false; code: 'tool_error' | 'timeout' | 'quarantined'; message: string }
+  /** `retry: false`: the host already ran it a second time, or cannot run it again; the model is told not to. */
+  | { ok: false; code: 'crashed'; message: string; retry?: false };
 
 export interface PluginRunner {
   readonly isolation: Isolation;

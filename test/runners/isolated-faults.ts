@@ -165,6 +165,21 @@ export function loadingAndExecutionFaults(isolation: 'worker' | 'process'): void
       expect(await count()).to.equal(1); // a fresh instance: the spinning one was killed
     });
 
+    it('a read-only call whose own code ends its isolate runs once, not again: it would end the next one too', async () => {
+      const dir = tempDir();
+      const file = join(dir.dir, 'runs');
+      expectFailure(
+        await host.call('exit_readonly', { file }),
+        'crashed',
+        new RegExp(
+          `^Tool "exit_readonly" crashed: the ${isolation} exited with code 3\\. The plugin was restarted; you may retry once\\.$`,
+        ),
+      );
+      expect(readFileSync(file, 'utf8')).to.equal('ran\n');
+      dir.cleanup();
+      await bystanderServes(host);
+    });
+
     it('a catastrophic regex is killed like a loop', async () => {
       await count();
       expectFailure(await host.call('regex', {}), 'timeout', /timed out after 1000 ms/);
@@ -405,7 +420,7 @@ export function callsInFlight(isolation: 'worker' | 'process', part: 1 | 2): voi
             await twice,
             'crashed',
             new RegExp(
-              `^Tool "${tool}" crashed: another call's fault: a call to "exit" ended the plugin's ${isolation} \\(the ${isolation} exited with code 9\\); this call was cut off with it and not retried again: it had already been run a second time`,
+              `^Tool "${tool}" crashed: another call's fault: a call to "exit" ended the plugin's ${isolation} \\(the ${isolation} exited with code 9\\); this call was cut off with it and not retried again: it had already been run a second time\\. Do not retry it\\.$`,
             ),
           );
           await bystanderServes(host);
