@@ -6,11 +6,11 @@
  * TypeScript compiler API, which TypeScript 7 no longer has). Every error names the file and the key.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { basename, dirname, resolve } from 'node:path';
 import { Value } from 'typebox/value';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
 import { HostError, hostError, messageOf } from './errors.ts';
+import { requireJiti } from './jiti.ts';
 import { segments } from './json-pointer.ts';
 import { hostAliases } from './paths.ts';
 import { schemaProblems } from './schema-errors.ts';
@@ -45,11 +45,9 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
     manifest = file;
     return {};
   };
-  // jiti only for a TypeScript config: a JSON one, or none, does not pay its ~80 ms import. Required,
-  // not imported: an `import()` of its CommonJS bundle has Node's ES module loader scan the bundle
-  // for named exports first (core/runners/import-plugin.ts).
+  // jiti only for a TypeScript config: a JSON one, or none, does not pay its ~80 ms import.
   const loadTs = async (file: string) => {
-    const { createJiti } = createRequire(import.meta.url)('jiti') as typeof import('jiti');
+    const { createJiti } = requireJiti();
     const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true, alias: hostAliases() });
     return jiti.import(file, { default: true });
   };

@@ -21,6 +21,7 @@ import type { AuditSink } from './audit.ts';
 import type { Logger } from './log.ts';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './output.ts';
 import type { PluginHandle, Registry, ToolDefinition } from './registry.ts';
+import { requireJiti } from './jiti.ts';
 import { FROM_SOURCE, hostFile } from './paths.ts';
 import { plainData } from './safe-json.ts';
 import { type ImportedPlugin, importPlugin } from './runners/import-plugin.ts';
@@ -391,12 +392,11 @@ function manifestOf(manifest: string): {
 
 // jiti costs ~100 ms to import: loaded on first use (it is CommonJS, so synchronously), never by a
 // host whose plugins are files Node imports itself.
-const require = createRequire(import.meta.url);
 let resolver: Jiti | undefined;
 
 /** jiti's resolution (Node's rules, plus the TypeScript extensions): a file path, or undefined. */
 function esmResolve(id: string, parentURL?: string): string | undefined {
-  resolver ??= (require('jiti') as typeof import('jiti')).createJiti(import.meta.url);
+  resolver ??= requireJiti().createJiti(import.meta.url);
   const url = resolver.esmResolve(isAbsolute(id) ? pathToFileURL(id).href : id, {
     conditions: CONDITIONS,
     try: true,

@@ -18,14 +18,11 @@ import { dirname, extname, join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Jiti } from 'jiti';
 import { messageOf } from '../errors.ts';
+import { requireJiti } from '../jiti.ts';
 import { hostAliases, PACKAGE_ROOT } from '../paths.ts';
 import type { PluginLoader } from '../types.ts';
 
-/**
- * jiti, loaded on first use: ~100 ms a plugin that Node's own loader takes never pays. Required, not
- * imported: an `import()` of its CommonJS bundle has Node's ES module loader scan the bundle's
- * 190 KB for named exports, which cost each worker ~2.6 MiB of RSS more (docs/isolation.md, "Memory").
- */
+/** jiti, loaded on first use: ~100 ms a plugin that Node's own loader takes never pays. */
 let jiti: Jiti | undefined;
 
 export interface ImportedPlugin {
@@ -56,7 +53,7 @@ export async function importPlugin(
   }
   if (fresh) forgetModules(file);
   // jiti's transpile cache (fsCache) is on by default; JITI_FS_CACHE=false or a directory overrides it.
-  jiti ??= (createRequire(import.meta.url)('jiti') as typeof import('jiti')).createJiti(import.meta.url, {
+  jiti ??= requireJiti().createJiti(import.meta.url, {
     alias: hostAliases(),
     interopDefault: true,
   });
