@@ -11,8 +11,9 @@
  * jiti as stand-ins that load the real module at the first read of anything they do not answer
  * themselves: a worker plugin's thread loads 179 modules instead of 201, and ~0.25 MiB less RSS.
  * A fifth, `node:crypto` (17 modules), jiti reads on every import, for one MD5 that names its cache
- * file and stamps the source it was made from: its stand-in computes that MD5 itself (`md5Hex`,
- * tested against `node:crypto`): 162 modules, ~0.25 MiB less again.
+ * file and stamps the source it was made from: its stand-in computes that MD5 itself for a
+ * source up to 8 KB (`md5Hex`, tested against `node:crypto`), and hands a longer one to crypto: 162
+ * modules, ~0.25 MiB less again.
  */
 import { createRequire, Module } from 'node:module';
 
@@ -43,7 +44,11 @@ const STAND_INS: Record<string, Record<string, () => unknown>> = {
 
 const clock = { now: () => Number(process.hrtime.bigint()) / 1e6 };
 
-const realCrypto = () => process.getBuiltinModule('node:crypto') as typeof import('node:crypto');
+let cryptoLoaded = false;
+const realCrypto = () => {
+  cryptoLoaded = true;
+  return process.getBuiltinModule('node:crypto') as typeof import('node:crypto');
+};
 
 /** jiti's use of an MD5 hash (strings in, hex out) without `node:crypto`; any other use is handed to it. */
 class StandInMd5 {
@@ -60,7 +65,8 @@ class StandInMd5 {
   }
 
   digest(encoding?: import('node:crypto').BinaryToTextEncoding): string | Buffer {
-    if (encoding === 'hex' && !this.real) return md5Hex(this.text);
+    if (encoding === 'hex' && !this.real && this.text.length <= MD5_IN_JS_MAX && !cryptoLoaded)
+      return md5Hex(this.text);
     this.real ??= realCrypto().createHash('md5').update(this.text);
     return encoding ? this.real.digest(encoding) : this.real.digest();
   }
@@ -97,34 +103,53 @@ function standIn(id: string, answers: Record<string, () => unknown>): object {
   });
 }
 
-/** Per step of MD5 (RFC 1321): the left rotations, four per round, and the sine-derived constants. */
-const SHIFTS = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
-const SINES = Array.from({ length: 64 }, (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 2 ** 32) | 0);
+/**
+ * Per step of MD5 (RFC 1321): the sine-derived constant, the message word it reads, and the left
+ * rotation. Tables, and a loop that allocates nothing, because this runs in a fresh thread before V8
+ * has optimised anything: with an array swap per step, a 50 KB source took ~90 ms there.
+ */
+const SINES = Int32Array.from({ length: 64 }, (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 2 ** 32) | 0);
+const WORDS = Uint8Array.from({ length: 64 }, (_, i) =>
+  i < 16 ? i : i < 32 ? (5 * i + 1) & 15 : i < 48 ? (3 * i + 5) & 15 : (7 * i) & 15,
+);
+const SHIFTS = Uint8Array.from(
+  { length: 64 },
+  (_, i) => [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21][((i >> 4) << 2) | (i & 3)]!,
+);
+
+/**
+ * The most UTF-16 units `md5Hex` takes on: cold, it costs about as much as loading `node:crypto` at
+ * ~10 KB (a fresh worker, measured), so a longer source (or any, once crypto is loaded) goes to crypto.
+ */
+const MD5_IN_JS_MAX = 8 * 1024;
 
 /** The MD5 of `text`'s UTF-8 bytes, in hex, as `createHash('md5').update(text).digest('hex')` gives it. */
 export function md5Hex(text: string): string {
-  const bytes = Buffer.from(text, 'utf8');
-  const n = bytes.length;
+  const length = Buffer.byteLength(text, 'utf8');
   // The message, a 1 bit, zeros, and its length in bits: whole 64-byte blocks of little-endian words.
-  const words = new Int32Array(((n + 8) >>> 6) * 16 + 16);
-  for (let i = 0; i < n; i++) words[i >> 2]! |= bytes[i]! << ((i & 3) * 8);
-  words[n >> 2]! |= 0x80 << ((n & 3) * 8);
-  words[words.length - 2] = n * 8;
-  words[words.length - 1] = Math.floor(n / 2 ** 29);
+  const blocks = ((length + 8) >>> 6) + 1;
+  const message = Buffer.alloc(blocks * 64);
+  message.write(text, 'utf8');
+  message[length] = 0x80;
+  message.writeUInt32LE((length * 8) >>> 0, blocks * 64 - 8);
+  message.writeUInt32LE(Math.floor(length / 2 ** 29), blocks * 64 - 4);
+  const view = new DataView(message.buffer, message.byteOffset, message.length);
   let a = 0x67452301;
   let b = 0xefcdab89 | 0;
   let c = 0x98badcfe | 0;
   let d = 0x10325476;
-  for (let block = 0; block < words.length; block += 16) {
-    const [a0, b0, c0, d0] = [a, b, c, d];
+  for (let offset = 0; offset < message.length; offset += 64) {
+    const a0 = a;
+    const b0 = b;
+    const c0 = c;
+    const d0 = d;
     for (let i = 0; i < 64; i++) {
-      const round = i >> 4;
-      const f =
-        round === 0 ? (b & c) | (~b & d) : round === 1 ? (d & b) | (~d & c) : round === 2 ? b ^ c ^ d : c ^ (b | ~d);
-      const word = round === 0 ? i : round === 1 ? (5 * i + 1) & 15 : round === 2 ? (3 * i + 5) & 15 : (7 * i) & 15;
-      const x = (a + f + SINES[i]! + words[block + word]!) | 0;
-      const shift = SHIFTS[(round << 2) | (i & 3)]!;
-      [a, d, c] = [d, c, b];
+      const f = i < 16 ? (b & c) | (~b & d) : i < 32 ? (d & b) | (~d & c) : i < 48 ? b ^ c ^ d : c ^ (b | ~d);
+      const x = (a + f + SINES[i]! + view.getInt32(offset + WORDS[i]! * 4, true)) | 0;
+      const shift = SHIFTS[i]!;
+      a = d;
+      d = c;
+      c = b;
       b = (b + ((x << shift) | (x >>> (32 - shift)))) | 0;
     }
     a = (a + a0) | 0;
@@ -133,6 +158,9 @@ export function md5Hex(text: string): string {
     d = (d + d0) | 0;
   }
   const digest = Buffer.alloc(16);
-  for (const [i, word] of [a, b, c, d].entries()) digest.writeInt32LE(word, i * 4);
+  digest.writeInt32LE(a, 0);
+  digest.writeInt32LE(b, 4);
+  digest.writeInt32LE(c, 8);
+  digest.writeInt32LE(d, 12);
   return digest.toString('hex');
 }

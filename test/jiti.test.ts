@@ -80,6 +80,8 @@ describe('jiti in a worker (core/jiti.ts)', function () {
     const md5 = (text: string) => createHash('md5').update(text).digest('hex');
     for (const length of [0, 1, 55, 56, 63, 64, 65, 119, 120, 128])
       expect(md5Hex('x'.repeat(length))).to.equal(md5('x'.repeat(length)));
+    const long = 'é€𝄞x'.repeat(30_000); // multi-byte UTF-8, and a length in bits over 2^20
+    expect(md5Hex(long)).to.equal(md5(long));
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (text) => md5Hex(text) === md5(text)),
       { numRuns: 500 },
