@@ -13,6 +13,7 @@
 // ~5 M instructions, the global's accessor ~5 ns a read (docs/plugins.md, "How a plugin is loaded").
 import { abortable } from './abortable.ts';
 import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
+import { CheckTooCostly } from './check-budget.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
@@ -351,16 +352,14 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
     // Without defaults (which may add values per item), the input holds at most what was sent: a
     // value per character of the text, or what a copy takes.
     const sent = typeof raw === 'string' ? raw.length + 1 : MAX_COPIED_VALUES;
-    const tooBig = tooCostlyToCheck(validator, input, tool.hasDefaults ? Infinity : sent);
-    if (tooBig)
-      return {
-        ok: false,
-        code: 'invalid_input',
-        content: `Input for tool "${tool.info.name}" is too large to check: ${tooBig}. Send a smaller input, or split it over several calls.`,
-      };
+    // And at most three characters per character sent: NFC writes one out as up to three.
+    const sentChars = typeof raw === 'string' && !tool.hasDefaults ? 3 * raw.length : Infinity;
+    const tooBig = tooCostlyToCheck(validator, input, tool.hasDefaults ? Infinity : sent, sentChars);
+    if (tooBig) return inputTooLarge(tool.info.name, tooBig);
     if (!validator.Check(input))
       problems = validator.problems(input, tool.info.inputSchema).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
   } catch (error) {
+    if (error instanceof CheckTooCostly) return inputTooLarge(tool.info.name, error.message);
     // The schema passed the load-time check, compile included, and still throws on this input (one
     // that refers to itself without reading any of it overflows the stack): the plugin's fault,
     // told as such; the caller's input is not what to fix.
@@ -382,6 +381,14 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
 
 /** The policy's decision after approval (`ok: false`: the call does not run), how an `ask` was answered and by whom. */
 type Verdict = Step & { answer?: Answer; answeredBy?: string; approvalMs?: number };
+function inputTooLarge(name: string, why: string): Failed {
+  return {
+    ok: false,
+    code: 'invalid_input',
+    content: `Input for tool "${name}" is too large to check: ${why}. Send a smaller input, or split it over several calls.`,
+  };
+}
+
 const ALLOWED: Verdict = Object.freeze({ ok: true });
 
 /** How an `ask` was answered, for the audit trail. */

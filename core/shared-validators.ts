@@ -12,12 +12,14 @@
  *
  * Each validator also carries what checking one value against it may cost (`stepsPerValue`), worked
  * out once with it: the dispatcher and output.ts refuse a value whose check would pass
- * MAX_CHECK_STEPS before running it, since the check cannot be stopped once it runs.
+ * MAX_CHECK_STEPS (check-budget.ts) before running it, since the check cannot be stopped once it
+ * runs, save by the reading of strings check-budget.ts meters.
  */
 import type { TSchema } from 'typebox';
-import { countInArrays, countValues } from './safe-json.ts';
+import { MAX_CHECK_STEPS, SCAN_STEPS } from './check-budget.ts';
+import { countChars, countInArrays, countValues } from './safe-json.ts';
 import { compileLinear } from './schema-patterns.ts';
-import { schemasMet } from './schema-recursion.ts';
+import { schemasMet, suchSchemasMet } from './schema-recursion.ts';
 import { compileSchema, type SchemaValidator } from './schema-validator.ts';
 
 const MAX_KEY_CHARS = 256 * 1024;
@@ -63,6 +65,12 @@ export interface CheckedValidator extends SchemaValidator {
   readonly stepsPerValue: number;
   /** Steps of hashing one value for `uniqueItems`, once for each array it sits in; 0 without one. */
   readonly stepsPerHash: number;
+  /**
+   * `minLength` and `maxLength` checks one string (or key) may meet: each counts its code points
+   * (between the limit and twice it), which typebox does inside the compiled check where
+   * check-budget.ts cannot meter it, so their reading is bounded before the check.
+   */
+  readonly lengthChecks: number;
 }
 
 const validators = new SchemaCache<CheckedValidator>();
@@ -79,15 +87,12 @@ export function validatorFor(schema: unknown, linear?: unknown, key = schemaKey(
     ...compiled,
     stepsPerValue: schemasMet(schema, MAX_CHECK_STEPS),
     stepsPerHash: hasUniqueItems(schema) ? UNIQUE_ITEM_STEPS : 0,
+    lengthChecks: suchSchemasMet(schema, MAX_CHECK_STEPS, hasLengthCheck),
   });
 }
 
-/**
- * The steps of a check, values times schemas, that one call may take: at 2–5 ns a schema met,
- * 0.1–0.25 s of the host's thread. A 1,000,000-value input (6.9 MB of JSON, under the MCP stdio
- * limit) against a schema that meets 16,000 schemas per value would have held it for a minute.
- */
-const MAX_CHECK_STEPS = 50_000_000;
+const hasLengthCheck = (s: Record<string, unknown>) =>
+  typeof s.minLength === 'number' || typeof s.maxLength === 'number';
 
 /**
  * What hashing one value for `uniqueItems` costs, in schemas met: ~4 µs a value (1,000,000
@@ -96,6 +101,8 @@ const MAX_CHECK_STEPS = 50_000_000;
  * counted once.
  */
 const UNIQUE_ITEM_STEPS = 1_000;
+/** Characters of a string or key that cost as much to hash as a value: 38 ns each, measured. */
+const HASHED_CHARS_PER_VALUE = 100;
 
 function hasUniqueItems(value: unknown): boolean {
   const stack = [value];
@@ -111,21 +118,30 @@ function hasUniqueItems(value: unknown): boolean {
 /**
  * Why checking `value` would take past MAX_CHECK_STEPS, its values times what one may cost, or
  * undefined. Asked before the check: the check itself cannot be stopped once it runs. `atMost`
- * is a bound on the values in `value` the caller knows already.
+ * and `charsAtMost` are bounds on the values in `value`, and the characters of its strings and
+ * keys, the caller knows already.
  */
-export function tooCostlyToCheck(validator: CheckedValidator, value: unknown, atMost = Infinity): string | undefined {
-  const { stepsPerValue, stepsPerHash } = validator;
+export function tooCostlyToCheck(
+  validator: CheckedValidator,
+  value: unknown,
+  atMost = Infinity,
+  charsAtMost = Infinity,
+): string | undefined {
+  const { stepsPerValue, stepsPerHash, lengthChecks } = validator;
+  const n = (x: number) => x.toLocaleString('en-US');
+  const bound = `the host checks at most ${n(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
+  const chars = Math.floor(MAX_CHECK_STEPS / (lengthChecks * SCAN_STEPS.char));
+  if (lengthChecks > 0 && charsAtMost > chars && countChars(value, chars) > chars)
+    return `its strings and keys hold over ${n(chars)} characters, and each may meet up to ${n(lengthChecks)} minLength or maxLength checks, which count its characters; ${bound}`;
   const allowed = Math.floor(MAX_CHECK_STEPS / stepsPerValue);
   // `atMost`, values the caller knows `value` cannot pass: most calls need no count at all (a
   // uniqueItems schema does: a value counts once for each array it sits in).
   if (atMost <= allowed && stepsPerHash === 0) return undefined;
   const values = countValues(value, allowed);
-  const n = (x: number) => x.toLocaleString('en-US');
-  const bound = `the host checks at most ${n(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
   if (values > allowed)
     return `it holds over ${n(allowed)} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${n(stepsPerValue)} schemas of the schema; ${bound}`;
   if (stepsPerHash === 0) return undefined;
   const hashes = Math.floor((MAX_CHECK_STEPS - values * stepsPerValue) / stepsPerHash);
-  if (countInArrays(value, hashes) <= hashes) return undefined;
-  return `it holds over ${n(hashes)} values in arrays, each counted once for each array it sits in, which uniqueItems hashes at the cost of ${n(stepsPerHash)} schemas each time, and each may meet up to ${n(stepsPerValue)} schemas of the schema as well; ${bound}`;
+  if (countInArrays(value, hashes, HASHED_CHARS_PER_VALUE) <= hashes) return undefined;
+  return `it holds over ${n(hashes)} values in arrays (each ${n(HASHED_CHARS_PER_VALUE)} characters of a string or key counting as one more), each counted once for each array it sits in, which uniqueItems hashes at the cost of ${n(stepsPerHash)} schemas each time, and each may meet up to ${n(stepsPerValue)} schemas of the schema as well; ${bound}`;
 }

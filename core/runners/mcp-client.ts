@@ -23,7 +23,8 @@ import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
 import { CrashBudget, reportFailure } from './crash-budget.ts';
 import { schemaTooBig } from '../check.ts';
-import { compileLinear } from '../schema-patterns.ts';
+import { CheckTooCostly } from '../check-budget.ts';
+import { type CheckedValidator, tooCostlyToCheck, validatorFor } from '../shared-validators.ts';
 import type {
   LoadedPlugin,
   McpServerSpec,
@@ -76,23 +77,30 @@ const LINEAR_VALIDATOR: jsonSchemaValidator = {
     // same bound on size comes first here, or a huge outputSchema would stall the host compiling it.
     const tooBig = schemaTooBig(schema);
     if (tooBig) throw new Error(`a tool's outputSchema: ${tooBig}`);
-    let validator: ReturnType<typeof compileLinear>;
+    let validator: CheckedValidator;
     try {
-      validator = compileLinear(schema);
+      validator = validatorFor(schema);
     } catch (error) {
       throw new Error(`a tool's outputSchema at ${messageOf(error)}`);
     }
-    return (input: unknown) =>
-      validator.Check(input)
-        ? { valid: true as const, data: input as T, errorMessage: undefined }
-        : {
-            valid: false as const,
-            data: undefined,
-            errorMessage: validator
-              .problems(input)
-              .map((p) => `${p.pointer || '/'}: ${p.message}`)
-              .join('; '),
-          };
+    // The SDK checks before output.ts does: the same bounds on the check's cost come first here.
+    return (input: unknown) => {
+      let tooBig = tooCostlyToCheck(validator, input);
+      try {
+        if (!tooBig && validator.Check(input))
+          return { valid: true as const, data: input as T, errorMessage: undefined };
+      } catch (error) {
+        if (!(error instanceof CheckTooCostly)) throw error;
+        tooBig = error.message;
+      }
+      const problems = tooBig
+        ? `too large to check: ${tooBig}`
+        : validator
+            .problems(input)
+            .map((p) => `${p.pointer || '/'}: ${p.message}`)
+            .join('; ');
+      return { valid: false as const, data: undefined, errorMessage: problems };
+    };
   },
 };
 
