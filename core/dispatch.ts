@@ -14,6 +14,7 @@
 import { abortable } from './abortable.ts';
 import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
 import { CheckTooCostly } from './check-budget.ts';
+import { jsonTextTooLong } from './json-text.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
@@ -39,6 +40,8 @@ export interface DispatchEnv {
   audit: AuditSink;
   /** Cap on the input kept in an audit record; the hash always covers all of it. */
   auditInputCap: number;
+  /** The most characters of JSON text an input given as text may have: refused before it is parsed. */
+  maxInputChars: number;
   log: Logger;
   /** Host shutdown: aborts every call in flight. */
   closing: AbortSignal;
@@ -223,19 +226,24 @@ type Ready = Extract<Decided, { ok: true }>;
  * never call is unknown to them: its name, its schema and the policy's reasons stay unseen.
  */
 export function decide(
-  env: Pick<DispatchEnv, 'registry' | 'policy'>,
+  env: Pick<DispatchEnv, 'registry' | 'policy' | 'maxInputChars'>,
   name: string,
   raw: unknown,
   context: PolicyContext,
 ): Decided {
   const tool = env.registry.get(name);
   return tool && env.policy.canEverCall(tool.info, context.caller)
-    ? decideOn(env.policy, tool, raw, context)
+    ? decideOn(env, tool, raw, context)
     : unknownTool(env, name, context.caller);
 }
 
-function decideOn(policy: Policy, tool: RegisteredTool, raw: unknown, context: PolicyContext): Decided {
-  const prepared = prepareInput(tool, raw);
+function decideOn(
+  { policy, maxInputChars }: Pick<DispatchEnv, 'policy' | 'maxInputChars'>,
+  tool: RegisteredTool,
+  raw: unknown,
+  context: PolicyContext,
+): Decided {
+  const prepared = prepareInput(tool, raw, maxInputChars);
   if (!prepared.ok) return { ...prepared, tool };
   const { input } = prepared;
   let canonical: string | undefined;
@@ -259,7 +267,7 @@ function judge(call: Call, decided: Ready, signal?: AbortSignal, source?: 'autho
  * wait ends with the call (its timeout, its cancellation, the host's close).
  */
 async function authorize(call: Call, tool: RegisteredTool, raw: unknown, signal: AbortSignal): Promise<Authorization> {
-  const decided = decideOn(call.env.policy, tool, raw, call.options);
+  const decided = decideOn(call.env, tool, raw, call.options);
   if (!decided.ok) return { allowed: false, message: decided.content };
   const verdict = await judge(call, decided, signal, 'authorize');
   if (verdict.ok) return { allowed: true };
@@ -327,7 +335,10 @@ function unknownTool(
 }
 
 /** Parses (strings) or checks (values) the input, applies schema defaults, normalises, validates. */
-function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown }> {
+function prepareInput(tool: RegisteredTool, raw: unknown, maxInputChars: number): Step<{ input: unknown }> {
+  // Before parsing: JSON.parse cannot be stopped once it runs (6.9 MB of small numbers: 0.6 s).
+  const tooLong = typeof raw === 'string' ? jsonTextTooLong(raw.length, maxInputChars) : undefined;
+  if (tooLong) return inputTooLarge(tool.info.name, `it is ${tooLong} (limits.maxInputChars)`);
   let input: unknown;
   try {
     if (typeof raw === 'string') {

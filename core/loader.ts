@@ -7,7 +7,7 @@
  * soon as it and every plugin before it are in, so which of two colliding plugins wins never
  * depends on timing (docs/mcp.md, "Start-up").
  */
-import { existsSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { existsSync, type Stats, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { abortable } from './abortable.ts';
 import { createRequire } from 'node:module';
@@ -28,6 +28,7 @@ import { createInlineRunner } from './runners/inline.ts';
 import type { McpServerSpec, PluginRunner, PluginSpec } from './runners/runner.ts';
 import { createIsolatedRunner } from './runners/isolated.ts';
 import type { Isolation, Violation } from './types.ts';
+import { readJsonFile } from './json-text.ts';
 
 /** How long a plugin may take to load, unless its entry says otherwise. */
 const DEFAULT_LOAD_TIMEOUT_MS = 10_000;
@@ -347,7 +348,7 @@ const CONDITIONS = ['rousseau', 'import', 'node', 'default'];
 function packageEntry(root: string): string | undefined {
   const manifest = join(root, 'package.json');
   if (!existsSync(manifest)) return undefined;
-  const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as {
+  const pkg = readJsonFile(manifest) as {
     name?: unknown;
     exports?: unknown;
     module?: unknown;

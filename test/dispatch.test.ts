@@ -563,6 +563,7 @@ describe('call pipeline: a schema that throws on the input it checks', () => {
       policy: compilePolicy({ default: 'allow' }),
       audit,
       auditInputCap: 1024,
+      maxInputChars: 1024 * 1024,
       log: createLogger({ level: 'error' }),
       closing: new AbortController().signal,
       inflight: new List(),

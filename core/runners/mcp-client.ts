@@ -24,6 +24,7 @@ import type { Logger } from '../log.ts';
 import { CrashBudget, reportFailure } from './crash-budget.ts';
 import { schemaTooBig } from '../check.ts';
 import { CheckTooCostly } from '../check-budget.ts';
+import { MAX_JSON_TEXT_CHARS } from '../json-text.ts';
 import { type CheckedValidator, tooCostlyToCheck, validatorFor } from '../shared-validators.ts';
 import type {
   LoadedPlugin,
@@ -104,6 +105,37 @@ const LINEAR_VALIDATOR: jsonSchemaValidator = {
   },
 };
 
+/**
+ * fetch for an MCP server over HTTP, whose answers the SDK parses whole (a JSON body) or event by
+ * event (SSE): each is cut off past the bound on JSON text (json-text.ts), the stream failing
+ * with an error that names it, before the SDK has buffered more. Over stdio the SDK's own buffer
+ * holds the same 10 MiB.
+ */
+const boundedFetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+  const response = await fetch(url, init);
+  if (!response.body) return response;
+  const events = response.headers.get('content-type')?.includes('text/event-stream') ?? false;
+  let since = 0;
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        // An SSE event ends at a blank line; bytes since the last one are the event being read.
+        const text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
+        const end = events ? Math.max(text.lastIndexOf('\n\n'), text.lastIndexOf('\n\r\n')) : -1;
+        since = end === -1 ? since + chunk.byteLength : chunk.byteLength - end;
+        if (since > MAX_JSON_TEXT_CHARS)
+          controller.error(
+            new Error(
+              `an answer (or one event) of the MCP server passed ${MAX_JSON_TEXT_CHARS.toLocaleString('en-US')} bytes, the host's limit on JSON text parsed at once`,
+            ),
+          );
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+};
+
 interface Connection {
   client: Client;
   /** Set when the transport closed without us asking: the server exited or crashed. */
@@ -153,7 +185,7 @@ export function createMcpRunner(
 
   async function transportFor(s: McpServerSpec) {
     const { StdioClientTransport, StreamableHTTPClientTransport } = await loadSdk();
-    if (s.url) return new StreamableHTTPClientTransport(new URL(s.url));
+    if (s.url) return new StreamableHTTPClientTransport(new URL(s.url), { fetch: boundedFetch });
     const transport = new StdioClientTransport({
       command: s.command!,
       ...(s.args ? { args: s.args } : {}),
