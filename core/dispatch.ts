@@ -15,6 +15,7 @@ import { abortable } from './abortable.ts';
 import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
 import { CheckTooCostly } from './check-budget.ts';
 import { jsonTextTooLong } from './json-text.ts';
+import { canonicalPaths } from './workspace-paths.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
@@ -42,6 +43,8 @@ export interface DispatchEnv {
   auditInputCap: number;
   /** The most characters of JSON text an input given as text may have: refused before it is parsed. */
   maxInputChars: number;
+  /** The workspace root, which `x-workspace-path` fields are made relative to (workspace-paths.ts). */
+  workspace?: string;
   log: Logger;
   /** Host shutdown: aborts every call in flight. */
   closing: AbortSignal;
@@ -226,7 +229,7 @@ type Ready = Extract<Decided, { ok: true }>;
  * never call is unknown to them: its name, its schema and the policy's reasons stay unseen.
  */
 export function decide(
-  env: Pick<DispatchEnv, 'registry' | 'policy' | 'maxInputChars'>,
+  env: Pick<DispatchEnv, 'registry' | 'policy' | 'maxInputChars' | 'workspace'>,
   name: string,
   raw: unknown,
   context: PolicyContext,
@@ -238,12 +241,12 @@ export function decide(
 }
 
 function decideOn(
-  { policy, maxInputChars }: Pick<DispatchEnv, 'policy' | 'maxInputChars'>,
+  { policy, maxInputChars, workspace }: Pick<DispatchEnv, 'policy' | 'maxInputChars' | 'workspace'>,
   tool: RegisteredTool,
   raw: unknown,
   context: PolicyContext,
 ): Decided {
-  const prepared = prepareInput(tool, raw, maxInputChars);
+  const prepared = prepareInput(tool, raw, maxInputChars, workspace);
   if (!prepared.ok) return { ...prepared, tool };
   const { input } = prepared;
   let canonical: string | undefined;
@@ -335,7 +338,12 @@ function unknownTool(
 }
 
 /** Parses (strings) or checks (values) the input, applies schema defaults, normalises, validates. */
-function prepareInput(tool: RegisteredTool, raw: unknown, maxInputChars: number): Step<{ input: unknown }> {
+function prepareInput(
+  tool: RegisteredTool,
+  raw: unknown,
+  maxInputChars: number,
+  workspace: string | undefined,
+): Step<{ input: unknown }> {
   // Before parsing: JSON.parse cannot be stopped once it runs (6.9 MB of small numbers: 0.6 s).
   const tooLong = typeof raw === 'string' ? jsonTextTooLong(raw.length, maxInputChars) : undefined;
   if (tooLong) return inputTooLarge(tool.info.name, `it is ${tooLong} (limits.maxInputChars)`);
@@ -350,6 +358,8 @@ function prepareInput(tool: RegisteredTool, raw: unknown, maxInputChars: number)
     // From here on one value (strings and keys in NFC): what the validator checks is what the
     // policy, the audit and the tool see. Keys that collide once normalised are rejected.
     input = normalizeValue(input);
+    // And each path into the workspace the one the tool will act on: the policy reads that one.
+    if (workspace !== undefined && tool.pathFields.length > 0) canonicalPaths(input, tool.pathFields, workspace);
   } catch (error) {
     return {
       ok: false,

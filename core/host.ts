@@ -286,6 +286,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     audit,
     auditInputCap: config.log?.auditInputCap ?? DEFAULT_AUDIT_INPUT_CAP,
     maxInputChars: config.limits?.maxInputChars ?? MAX_JSON_TEXT_CHARS,
+    workspace,
     log,
     closing: closing.signal,
     inflight: new List(),
