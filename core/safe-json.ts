@@ -125,18 +125,21 @@ export function countInArrays(value: unknown, limit: number, charsPerValue: numb
   return count;
 }
 
-/** The characters of the strings and keys in a JSON value, counted up to past `limit`. */
-export function countChars(value: unknown, limit: number): number {
+/**
+ * The characters of the strings and keys in a JSON value, counted up to past `limit`; or, given
+ * `weigh`, the sum of what it answers for each one's length.
+ */
+export function countChars(value: unknown, limit: number, weigh = (length: number) => length): number {
   let count = 0;
   const stack = [value];
   while (stack.length > 0 && count <= limit) {
     const v = stack.pop();
-    if (typeof v === 'string') count += v.length;
+    if (typeof v === 'string') count += weigh(v.length);
     if (v === null || typeof v !== 'object') continue;
     if (Array.isArray(v)) for (const item of v) stack.push(item);
     else
       for (const key in v) {
-        count += key.length;
+        count += weigh(key.length);
         stack.push((v as Record<string, unknown>)[key]);
       }
   }

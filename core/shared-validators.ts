@@ -66,11 +66,13 @@ export interface CheckedValidator extends SchemaValidator {
   /** Steps of hashing one value for `uniqueItems`, once for each array it sits in; 0 without one. */
   readonly stepsPerHash: number;
   /**
-   * `minLength` and `maxLength` checks one string (or key) may meet: each counts its code points
-   * (between the limit and twice it), which typebox does inside the compiled check where
-   * check-budget.ts cannot meter it, so their reading is bounded before the check.
+   * `minLength` and `maxLength` checks one string (or key) may meet, by limit: `[n, k]` where `k`
+   * checks have a limit of `n` or more, ascending in `n`. typebox counts a string's code points for
+   * one only when its length lies between the limit and twice it, inside the compiled check where
+   * check-budget.ts cannot meter it, so their reading is bounded before the check; a long string
+   * meets only the checks with a limit of half its length or more.
    */
-  readonly lengthChecks: number;
+  readonly lengthChecks: readonly (readonly [limit: number, checks: number])[];
 }
 
 const validators = new SchemaCache<CheckedValidator>();
@@ -87,12 +89,37 @@ export function validatorFor(schema: unknown, linear?: unknown, key = schemaKey(
     ...compiled,
     stepsPerValue: schemasMet(schema, MAX_CHECK_STEPS),
     stepsPerHash: hasUniqueItems(schema) ? UNIQUE_ITEM_STEPS : 0,
-    lengthChecks: suchSchemasMet(schema, MAX_CHECK_STEPS, hasLengthCheck),
+    lengthChecks: lengthChecksOf(schema),
   });
 }
 
-const hasLengthCheck = (s: Record<string, unknown>) =>
-  typeof s.minLength === 'number' || typeof s.maxLength === 'number';
+/** The largest `minLength` or `maxLength` of a schema object, or undefined without one. */
+function lengthLimit(s: Record<string, unknown>): number | undefined {
+  const limits = [s.minLength, s.maxLength].filter((n): n is number => typeof n === 'number');
+  return limits.length > 0 ? Math.max(...limits) : undefined;
+}
+
+function lengthChecksOf(schema: unknown): CheckedValidator['lengthChecks'] {
+  const limits = new Set<number>();
+  const stack = [schema];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    const limit = Array.isArray(v) ? undefined : lengthLimit(v as Record<string, unknown>);
+    if (limit !== undefined) limits.add(limit);
+    for (const sub of Object.values(v)) stack.push(sub);
+  }
+  // One count per distinct limit: a schema holds few (a generated one may repeat one everywhere).
+  return [...limits]
+    .sort((a, b) => a - b)
+    .map((n) => [n, suchSchemasMet(schema, MAX_CHECK_STEPS, (s) => (lengthLimit(s) ?? -1) >= n)] as const);
+}
+
+/** How many of `lengthChecks` a string of `length` may make count its code points: those with a limit of half of it or more. */
+function lengthChecksFor(lengthChecks: CheckedValidator['lengthChecks'], length: number): number {
+  for (const [limit, checks] of lengthChecks) if (2 * limit >= length) return checks;
+  return 0;
+}
 
 /**
  * What hashing one value for `uniqueItems` costs, in schemas met: ~4 µs a value (1,000,000
@@ -130,9 +157,14 @@ export function tooCostlyToCheck(
   const { stepsPerValue, stepsPerHash, lengthChecks } = validator;
   const n = (x: number) => x.toLocaleString('en-US');
   const bound = `the host checks at most ${n(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
-  const chars = Math.floor(MAX_CHECK_STEPS / (lengthChecks * SCAN_STEPS.char));
-  if (lengthChecks > 0 && charsAtMost > chars && countChars(value, chars) > chars)
-    return `its strings and keys hold over ${n(chars)} characters, and each may meet up to ${n(lengthChecks)} minLength or maxLength checks, which count its characters; ${bound}`;
+  // At most every length check for every character: most calls need no walk at all.
+  const allLengthChecks = lengthChecks[0]?.[1] ?? 0;
+  const readable = Math.floor(MAX_CHECK_STEPS / SCAN_STEPS.char);
+  if (allLengthChecks > 0 && charsAtMost * allLengthChecks > readable) {
+    const read = countChars(value, readable, (length) => length * lengthChecksFor(lengthChecks, length));
+    if (read > readable)
+      return `its strings and keys would be read over ${n(readable)} times by the minLength and maxLength checks they may meet (each counts the code points of a string between its limit and twice it: up to ${n(allLengthChecks)} such checks here); ${bound}`;
+  }
   const allowed = Math.floor(MAX_CHECK_STEPS / stepsPerValue);
   // `atMost`, values the caller knows `value` cannot pass: most calls need no count at all (a
   // uniqueItems schema does: a value counts once for each array it sits in).

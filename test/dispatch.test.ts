@@ -662,6 +662,16 @@ describe('call pipeline: strings read past the bound by format, pattern and leng
       unique: { type: 'array', uniqueItems: true, items: { type: 'string' } },
       plain: { type: 'string' },
       few: { allOf: [{ format: 'email' }, { format: 'idn-email' }, { maxLength: 2_000_000 }, { pattern: '@' }] },
+      // A form: many short fields, each with its maxLength, and one long text.
+      form: {
+        type: 'object',
+        properties: {
+          ...Object.fromEntries(
+            times(40, 0).map((_, i) => [`f${i}`, { type: 'string', maxLength: 100, description: 'F.' }]),
+          ),
+          text: { type: 'string', maxLength: 2_000_000, description: 'T.' },
+        },
+      },
     };
     const defs = Object.entries(tools).map(
       ([name, s]) =>
@@ -719,7 +729,7 @@ describe('call pipeline: strings read past the bound by format, pattern and leng
     const r = await host.call('lengths', { s: 'a'.repeat(1_000_000) });
     expect(r.code).to.equal('invalid_input');
     expect(r.content).to.match(
-      /its strings and keys hold over [\d,]+ characters, and each may meet up to 1,000 minLength or maxLength checks/,
+      /its strings and keys would be read over 25,000,000 times by the minLength and maxLength checks they may meet .*up to 1,000 such checks here/,
     );
     // The same string as JSON text: counted by the text's length, at most three characters each after NFC.
     const text = await host.call('lengths', JSON.stringify({ s: 'a'.repeat(1_000_000) }));
@@ -732,7 +742,17 @@ describe('call pipeline: strings read past the bound by format, pattern and leng
     expect((await host.call('emails', { s: mail(1_000) })).content).to.equal('1002');
     expect((await host.call('patterns', { s: mail(100) })).content).to.equal('102');
     expect((await host.call('unique', { s: ['a'.repeat(100_000), 'b'.repeat(100_000)] })).isError).to.equal(false);
-    expect(ran()).to.equal(5);
+    // A long string meets only the length checks whose limit is half its length or more.
+    const form: Record<string, string> = {
+      ...Object.fromEntries(times(40, 0).map((_, i) => [`f${i}`, 'x'.repeat(150)])),
+      text: 'a'.repeat(1_500_000),
+    };
+    const invalid = await host.call('form', { s: form });
+    expect(invalid.code).to.equal('invalid_input');
+    expect(invalid.content).to.match(/^Invalid input for tool "form"/);
+    for (let i = 0; i < 40; i++) form[`f${i}`] = 'x';
+    expect((await host.call('form', { s: form })).isError).to.equal(false);
+    expect(ran()).to.equal(6);
   });
 });
 
