@@ -54,14 +54,15 @@ export function chargeScan(steps: number): void {
 }
 
 /**
- * Runs one check with its reading metered. A check inside another (a `patternProperties` value's
- * validator, run by the outer one) charges the outer check's meter: one value, one bound.
+ * Runs `check(value)` with its reading metered. A check inside another (a `patternProperties`
+ * value's validator, run by the outer one) charges the outer check's meter: one value, one bound.
+ * The check and its value are passed apart: a closure per call would cost the hot path.
  */
-export function metered<T>(check: () => T): T {
-  if (charged !== undefined) return check();
+export function metered<V, T>(check: (value: V) => T, value: V): T {
+  if (charged !== undefined) return check(value);
   charged = 0;
   try {
-    return check();
+    return check(value);
   } finally {
     charged = undefined;
   }

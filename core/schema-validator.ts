@@ -111,7 +111,7 @@ function budgeted(
       Errors(watchedContext, watched, watch(value, new WeakMap())),
     );
   return {
-    Check: (value) => metered(() => check(value)),
+    Check: (value) => metered(check, value),
     errors,
     problems: (value, schema) => {
       const list = errors(value);
@@ -134,7 +134,7 @@ function explaining<T>(steps: number, work: () => T): T | undefined {
   if (meter) return work(); // past the budget, the outer explanation ends, this one with it
   meter = { steps: 0, limit: Math.min(MAX_STEPS, MIN_STEPS + steps), deadline: cpuNow() + MAX_EXPLAIN_CPU_US };
   try {
-    return metered(work);
+    return metered(work, undefined);
   } catch (error) {
     if (error === OVER_BUDGET || error instanceof CheckTooCostly) return undefined;
     throw error;

@@ -142,6 +142,10 @@ function hasUniqueItems(value: unknown): boolean {
   return false;
 }
 
+/** Numbers in a refusal, as people read them; only when one is written (ICU costs ~1 µs a call). */
+const count = (x: number) => x.toLocaleString('en-US');
+const BOUND = `the host checks at most ${count(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
+
 /**
  * Why checking `value` would take past MAX_CHECK_STEPS, its values times what one may cost, or
  * undefined. Asked before the check: the check itself cannot be stopped once it runs. `atMost`
@@ -155,15 +159,13 @@ export function tooCostlyToCheck(
   charsAtMost = Infinity,
 ): string | undefined {
   const { stepsPerValue, stepsPerHash, lengthChecks } = validator;
-  const n = (x: number) => x.toLocaleString('en-US');
-  const bound = `the host checks at most ${n(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
   // At most every length check for every character: most calls need no walk at all.
   const allLengthChecks = lengthChecks[0]?.[1] ?? 0;
   const readable = Math.floor(MAX_CHECK_STEPS / SCAN_STEPS.char);
   if (allLengthChecks > 0 && charsAtMost * allLengthChecks > readable) {
     const read = countChars(value, readable, (length) => length * lengthChecksFor(lengthChecks, length));
     if (read > readable)
-      return `its strings and keys would be read over ${n(readable)} times by the minLength and maxLength checks they may meet (each counts the code points of a string between its limit and twice it: up to ${n(allLengthChecks)} such checks here); ${bound}`;
+      return `its strings and keys would be read over ${count(readable)} times by the minLength and maxLength checks they may meet (each counts the code points of a string between its limit and twice it: up to ${count(allLengthChecks)} such checks here); ${BOUND}`;
   }
   const allowed = Math.floor(MAX_CHECK_STEPS / stepsPerValue);
   // `atMost`, values the caller knows `value` cannot pass: most calls need no count at all (a
@@ -171,9 +173,9 @@ export function tooCostlyToCheck(
   if (atMost <= allowed && stepsPerHash === 0) return undefined;
   const values = countValues(value, allowed);
   if (values > allowed)
-    return `it holds over ${n(allowed)} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${n(stepsPerValue)} schemas of the schema; ${bound}`;
+    return `it holds over ${count(allowed)} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${count(stepsPerValue)} schemas of the schema; ${BOUND}`;
   if (stepsPerHash === 0) return undefined;
   const hashes = Math.floor((MAX_CHECK_STEPS - values * stepsPerValue) / stepsPerHash);
   if (countInArrays(value, hashes, HASHED_CHARS_PER_VALUE) <= hashes) return undefined;
-  return `it holds over ${n(hashes)} values in arrays (each ${n(HASHED_CHARS_PER_VALUE)} characters of a string or key counting as one more), each counted once for each array it sits in, which uniqueItems hashes at the cost of ${n(stepsPerHash)} schemas each time, and each may meet up to ${n(stepsPerValue)} schemas of the schema as well; ${bound}`;
+  return `it holds over ${count(hashes)} values in arrays (each ${count(HASHED_CHARS_PER_VALUE)} characters of a string or key counting as one more), each counted once for each array it sits in, which uniqueItems hashes at the cost of ${count(stepsPerHash)} schemas each time, and each may meet up to ${count(stepsPerValue)} schemas of the schema as well; ${BOUND}`;
 }
