@@ -286,6 +286,20 @@ export const HostConfigSchema = Type.Object(
       ),
     ),
     serve: Type.Optional(Serve),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          maxInputChars: Type.Optional(
+            Type.Integer({
+              minimum: 1024,
+              description:
+                'The most characters of JSON text a call input given as text may have (host.call with a string, the CLI call): refused before it is parsed. Default 10 MiB (10485760); MCP stdio lines stay within 10 MiB.',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     log: Type.Optional(
       Type.Object(
         {

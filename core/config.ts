@@ -5,7 +5,7 @@
  * with a package.json); TypeScript configs load through jiti (cosmiconfig's own TS loader needs the
  * TypeScript compiler API, which TypeScript 7 no longer has). Every error names the file and the key.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { Value } from 'typebox/value';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
@@ -14,6 +14,7 @@ import { requireJiti } from './jiti.ts';
 import { segments } from './json-pointer.ts';
 import { hostAliases } from './paths.ts';
 import { schemaProblems } from './schema-errors.ts';
+import { jsonTextTooLong, readJsonFile } from './json-text.ts';
 
 export interface LoadedConfig {
   config: HostConfig;
@@ -33,7 +34,7 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
   // Seen as holding no `rousseau` key, the search goes on to the folder's other config files.
   let manifest: string | undefined;
   const loadJson = async (file: string, content: string) => {
-    const value = await defaultLoaders['.json'](file, content);
+    const value = await defaultLoaders['.json'](file, boundedText(file, content));
     if (basename(file) !== 'package.json' || !declaresPlugin(value)) return value;
     // Host keys beside `plugin` would be dropped unsaid (a deny policy among them), the host run without them.
     const hostKeys = Object.keys(value.rousseau).filter((key) => Object.hasOwn(HostConfigSchema.properties, key));
@@ -58,7 +59,15 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
   const explorer = cosmiconfig(MODULE, {
     searchStrategy: 'project',
     searchPlaces,
-    loaders: { '.json': loadJson, '.ts': loadTs, '.mts': loadTs, '.cts': loadTs },
+    loaders: {
+      '.json': loadJson,
+      '.yaml': (file, content) => defaultLoaders['.yaml'](file, boundedText(file, content)),
+      '.yml': (file, content) => defaultLoaders['.yml'](file, boundedText(file, content)),
+      noExt: (file, content) => defaultLoaders.noExt(file, boundedText(file, content)),
+      '.ts': loadTs,
+      '.mts': loadTs,
+      '.cts': loadTs,
+    },
   });
 
   let found: { config: unknown; filepath: string; isEmpty?: boolean } | null;
@@ -105,11 +114,18 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
   return { config: validateConfig(raw, found.filepath), file: found.filepath, dir: dirname(found.filepath) };
 }
 
+/** A config file's text, refused before it is parsed when over the bound on JSON text (json-text.ts). */
+function boundedText(file: string, content: string): string {
+  const tooLong = jsonTextTooLong(content.length);
+  if (tooLong) throw hostError('RH_ERR_CONFIG_LOAD', [file, `it holds ${tooLong}`]);
+  return content;
+}
+
 /** Whether a file found beside the config is one too: a package.json only when its `rousseau` is host config. */
 function holdsConfig(file: string): boolean {
   if (basename(file) !== 'package.json') return true;
   try {
-    const manifest = JSON.parse(readFileSync(file, 'utf8')) as { rousseau?: unknown } | null;
+    const manifest = readJsonFile(file) as { rousseau?: unknown } | null;
     return manifest?.rousseau !== undefined && !declaresPlugin(manifest);
   } catch {
     return false; // not JSON: the search would have failed on it first, had it come first

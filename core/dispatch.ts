@@ -13,6 +13,9 @@
 // ~5 M instructions, the global's accessor ~5 ns a read (docs/plugins.md, "How a plugin is loaded").
 import { abortable } from './abortable.ts';
 import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
+import { CheckTooCostly } from './check-budget.ts';
+import { jsonTextTooLong } from './json-text.ts';
+import { canonicalPaths } from './workspace-paths.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
@@ -38,6 +41,10 @@ export interface DispatchEnv {
   audit: AuditSink;
   /** Cap on the input kept in an audit record; the hash always covers all of it. */
   auditInputCap: number;
+  /** The most characters of JSON text an input given as text may have: refused before it is parsed. */
+  maxInputChars: number;
+  /** The workspace root, which `x-workspace-path` fields are made relative to (workspace-paths.ts). */
+  workspace?: string;
   log: Logger;
   /** Host shutdown: aborts every call in flight. */
   closing: AbortSignal;
@@ -222,19 +229,24 @@ type Ready = Extract<Decided, { ok: true }>;
  * never call is unknown to them: its name, its schema and the policy's reasons stay unseen.
  */
 export function decide(
-  env: Pick<DispatchEnv, 'registry' | 'policy'>,
+  env: Pick<DispatchEnv, 'registry' | 'policy' | 'maxInputChars' | 'workspace'>,
   name: string,
   raw: unknown,
   context: PolicyContext,
 ): Decided {
   const tool = env.registry.get(name);
   return tool && env.policy.canEverCall(tool.info, context.caller)
-    ? decideOn(env.policy, tool, raw, context)
+    ? decideOn(env, tool, raw, context)
     : unknownTool(env, name, context.caller);
 }
 
-function decideOn(policy: Policy, tool: RegisteredTool, raw: unknown, context: PolicyContext): Decided {
-  const prepared = prepareInput(tool, raw);
+function decideOn(
+  { policy, maxInputChars, workspace }: Pick<DispatchEnv, 'policy' | 'maxInputChars' | 'workspace'>,
+  tool: RegisteredTool,
+  raw: unknown,
+  context: PolicyContext,
+): Decided {
+  const prepared = prepareInput(tool, raw, maxInputChars, workspace);
   if (!prepared.ok) return { ...prepared, tool };
   const { input } = prepared;
   let canonical: string | undefined;
@@ -258,7 +270,7 @@ function judge(call: Call, decided: Ready, signal?: AbortSignal, source?: 'autho
  * wait ends with the call (its timeout, its cancellation, the host's close).
  */
 async function authorize(call: Call, tool: RegisteredTool, raw: unknown, signal: AbortSignal): Promise<Authorization> {
-  const decided = decideOn(call.env.policy, tool, raw, call.options);
+  const decided = decideOn(call.env, tool, raw, call.options);
   if (!decided.ok) return { allowed: false, message: decided.content };
   const verdict = await judge(call, decided, signal, 'authorize');
   if (verdict.ok) return { allowed: true };
@@ -326,7 +338,15 @@ function unknownTool(
 }
 
 /** Parses (strings) or checks (values) the input, applies schema defaults, normalises, validates. */
-function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown }> {
+function prepareInput(
+  tool: RegisteredTool,
+  raw: unknown,
+  maxInputChars: number,
+  workspace: string | undefined,
+): Step<{ input: unknown }> {
+  // Before parsing: JSON.parse cannot be stopped once it runs (6.9 MB of small numbers: 0.6 s).
+  const tooLong = typeof raw === 'string' ? jsonTextTooLong(raw.length, maxInputChars) : undefined;
+  if (tooLong) return inputTooLarge(tool.info.name, `it is ${tooLong} (limits.maxInputChars)`);
   let input: unknown;
   try {
     if (typeof raw === 'string') {
@@ -338,6 +358,8 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
     // From here on one value (strings and keys in NFC): what the validator checks is what the
     // policy, the audit and the tool see. Keys that collide once normalised are rejected.
     input = normalizeValue(input);
+    // And each path into the workspace the one the tool will act on: the policy reads that one.
+    if (workspace !== undefined && tool.pathFields.length > 0) canonicalPaths(input, tool.pathFields, workspace);
   } catch (error) {
     return {
       ok: false,
@@ -351,16 +373,14 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
     // Without defaults (which may add values per item), the input holds at most what was sent: a
     // value per character of the text, or what a copy takes.
     const sent = typeof raw === 'string' ? raw.length + 1 : MAX_COPIED_VALUES;
-    const tooBig = tooCostlyToCheck(validator, input, tool.hasDefaults ? Infinity : sent);
-    if (tooBig)
-      return {
-        ok: false,
-        code: 'invalid_input',
-        content: `Input for tool "${tool.info.name}" is too large to check: ${tooBig}. Send a smaller input, or split it over several calls.`,
-      };
+    // And at most three characters per character sent: NFC writes one out as up to three.
+    const sentChars = typeof raw === 'string' && !tool.hasDefaults ? 3 * raw.length : Infinity;
+    const tooBig = tooCostlyToCheck(validator, input, tool.hasDefaults ? Infinity : sent, sentChars);
+    if (tooBig) return inputTooLarge(tool.info.name, tooBig);
     if (!validator.Check(input))
       problems = validator.problems(input, tool.info.inputSchema).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
   } catch (error) {
+    if (error instanceof CheckTooCostly) return inputTooLarge(tool.info.name, error.message);
     // The schema passed the load-time check, compile included, and still throws on this input (one
     // that refers to itself without reading any of it overflows the stack): the plugin's fault,
     // told as such; the caller's input is not what to fix.
@@ -382,6 +402,14 @@ function prepareInput(tool: RegisteredTool, raw: unknown): Step<{ input: unknown
 
 /** The policy's decision after approval (`ok: false`: the call does not run), how an `ask` was answered and by whom. */
 type Verdict = Step & { answer?: Answer; answeredBy?: string; approvalMs?: number };
+function inputTooLarge(name: string, why: string): Failed {
+  return {
+    ok: false,
+    code: 'invalid_input',
+    content: `Input for tool "${name}" is too large to check: ${why}. Send a smaller input, or split it over several calls.`,
+  };
+}
+
 const ALLOWED: Verdict = Object.freeze({ ok: true });
 
 /** How an `ask` was answered, for the audit trail. */

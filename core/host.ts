@@ -13,6 +13,7 @@ import { loadPlugins } from './loader.ts';
 import { defaultHostId, hostIdProblem } from './identity.ts';
 import { createMcpRunner } from './runners/mcp-client.ts';
 import { createAuditSink, DEFAULT_AUDIT_INPUT_CAP, NO_AUDIT, type AuditSink } from './audit.ts';
+import { MAX_JSON_TEXT_CHARS } from './json-text.ts';
 import { List } from './list.ts';
 import { createLogger, type Logger } from './log.ts';
 import { compilePolicy, type Policy, type PolicyContext, type PolicyDecision } from './policy.ts';
@@ -284,6 +285,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     ...(options.approve ? { approve: options.approve } : {}),
     audit,
     auditInputCap: config.log?.auditInputCap ?? DEFAULT_AUDIT_INPUT_CAP,
+    maxInputChars: config.limits?.maxInputChars ?? MAX_JSON_TEXT_CHARS,
+    workspace,
     log,
     closing: closing.signal,
     inflight: new List(),

@@ -7,6 +7,7 @@
  * lookaround and no counted repeat above 16, so a regex that needs one is refused with a reason.
  * See docs/policy.md and docs/plugins.md.
  */
+import { chargeScan, SCAN_STEPS } from './check-budget.ts';
 import { messageOf } from './errors.ts';
 
 let available: boolean | undefined;
@@ -90,7 +91,10 @@ export function regexFormatCost(text: string): number {
 
 /** JSON Schema's `format: "regex"` within REGEX_FORMAT_BUDGET: a valid ECMA-262 regex with the `u` flag. */
 export function isRegexFormat(text: string): boolean {
-  if (regexFormatCost(text) > REGEX_FORMAT_BUDGET) return false;
+  const cost = regexFormatCost(text);
+  // Working out the cost reads the text; building the regex costs ~1 µs a unit (check-budget.ts).
+  chargeScan(text.length * SCAN_STEPS.char + (cost > REGEX_FORMAT_BUDGET ? 0 : cost * SCAN_STEPS.regexUnit));
+  if (cost > REGEX_FORMAT_BUDGET) return false;
   try {
     new RegExp(text, 'u');
     return true;
@@ -131,7 +135,14 @@ export function schemaPatternRegExp(pattern: string): RegExp {
   // text past the budget is refused without running the match (schema-errors.ts says why).
   const longest = Math.max(1, Math.floor(PATTERN_BUDGET / source.length));
   const test = re.test;
-  Object.defineProperty(re, 'test', { value: (text: string) => text.length <= longest && test(text) });
+  const perChar = source.length * SCAN_STEPS.patternUnit;
+  Object.defineProperty(re, 'test', {
+    value: (text: string) => {
+      if (text.length > longest) return false;
+      chargeScan(text.length * perChar);
+      return test(text);
+    },
+  });
   longestText.set(re, longest);
   return re;
 }

@@ -7,7 +7,7 @@
  * soon as it and every plugin before it are in, so which of two colliding plugins wins never
  * depends on timing (docs/mcp.md, "Start-up").
  */
-import { existsSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { existsSync, type Stats, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { abortable } from './abortable.ts';
 import { createRequire } from 'node:module';
@@ -29,6 +29,7 @@ import { createInlineRunner } from './runners/inline.ts';
 import type { McpServerSpec, PluginRunner, PluginSpec } from './runners/runner.ts';
 import { createIsolatedRunner } from './runners/isolated.ts';
 import type { Isolation, Violation } from './types.ts';
+import { readJsonFile } from './json-text.ts';
 
 /** How long a plugin may take to load, unless its entry says otherwise. */
 const DEFAULT_LOAD_TIMEOUT_MS = 10_000;
@@ -380,14 +381,17 @@ function packageEntry(root: string): string | undefined {
   return esmResolve(join(root, main ?? 'index'));
 }
 
-function manifestOf(manifest: string): {
+/** What the loader reads of a plugin package's package.json. */
+interface PackageManifest {
   name?: unknown;
   exports?: unknown;
   module?: unknown;
   main?: unknown;
   rousseau?: { plugin?: unknown };
-} {
-  return JSON.parse(readFileSync(manifest, 'utf8'));
+}
+
+function manifestOf(manifest: string): PackageManifest {
+  return readJsonFile(manifest) as PackageManifest;
 }
 
 // jiti costs ~100 ms to import: loaded on first use (it is CommonJS, so synchronously), never by a

@@ -7,6 +7,7 @@
  */
 // The module's binding, not the global: `globalThis.Buffer` is an accessor that every read on the call path goes through.
 import { Buffer } from 'node:buffer';
+import { CheckTooCostly } from './check-budget.ts';
 import { type CheckedValidator, tooCostlyToCheck } from './shared-validators.ts';
 import type { ContentBlock } from './contract.ts';
 import { messageOf, type ResultCode } from './errors.ts';
@@ -146,14 +147,21 @@ function readOutput(tool: OutputTool, output: unknown): Step<{ result: CallResul
   if (!read.ok) return read;
   let kept: KeptData = read;
   if (kept.data !== undefined && validator && !isError) {
-    const tooBig = tooCostlyToCheck(validator, kept.data);
-    if (tooBig)
-      return {
-        ok: false,
-        code: 'invalid_output',
-        content: `Tool "${name}" returned data too large to check against its outputSchema: ${tooBig}.`,
-      };
-    if (!validator.Check(kept.data)) {
+    const tooLarge = (why: string): Failed => ({
+      ok: false,
+      code: 'invalid_output',
+      content: `Tool "${name}" returned data too large to check against its outputSchema: ${why}.`,
+    });
+    const tooBig = tooCostlyToCheck(validator, kept.data, Infinity, kept.json.length);
+    if (tooBig) return tooLarge(tooBig);
+    let valid: boolean;
+    try {
+      valid = validator.Check(kept.data);
+    } catch (error) {
+      if (error instanceof CheckTooCostly) return tooLarge(error.message);
+      throw error;
+    }
+    if (!valid) {
       if (!kept.truncated) {
         const problems = validator.problems(kept.data).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
         return {

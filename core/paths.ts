@@ -20,6 +20,7 @@ import {
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readJsonFile } from './json-text.ts';
 
 /** True when this module runs from its TypeScript source rather than from dist/. */
 export const FROM_SOURCE = import.meta.url.endsWith('.ts');
@@ -34,7 +35,7 @@ function findRoot(): string {
 
 function packageName(file: string): unknown {
   try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name;
+    return (readJsonFile(file) as { name?: unknown }).name;
   } catch {
     return undefined; // none here, or not ours to read
   }

@@ -7,6 +7,7 @@ import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
 import { type CheckedValidator, validatorFor } from './shared-validators.ts';
 import { hasDefaults } from './schema-defaults.ts';
+import { workspacePathFields } from './workspace-paths.ts';
 import type { PluginRunner } from './runners/runner.ts';
 import type { Isolation, PluginLoader, PluginStatus, ToolInfo, Violation } from './types.ts';
 
@@ -39,6 +40,8 @@ export interface RegisteredTool {
   outputValidator?(): CheckedValidator;
   /** Whether the schema declares a `default` anywhere (only then are defaults applied per call). */
   hasDefaults: boolean;
+  /** Input fields naming a file in the workspace (`x-workspace-path`), rewritten to the path they name before the policy. */
+  pathFields: readonly string[];
 }
 
 export interface ToolDefinition {
@@ -119,6 +122,7 @@ export class Registry {
         validator: () => (compiled ??= validatorFor(tool.inputSchema)),
         ...(outputSchema ? { outputValidator: () => (output ??= validatorFor(outputSchema)) } : {}),
         hasDefaults: hasDefaults(tool.inputSchema),
+        pathFields: workspacePathFields(tool.inputSchema),
       });
     }
     this.sorted = undefined;

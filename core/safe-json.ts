@@ -104,17 +104,44 @@ export function countValues(value: unknown, limit: number): number {
 /**
  * The values in a JSON value, each counted once for each array it sits in at any depth, up to past
  * `limit`: what `uniqueItems` hashes, since it hashes each item whole, and a value inside nested
- * arrays is hashed again at each of them.
+ * arrays is hashed again at each of them. Hashing reads strings and keys to their end: each
+ * `charsPerValue` characters of one count as a value more.
  */
-export function countInArrays(value: unknown, limit: number): number {
+export function countInArrays(value: unknown, limit: number, charsPerValue: number): number {
   let count = 0;
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0 && count <= limit) {
     const [v, arrays] = stack.pop()!;
     count += arrays;
+    if (typeof v === 'string') count += arrays * Math.floor(v.length / charsPerValue);
     if (v === null || typeof v !== 'object') continue;
     if (Array.isArray(v)) for (const item of v) stack.push([item, arrays + 1]);
-    else for (const key in v) stack.push([(v as Record<string, unknown>)[key], arrays]);
+    else
+      for (const key in v) {
+        count += arrays * Math.floor(key.length / charsPerValue);
+        stack.push([(v as Record<string, unknown>)[key], arrays]);
+      }
+  }
+  return count;
+}
+
+/**
+ * The characters of the strings and keys in a JSON value, counted up to past `limit`; or, given
+ * `weigh`, the sum of what it answers for each one's length.
+ */
+export function countChars(value: unknown, limit: number, weigh = (length: number) => length): number {
+  let count = 0;
+  const stack = [value];
+  while (stack.length > 0 && count <= limit) {
+    const v = stack.pop();
+    if (typeof v === 'string') count += weigh(v.length);
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) for (const item of v) stack.push(item);
+    else
+      for (const key in v) {
+        count += weigh(key.length);
+        stack.push((v as Record<string, unknown>)[key]);
+      }
   }
   return count;
 }

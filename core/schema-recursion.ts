@@ -447,18 +447,47 @@ export function schemasMet(schema: unknown, limit: number): number {
   return graph ? size + countApplied(graph, sizesBelow(graph), limit).total : size;
 }
 
-/** The size of each schema without a reference at or below it. */
-function sizesBelow(graph: Graph): Map<Node, number> {
+/**
+ * How many of the schemas one value can meet are `such` ones, counted as `schemasMet` counts
+ * (through every reference), stopping past `limit`: the checks one string may meet that read it
+ * and that the host cannot meter as they run (shared-validators.ts).
+ */
+export function suchSchemasMet(schema: unknown, limit: number, such: (s: Record<string, unknown>) => boolean): number {
+  const graph = graphOf(schema);
+  if (graph) {
+    const weight = (node: Node) => (such(node.schema) ? 1 : 0);
+    return countApplied(graph, sizesBelow(graph, weight), limit, weight).total;
+  }
+  // Without a reference the schema is a tree, each of its schemas met once at most.
+  let count = 0;
+  const stack = [schema];
+  while (stack.length > 0 && count <= limit) {
+    const s = stack.pop();
+    if (s === null || typeof s !== 'object') continue;
+    if (!Array.isArray(s) && such(s as Record<string, unknown>)) count++;
+    for (const [key, sub] of Object.entries(s)) if (Array.isArray(s) || !DATA_KEYWORDS.has(key)) stack.push(sub);
+  }
+  return count;
+}
+
+/** The size of each schema without a reference at or below it: its schemas, each of `weight`. */
+function sizesBelow(graph: Graph, weight: (node: Node) => number = () => 1): Map<Node, number> {
   const size = new Map<Node, number>();
   for (const node of graph.nodes) {
     if (node.data) continue; // data the check never applies costs nothing
-    for (let n: Node | undefined = node; n && !graph.reaching.has(n); n = n.parent) size.set(n, (size.get(n) ?? 0) + 1);
+    const w = weight(node);
+    for (let n: Node | undefined = node; n && !graph.reaching.has(n); n = n.parent) size.set(n, (size.get(n) ?? 0) + w);
   }
   return size;
 }
 
-/** Schemas applied from the root, through every reference; `over` is where the count passed `limit`. */
-function countApplied(graph: Graph, size: Map<Node, number>, limit: number): { total: number; over?: Node } {
+/** Schemas applied from the root, through every reference, each of `weight`; `over` is where the count passed `limit`. */
+function countApplied(
+  graph: Graph,
+  size: Map<Node, number>,
+  limit: number,
+  weight: (node: Node) => number = () => 1,
+): { total: number; over?: Node } {
   const { nodeOf, inPlace, children } = graph;
   const next = (node: Node): Node[] =>
     [...inPlace(node.schema), ...children(node.schema).map(([, sub]) => sub)].flatMap((sub) => nodeOf(sub) ?? []);
@@ -467,14 +496,14 @@ function countApplied(graph: Graph, size: Map<Node, number>, limit: number): { t
   const work: { node: Node; next: Node[]; i: number; sum: number }[] = [];
   const enter = (node: Node) => {
     onPath.add(node);
-    work.push({ node, next: next(node), i: 0, sum: 1 });
+    work.push({ node, next: next(node), i: 0, sum: weight(node) });
   };
   enter(graph.root);
   while (work.length > 0) {
     const top = work[work.length - 1]!;
     if (top.i < top.next.length) {
       const sub = top.next[top.i++]!;
-      const known = size.get(sub) ?? total.get(sub) ?? (onPath.has(sub) ? 1 : undefined);
+      const known = size.get(sub) ?? total.get(sub) ?? (onPath.has(sub) ? weight(sub) : undefined);
       if (known === undefined) enter(sub);
       else top.sum += known;
     } else {

@@ -16,11 +16,15 @@ import type { TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import { Format } from 'typebox/format';
 import { Check as interpretedCheck, Errors } from 'typebox/value';
+import { CheckTooCostly, chargeScan, metered, SCAN_STEPS } from './check-budget.ts';
 import { isRegexFormat } from './linear-regex.ts';
 import { type SchemaError, type SchemaProblem, schemaProblems } from './schema-errors.ts';
 
 export interface SchemaValidator {
-  /** Whether `value` matches: exact, whatever the schema costs to explain. */
+  /**
+   * Whether `value` matches: exact, whatever the schema costs to explain. Throws CheckTooCostly
+   * when its format and pattern checks would read its strings past the bound (check-budget.ts).
+   */
   Check(value: unknown): boolean;
   /** typebox's errors for a value `Check` refused, or undefined when listing them would cost past the budget. */
   errors(value: unknown): SchemaError[] | undefined;
@@ -58,7 +62,16 @@ const cpuNow = (): number => {
 };
 
 // typebox looks each format up at check time, process-wide: every validator, compiled or
-// interpreted, checks `regex` within its budget.
+// interpreted, checks `regex` within its budget, and each format charges the characters it reads
+// to the check under way (check-budget.ts). `idn-` formats read a character ~10 times slower.
+for (const [name, test] of Format.Entries()) {
+  if (name === 'regex') continue;
+  const perChar = name.startsWith('idn-') ? SCAN_STEPS.idnChar : SCAN_STEPS.char;
+  Format.Set(name, (value: string) => {
+    chargeScan(value.length * perChar);
+    return test(value);
+  });
+}
 Format.Set('regex', isRegexFormat);
 
 /**
@@ -98,7 +111,7 @@ function budgeted(
       Errors(watchedContext, watched, watch(value, new WeakMap())),
     );
   return {
-    Check: check,
+    Check: (value) => metered(check, value),
     errors,
     problems: (value, schema) => {
       const list = errors(value);
@@ -121,9 +134,9 @@ function explaining<T>(steps: number, work: () => T): T | undefined {
   if (meter) return work(); // past the budget, the outer explanation ends, this one with it
   meter = { steps: 0, limit: Math.min(MAX_STEPS, MIN_STEPS + steps), deadline: cpuNow() + MAX_EXPLAIN_CPU_US };
   try {
-    return work();
+    return metered(work, undefined);
   } catch (error) {
-    if (error === OVER_BUDGET) return undefined;
+    if (error === OVER_BUDGET || error instanceof CheckTooCostly) return undefined;
     throw error;
   } finally {
     meter = undefined;

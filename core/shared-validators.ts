@@ -12,12 +12,14 @@
  *
  * Each validator also carries what checking one value against it may cost (`stepsPerValue`), worked
  * out once with it: the dispatcher and output.ts refuse a value whose check would pass
- * MAX_CHECK_STEPS before running it, since the check cannot be stopped once it runs.
+ * MAX_CHECK_STEPS (check-budget.ts) before running it, since the check cannot be stopped once it
+ * runs, save by the reading of strings check-budget.ts meters.
  */
 import type { TSchema } from 'typebox';
-import { countInArrays, countValues } from './safe-json.ts';
+import { MAX_CHECK_STEPS, SCAN_STEPS } from './check-budget.ts';
+import { countChars, countInArrays, countValues } from './safe-json.ts';
 import { compileLinear } from './schema-patterns.ts';
-import { schemasMet } from './schema-recursion.ts';
+import { schemasMet, suchSchemasMet } from './schema-recursion.ts';
 import { compileSchema, type SchemaValidator } from './schema-validator.ts';
 
 const MAX_KEY_CHARS = 256 * 1024;
@@ -63,6 +65,14 @@ export interface CheckedValidator extends SchemaValidator {
   readonly stepsPerValue: number;
   /** Steps of hashing one value for `uniqueItems`, once for each array it sits in; 0 without one. */
   readonly stepsPerHash: number;
+  /**
+   * `minLength` and `maxLength` checks one string (or key) may meet, by limit: `[n, k]` where `k`
+   * checks have a limit of `n` or more, ascending in `n`. typebox counts a string's code points for
+   * one only when its length lies between the limit and twice it, inside the compiled check where
+   * check-budget.ts cannot meter it, so their reading is bounded before the check; a long string
+   * meets only the checks with a limit of half its length or more.
+   */
+  readonly lengthChecks: readonly (readonly [limit: number, checks: number])[];
 }
 
 const validators = new SchemaCache<CheckedValidator>();
@@ -79,15 +89,37 @@ export function validatorFor(schema: unknown, linear?: unknown, key = schemaKey(
     ...compiled,
     stepsPerValue: schemasMet(schema, MAX_CHECK_STEPS),
     stepsPerHash: hasUniqueItems(schema) ? UNIQUE_ITEM_STEPS : 0,
+    lengthChecks: lengthChecksOf(schema),
   });
 }
 
-/**
- * The steps of a check, values times schemas, that one call may take: at 2–5 ns a schema met,
- * 0.1–0.25 s of the host's thread. A 1,000,000-value input (6.9 MB of JSON, under the MCP stdio
- * limit) against a schema that meets 16,000 schemas per value would have held it for a minute.
- */
-const MAX_CHECK_STEPS = 50_000_000;
+/** The largest `minLength` or `maxLength` of a schema object, or undefined without one. */
+function lengthLimit(s: Record<string, unknown>): number | undefined {
+  const limits = [s.minLength, s.maxLength].filter((n): n is number => typeof n === 'number');
+  return limits.length > 0 ? Math.max(...limits) : undefined;
+}
+
+function lengthChecksOf(schema: unknown): CheckedValidator['lengthChecks'] {
+  const limits = new Set<number>();
+  const stack = [schema];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    const limit = Array.isArray(v) ? undefined : lengthLimit(v as Record<string, unknown>);
+    if (limit !== undefined) limits.add(limit);
+    for (const sub of Object.values(v)) stack.push(sub);
+  }
+  // One count per distinct limit: a schema holds few (a generated one may repeat one everywhere).
+  return [...limits]
+    .sort((a, b) => a - b)
+    .map((n) => [n, suchSchemasMet(schema, MAX_CHECK_STEPS, (s) => (lengthLimit(s) ?? -1) >= n)] as const);
+}
+
+/** How many of `lengthChecks` a string of `length` may make count its code points: those with a limit of half of it or more. */
+function lengthChecksFor(lengthChecks: CheckedValidator['lengthChecks'], length: number): number {
+  for (const [limit, checks] of lengthChecks) if (2 * limit >= length) return checks;
+  return 0;
+}
 
 /**
  * What hashing one value for `uniqueItems` costs, in schemas met: ~4 µs a value (1,000,000
@@ -96,6 +128,8 @@ const MAX_CHECK_STEPS = 50_000_000;
  * counted once.
  */
 const UNIQUE_ITEM_STEPS = 1_000;
+/** Characters of a string or key that cost as much to hash as a value: 38 ns each, measured. */
+const HASHED_CHARS_PER_VALUE = 100;
 
 function hasUniqueItems(value: unknown): boolean {
   const stack = [value];
@@ -108,24 +142,40 @@ function hasUniqueItems(value: unknown): boolean {
   return false;
 }
 
+/** Numbers in a refusal, as people read them; only when one is written (ICU costs ~1 µs a call). */
+const count = (x: number) => x.toLocaleString('en-US');
+const BOUND = `the host checks at most ${count(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
+
 /**
  * Why checking `value` would take past MAX_CHECK_STEPS, its values times what one may cost, or
  * undefined. Asked before the check: the check itself cannot be stopped once it runs. `atMost`
- * is a bound on the values in `value` the caller knows already.
+ * and `charsAtMost` are bounds on the values in `value`, and the characters of its strings and
+ * keys, the caller knows already.
  */
-export function tooCostlyToCheck(validator: CheckedValidator, value: unknown, atMost = Infinity): string | undefined {
-  const { stepsPerValue, stepsPerHash } = validator;
+export function tooCostlyToCheck(
+  validator: CheckedValidator,
+  value: unknown,
+  atMost = Infinity,
+  charsAtMost = Infinity,
+): string | undefined {
+  const { stepsPerValue, stepsPerHash, lengthChecks } = validator;
+  // At most every length check for every character: most calls need no walk at all.
+  const allLengthChecks = lengthChecks[0]?.[1] ?? 0;
+  const readable = Math.floor(MAX_CHECK_STEPS / SCAN_STEPS.char);
+  if (allLengthChecks > 0 && charsAtMost * allLengthChecks > readable) {
+    const read = countChars(value, readable, (length) => length * lengthChecksFor(lengthChecks, length));
+    if (read > readable)
+      return `its strings and keys would be read over ${count(readable)} times by the minLength and maxLength checks they may meet (each counts the code points of a string between its limit and twice it: up to ${count(allLengthChecks)} such checks here); ${BOUND}`;
+  }
   const allowed = Math.floor(MAX_CHECK_STEPS / stepsPerValue);
   // `atMost`, values the caller knows `value` cannot pass: most calls need no count at all (a
   // uniqueItems schema does: a value counts once for each array it sits in).
   if (atMost <= allowed && stepsPerHash === 0) return undefined;
   const values = countValues(value, allowed);
-  const n = (x: number) => x.toLocaleString('en-US');
-  const bound = `the host checks at most ${n(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
   if (values > allowed)
-    return `it holds over ${n(allowed)} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${n(stepsPerValue)} schemas of the schema; ${bound}`;
+    return `it holds over ${count(allowed)} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${count(stepsPerValue)} schemas of the schema; ${BOUND}`;
   if (stepsPerHash === 0) return undefined;
   const hashes = Math.floor((MAX_CHECK_STEPS - values * stepsPerValue) / stepsPerHash);
-  if (countInArrays(value, hashes) <= hashes) return undefined;
-  return `it holds over ${n(hashes)} values in arrays, each counted once for each array it sits in, which uniqueItems hashes at the cost of ${n(stepsPerHash)} schemas each time, and each may meet up to ${n(stepsPerValue)} schemas of the schema as well; ${bound}`;
+  if (countInArrays(value, hashes, HASHED_CHARS_PER_VALUE) <= hashes) return undefined;
+  return `it holds over ${count(hashes)} values in arrays (each ${count(HASHED_CHARS_PER_VALUE)} characters of a string or key counting as one more), each counted once for each array it sits in, which uniqueItems hashes at the cost of ${count(stepsPerHash)} schemas each time, and each may meet up to ${count(stepsPerValue)} schemas of the schema as well; ${BOUND}`;
 }

@@ -563,6 +563,7 @@ describe('call pipeline: a schema that throws on the input it checks', () => {
       policy: compilePolicy({ default: 'allow' }),
       audit,
       auditInputCap: 1024,
+      maxInputChars: 1024 * 1024,
       log: createLogger({ level: 'error' }),
       closing: new AbortController().signal,
       inflight: new List(),
@@ -637,3 +638,124 @@ describe('call pipeline: an input too large to check in bounded time', () => {
     expect((await host.call('plain', numbers(500_000))).content).to.equal('500000');
   });
 });
+
+describe('call pipeline: strings read past the bound by format, pattern and length checks', () => {
+  // A string counts as one value in the count before the check, yet each `format` or `pattern` it
+  // meets reads it to its end: 1,000 `format: "email"` schemas against one 1 MB string held the
+  // host's thread 9 s. Their reading is charged as the check runs (check-budget.ts); the length
+  // checks typebox runs inside its compiled code are counted before it.
+  let host: Host;
+  let temp: ReturnType<typeof tempDir>;
+  const ran = () => (globalThis as { scanRan?: number }).scanRan ?? 0;
+  before(async () => {
+    temp = tempDir('rh-scan-steps-');
+    const times = (n: number, schema: unknown) => Array.from({ length: n }, () => schema);
+    const tools = {
+      emails: { allOf: times(1_000, { type: 'string', format: 'email' }) },
+      patterns: { allOf: times(1_000, { type: 'string', pattern: '^[a-z@.]+$' }) },
+      lengths: { anyOf: times(1_000, { type: 'string', maxLength: 600_000 }) },
+      regexes: { allOf: times(1_000, { type: 'string', format: 'regex' }) },
+      keys: {
+        type: 'object',
+        patternProperties: Object.fromEntries(times(64, 0).map((_, i) => [`^k${i}|[a-z]+$`, {}])),
+      },
+      unique: { type: 'array', uniqueItems: true, items: { type: 'string' } },
+      plain: { type: 'string' },
+      few: { allOf: [{ format: 'email' }, { format: 'idn-email' }, { maxLength: 2_000_000 }, { pattern: '@' }] },
+      // A form: many short fields, each with its maxLength, and one long text.
+      form: {
+        type: 'object',
+        properties: {
+          ...Object.fromEntries(
+            times(40, 0).map((_, i) => [`f${i}`, { type: 'string', maxLength: 100, description: 'F.' }]),
+          ),
+          text: { type: 'string', maxLength: 2_000_000, description: 'T.' },
+        },
+      },
+    };
+    const defs = Object.entries(tools).map(
+      ([name, s]) =>
+        `{ name: '${name}', description: 'D.', inputSchema: ${JSON.stringify({ type: 'object', properties: { s: { description: 'S.', ...s } } })}, execute: (i) => { globalThis.scanRan = (globalThis.scanRan ?? 0) + 1; return String(JSON.stringify(i.s).length) } }`,
+    );
+    const file = temp.write(
+      'scan.mjs',
+      `export default { name: 'scan', version: '1.0.0', tools: [${defs.join(',\n')}] };`,
+    );
+    host = await createHost({
+      cwd: temp.dir,
+      audit: false,
+      logLevel: 'error',
+      config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }], policy: { default: 'allow' } },
+    });
+    expect(host.plugins()[0]!.status, JSON.stringify(host.plugins()[0]!.error)).to.equal('loaded');
+  });
+  after(async () => {
+    await host.close();
+    temp.cleanup();
+  });
+  const mail = (n: number) => `${'a'.repeat(n - 6)}@b.com`;
+
+  it('refuses a string that 1,000 formats, patterns or format-regex checks would read, naming the bound; the tool never runs', async () => {
+    for (const [tool, s] of [
+      ['emails', mail(1_000_000)],
+      ['patterns', mail(200_000)],
+      // Within format-regex's own budget (4,000 units, ~20 ms a check) and 1,000 times over.
+      ['regexes', '\\p{L}'.repeat(130)],
+    ] as const) {
+      const r = await host.call(tool, { s });
+      expect(r.code, tool).to.equal('invalid_input');
+      expect(r.content).to.match(
+        new RegExp(
+          `^Input for tool "${tool}" is too large to check: its strings would be read past 50,000,000 steps by the schema's format, pattern and length checks`,
+        ),
+      );
+    }
+    expect(ran()).to.equal(0);
+  });
+
+  it('refuses keys that many patternProperties would read, and long strings hashed for uniqueItems', async () => {
+    const keys = await host.call('keys', {
+      s: Object.fromEntries(times(30, 0).map((_, i) => [`${'k'.repeat(60_000)}${i}`, 1])),
+    });
+    expect(keys.code).to.equal('invalid_input');
+    expect(keys.content).to.match(/its strings would be read past 50,000,000 steps/);
+    const unique = await host.call('unique', { s: times(200, 0).map((_, i) => `${i}${'x'.repeat(100_000)}`) });
+    expect(unique.code).to.equal('invalid_input');
+    expect(unique.content).to.match(/each 100 characters of a string or key counting as one more/);
+    expect(ran()).to.equal(0);
+  });
+
+  it('counts the length checks a string may meet before the check: typebox counts code points inside its compiled code', async () => {
+    const r = await host.call('lengths', { s: 'a'.repeat(1_000_000) });
+    expect(r.code).to.equal('invalid_input');
+    expect(r.content).to.match(
+      /its strings and keys would be read over 25,000,000 times by the minLength and maxLength checks they may meet .*up to 1,000 such checks here/,
+    );
+    // The same string as JSON text: counted by the text's length, at most three characters each after NFC.
+    const text = await host.call('lengths', JSON.stringify({ s: 'a'.repeat(1_000_000) }));
+    expect(text.code).to.equal('invalid_input');
+  });
+
+  it('checks large strings within the bound as before: a plain string, a few formats, a pattern and a length', async () => {
+    expect((await host.call('plain', { s: 'x'.repeat(5_000_000) })).content).to.equal(String(5_000_002));
+    expect((await host.call('few', { s: mail(1_000_000) })).content).to.equal(String(1_000_002));
+    expect((await host.call('emails', { s: mail(1_000) })).content).to.equal('1002');
+    expect((await host.call('patterns', { s: mail(100) })).content).to.equal('102');
+    expect((await host.call('unique', { s: ['a'.repeat(100_000), 'b'.repeat(100_000)] })).isError).to.equal(false);
+    // A long string meets only the length checks whose limit is half its length or more.
+    const form: Record<string, string> = {
+      ...Object.fromEntries(times(40, 0).map((_, i) => [`f${i}`, 'x'.repeat(150)])),
+      text: 'a'.repeat(1_500_000),
+    };
+    const invalid = await host.call('form', { s: form });
+    expect(invalid.code).to.equal('invalid_input');
+    expect(invalid.content).to.match(/^Invalid input for tool "form"/);
+    for (let i = 0; i < 40; i++) form[`f${i}`] = 'x';
+    expect((await host.call('form', { s: form })).isError).to.equal(false);
+    expect(ran()).to.equal(6);
+  });
+});
+
+function times<T>(n: number, item: T): T[] {
+  return Array.from({ length: n }, () => item);
+}

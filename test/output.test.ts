@@ -247,6 +247,21 @@ describe('normalise: content blocks and structured data', () => {
     ).to.deep.equal({ list: list.slice(0, 20_000) });
   });
 
+  it("stops a check whose formats would read the data's strings past the bound: invalid_output naming it", () => {
+    const schema = {
+      type: 'object',
+      properties: { s: { anyOf: Array.from({ length: 1_000 }, () => ({ type: 'string', format: 'email' })) } },
+    } as unknown as TSchema;
+    const big = normalise(tool(10_000_000, schema), { content: 'x', data: { s: 'a.'.repeat(500_000) } });
+    expect(big).to.deep.include({ ok: false, code: 'invalid_output' });
+    expect(!big.ok && big.content).to.match(
+      /^Tool "t" returned data too large to check against its outputSchema: its strings would be read past 50,000,000 steps/,
+    );
+    expect(ok(normalise(tool(10_000_000, schema), { content: 'x', data: { s: 'a@b.co' } })).data).to.deep.equal({
+      s: 'a@b.co',
+    });
+  });
+
   it('checks data against the outputSchema, naming the failing path; with no text of its own the JSON is the text', () => {
     const schema = Type.Object({ n: Type.Number({ description: 'N.' }) });
     const good = ok(normalise(tool(1000, schema), { content: '', data: { n: 1 } }));

@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import {
   copyJsonValue,
+  countChars,
   countInArrays,
   countValues,
   JsonInputError,
@@ -179,16 +180,38 @@ describe('countValues', () => {
 
 describe('countInArrays', () => {
   it('counts each value once for each array around it, and stops past the limit', () => {
-    expect(countInArrays({ a: [1, [2, { b: 3 }]], c: 4 }, 100)).to.equal(1 + 1 + 2 + 2 + 2);
-    expect(countInArrays({ a: 1 }, 100)).to.equal(0);
-    expect(countInArrays([[[[0]]]], 100)).to.equal(1 + 2 + 3 + 4);
+    expect(countInArrays({ a: [1, [2, { b: 3 }]], c: 4 }, 100, 100)).to.equal(1 + 1 + 2 + 2 + 2);
+    expect(countInArrays({ a: 1 }, 100, 100)).to.equal(0);
+    expect(countInArrays([[[[0]]]], 100, 100)).to.equal(1 + 2 + 3 + 4);
     expect(
       countInArrays(
         Array.from({ length: 1_000 }, () => [0]),
         10,
+        100,
       ),
     )
       .to.be.above(10)
       .and.below(20);
+  });
+
+  it('counts each charsPerValue characters of a string or key hashed as one value more', () => {
+    // The inner array once (in one array), the string twice (in two), each time 1 + 250/100 → 3.
+    expect(countInArrays([['x'.repeat(250)]], 1_000, 100)).to.equal(1 + 2 * 3);
+    expect(countInArrays([{ ['k'.repeat(300)]: 1 }], 1_000, 100)).to.equal(1 + 3 + 1);
+    expect(countInArrays({ ['k'.repeat(300)]: 'v'.repeat(300) }, 1_000, 100)).to.equal(0);
+  });
+});
+
+describe('countChars', () => {
+  it('counts the characters of strings and keys at any depth, and stops past the limit', () => {
+    expect(countChars({ ab: ['cde', { f: 'g' }, 1, null, true] }, 100)).to.equal(2 + 3 + 1 + 1);
+    expect(
+      countChars(
+        Array.from({ length: 1_000 }, () => 'xxxxxxxxxx'),
+        25,
+      ),
+    )
+      .to.be.above(25)
+      .and.below(40);
   });
 });

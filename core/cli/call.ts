@@ -1,5 +1,14 @@
 /** `rousseau-host call TOOL [JSON | -]`: one call through the whole pipeline. */
-import { hostFromFlags, EXIT, print, printError, printJson, readStdin, UsageError, type Command } from './command.ts';
+import {
+  hostFromFlags,
+  EXIT,
+  print,
+  printError,
+  printJson,
+  readStdinInput,
+  UsageError,
+  type Command,
+} from './command.ts';
 import { terminalApprover } from './approve-prompt.ts';
 import { headlessElicitor } from './elicit-prompt.ts';
 import { hostCommand } from './host-command.ts';
@@ -14,10 +23,10 @@ export const call: Command = {
     const [tool, inputArg, ...rest] = positionals;
     if (!tool || rest.length)
       throw new UsageError('call takes a TOOL name and at most one JSON input (or - to read it from stdin)');
-    const input = inputArg === '-' ? await readStdin(stop.signal) : (inputArg ?? '{}');
     const approve = values.yes ? () => true : terminalApprover();
     const host = await hostFromFlags(values, approve ? { approve } : {});
     try {
+      const input = inputArg === '-' ? await readStdinInput(host, stop.signal) : (inputArg ?? '{}');
       // One call, no conversation: a question the tool asks is dismissed (docs/plugins.md, "Asking the user").
       const result = await host.call(tool, input, { signal: stop.signal, sessionId: 'cli', elicit: headlessElicitor });
       if (values.json) {

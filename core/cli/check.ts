@@ -1,8 +1,7 @@
 /** `rousseau-host check PATH`: load one plugin module and run the contract check; no config needed. */
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { EXIT, loadAlone, print, printJson, UsageError, type Command } from './command.ts';
-import { messageOf } from '../errors.ts';
+import { EXIT, loadAlone, parseJsonFlag, print, printJson, UsageError, type Command } from './command.ts';
 
 export const check: Command = {
   name: 'check',
@@ -16,11 +15,7 @@ export const check: Command = {
       throw new UsageError('check takes exactly one PATH (a plugin file, directory or package name)');
     let options: unknown;
     if (typeof values.options === 'string') {
-      try {
-        options = JSON.parse(values.options);
-      } catch (error) {
-        throw new UsageError(`--options is not JSON: ${messageOf(error)}`);
-      }
+      options = parseJsonFlag('--options', values.options);
     }
     const cwd = resolve(typeof values.cwd === 'string' ? values.cwd : process.cwd());
     const module = readsAsPath(target, cwd) ? resolve(cwd, target) : target;

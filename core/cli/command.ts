@@ -2,6 +2,7 @@
  * What every CLI command is: a name, its own flags, and a `run` that returns the exit code. The
  * global flags and the shared plumbing (making a host from them, printing, exiting) live here too.
  */
+import { addAbortSignal } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
 import type { HostConfig } from '../config-schema.ts';
 import type { Host, HostOptions } from '../host.ts';
@@ -9,6 +10,7 @@ import type { PluginStatus } from '../types.ts';
 import { HostError, messageOf } from '../errors.ts';
 import { writeStdout } from '../mcp/stdout-guard.ts';
 import { hostIdProblem } from '../identity.ts';
+import { jsonTextTooLong, MAX_JSON_TEXT_CHARS } from '../json-text.ts';
 import { isLogLevel, LOG_LEVELS } from '../log.ts';
 import { terminalSafe } from '../terminal-text.ts';
 import type { Stop } from './signals.ts';
@@ -134,4 +136,30 @@ export function reportError(error: unknown, json: boolean): number {
 export async function readStdin(signal: AbortSignal): Promise<string> {
   const chunks = (await process.stdin.toArray({ signal })) as Buffer[];
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Reads a call's JSON input from stdin, no further than the host's bound (`limits.maxInputChars`):
+ * past it, the text read so far goes on, and the call refuses it, naming the bound.
+ */
+export async function readStdinInput(host: Host, signal: AbortSignal): Promise<string> {
+  const limit = host.config.limits?.maxInputChars ?? MAX_JSON_TEXT_CHARS;
+  let text = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of addAbortSignal(signal, process.stdin)) {
+    text += decoder.decode(chunk as Buffer, { stream: true });
+    if (text.length > limit) return text;
+  }
+  return text + decoder.decode();
+}
+
+/** A flag's JSON value (`--options`), refused past the bound on JSON text before it is parsed. */
+export function parseJsonFlag(flag: string, text: string): unknown {
+  const tooLong = jsonTextTooLong(text.length);
+  if (tooLong) throw new UsageError(`${flag} is ${tooLong}`);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${flag} is not JSON: ${messageOf(error)}`);
+  }
 }

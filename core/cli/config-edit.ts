@@ -6,6 +6,7 @@
  * computed one) is no edit: the caller prints the line to add instead.
  */
 import { basename, extname } from 'node:path';
+import { jsonTextTooLong } from '../json-text.ts';
 
 /** A config entry for one plugin: a module name, or the object form with its settings. */
 export type PluginEntry = string | { module: string; isolation?: string; options?: unknown };
@@ -124,6 +125,8 @@ function isJson(file: string): boolean {
 
 function editJson(file: string, text: string, change: (config: Record<string, unknown>) => void): Edit {
   let document: Record<string, unknown>;
+  const tooLong = jsonTextTooLong(text.length);
+  if (tooLong) return { reason: `${basename(file)} holds ${tooLong}` };
   try {
     document = JSON.parse(text) as Record<string, unknown>;
   } catch {

@@ -9,10 +9,21 @@ import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'n
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { declaresPlugin } from '../config.ts';
 import { hostError, messageOf } from '../errors.ts';
-import { EXIT, hostFromFlags, print, printError, printJson, UsageError, type Command, type Values } from './command.ts';
+import {
+  EXIT,
+  hostFromFlags,
+  parseJsonFlag,
+  print,
+  printError,
+  printJson,
+  UsageError,
+  type Command,
+  type Values,
+} from './command.ts';
 import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
 import { CONFIG_TEMPLATE } from './init.ts';
 import { hostCommand } from './host-command.ts';
+import { readJsonFile } from '../json-text.ts';
 
 const ISOLATIONS = ['inline', 'worker', 'process'];
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -31,7 +42,7 @@ export const add: Command = {
     const isolation = values.isolation;
     if (isolation !== undefined && (typeof isolation !== 'string' || !ISOLATIONS.includes(isolation)))
       throw new UsageError(`--isolation must be one of ${ISOLATIONS.join(', ')}; got "${String(isolation)}"`);
-    const options = typeof values.options === 'string' ? parseOptions(values.options) : undefined;
+    const options = typeof values.options === 'string' ? parseJsonFlag('--options', values.options) : undefined;
     const dryRun = values['dry-run'] === true;
 
     const project = await projectOf(values);
@@ -247,14 +258,6 @@ function notAnOption(what: string, value: string): void {
     throw new UsageError(`${what} "${value}" starts with "-": npm would take it for an option, not a package`);
 }
 
-function parseOptions(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--options is not JSON: ${messageOf(error)}`);
-  }
-}
-
 /** A path-like spec, read from `cwd`, as npm should see it from `dir`: relative, so package.json stays portable. */
 function npmSpecifier(spec: string, cwd: string, dir: string): string {
   const path = spec.replace(/^file:/, '');
@@ -308,7 +311,7 @@ function npm(args: string[], dir: string, capture = false): Promise<string> {
 
 function readManifest(file: string): Record<string, unknown> {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    return readJsonFile(file) as Record<string, unknown>;
   } catch {
     return {};
   }

@@ -11,7 +11,7 @@ import {
   print,
   printError,
   printJson,
-  readStdin,
+  readStdinInput,
   UsageError,
   type Command,
   type Values,
@@ -32,8 +32,8 @@ export const policy: Command = {
     if (!tool || rest.length)
       throw new UsageError('policy check takes a TOOL name and at most one JSON input (or - to read it from stdin)');
     const caller = callerFromFlags(values);
-    const input = inputArg === '-' ? await readStdin(stop.signal) : (inputArg ?? '{}');
     const host = await hostFromFlags(values, { audit: false });
+    const input = inputArg === '-' ? await readStdinInput(host, stop.signal) : (inputArg ?? '{}');
     const check = host.decide(tool, input, caller ? { caller } : {});
     const hidden =
       caller !== undefined && !check.ok && check.code === 'unknown_tool' && host.tools().some((t) => t.name === tool);

@@ -13,6 +13,7 @@ import { createRemoteJWKSet, errors as jose, type JWTPayload, jwtVerify } from '
 import type { ServeAuthConfig } from '../config-schema.ts';
 import { hostError, messageOf } from '../errors.ts';
 import type { Caller } from '../types.ts';
+import { readTextWithin } from '../json-text.ts';
 
 /** Why a request is not served: 401 (no token, or a bad one) or 403 (a good token without the scope). */
 export interface AuthRefusal {
@@ -272,7 +273,8 @@ async function discoverJwksUri(issuer: string): Promise<string> {
         problems.push(`${candidate}: HTTP ${response.status}`);
         continue;
       }
-      const metadata = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
+      const text = await readTextWithin((response.body ?? []) as AsyncIterable<Uint8Array>, 'the metadata');
+      const metadata = JSON.parse(text) as { issuer?: unknown; jwks_uri?: unknown };
       // RFC 8414 §3.3: metadata that names another issuer must not be used.
       if (metadata.issuer !== issuer) {
         problems.push(`${candidate}: names the issuer ${JSON.stringify(metadata.issuer)}, not ${issuer}`);

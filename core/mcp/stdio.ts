@@ -12,9 +12,10 @@ import { dropReplayAnswers, STDIO_LIST_CHANGED } from './handshake.ts';
 import { createMcpServer, watchToolChanges } from './server.ts';
 import { isPlainRequest } from './shapes.ts';
 import { guardStdout } from './stdout-guard.ts';
+import { MAX_JSON_TEXT_CHARS } from '../json-text.ts';
 
-/** The longest message line read on stdio (the SDK's own buffer limit). */
-const MCP_STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
+/** The longest message line read on stdio: the bound on JSON text from outside (the SDK's own buffer limit too). */
+const MCP_STDIO_MAX_LINE_BYTES = MAX_JSON_TEXT_CHARS;
 
 /**
  * Serves the host on stdin/stdout; resolves when the client disconnects (stdin ends) or `signal`

@@ -11,7 +11,7 @@
  * `rousseau-host` maps to the plugin-facing helpers only (contract.ts, no run-time imports), which
  * keeps a plugin's import cheap.
  */
-import { readFileSync } from 'node:fs';
+
 import * as nodeModule from 'node:module';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, sep } from 'node:path';
@@ -21,6 +21,7 @@ import { messageOf } from '../errors.ts';
 import { requireJiti } from '../jiti.ts';
 import { hostAliases, PACKAGE_ROOT } from '../paths.ts';
 import type { PluginLoader } from '../types.ts';
+import { readJsonFile } from '../json-text.ts';
 
 /** jiti, loaded on first use: ~100 ms a plugin that Node's own loader takes never pays. */
 let jiti: Jiti | undefined;
@@ -140,7 +141,7 @@ const esmDirs = new Map<string, boolean>();
 
 function packageType(manifest: string): unknown {
   try {
-    return (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: unknown }).type;
+    return (readJsonFile(manifest) as { type?: unknown }).type;
   } catch {
     return undefined; // unreadable: Node would not load the file as ESM either
   }

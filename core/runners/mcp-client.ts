@@ -23,7 +23,9 @@ import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
 import { CrashBudget, reportFailure } from './crash-budget.ts';
 import { schemaTooBig } from '../check.ts';
-import { compileLinear } from '../schema-patterns.ts';
+import { CheckTooCostly } from '../check-budget.ts';
+import { MAX_JSON_TEXT_CHARS } from '../json-text.ts';
+import { type CheckedValidator, tooCostlyToCheck, validatorFor } from '../shared-validators.ts';
 import type {
   LoadedPlugin,
   McpServerSpec,
@@ -76,24 +78,62 @@ const LINEAR_VALIDATOR: jsonSchemaValidator = {
     // same bound on size comes first here, or a huge outputSchema would stall the host compiling it.
     const tooBig = schemaTooBig(schema);
     if (tooBig) throw new Error(`a tool's outputSchema: ${tooBig}`);
-    let validator: ReturnType<typeof compileLinear>;
+    let validator: CheckedValidator;
     try {
-      validator = compileLinear(schema);
+      validator = validatorFor(schema);
     } catch (error) {
       throw new Error(`a tool's outputSchema at ${messageOf(error)}`);
     }
-    return (input: unknown) =>
-      validator.Check(input)
-        ? { valid: true as const, data: input as T, errorMessage: undefined }
-        : {
-            valid: false as const,
-            data: undefined,
-            errorMessage: validator
-              .problems(input)
-              .map((p) => `${p.pointer || '/'}: ${p.message}`)
-              .join('; '),
-          };
+    // The SDK checks before output.ts does: the same bounds on the check's cost come first here.
+    return (input: unknown) => {
+      let tooBig = tooCostlyToCheck(validator, input);
+      try {
+        if (!tooBig && validator.Check(input))
+          return { valid: true as const, data: input as T, errorMessage: undefined };
+      } catch (error) {
+        if (!(error instanceof CheckTooCostly)) throw error;
+        tooBig = error.message;
+      }
+      const problems = tooBig
+        ? `too large to check: ${tooBig}`
+        : validator
+            .problems(input)
+            .map((p) => `${p.pointer || '/'}: ${p.message}`)
+            .join('; ');
+      return { valid: false as const, data: undefined, errorMessage: problems };
+    };
   },
+};
+
+/**
+ * fetch for an MCP server over HTTP, whose answers the SDK parses whole (a JSON body) or event by
+ * event (SSE): each is cut off past the bound on JSON text (json-text.ts), the stream failing
+ * with an error that names it, before the SDK has buffered more. Over stdio the SDK's own buffer
+ * holds the same 10 MiB.
+ */
+const boundedFetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+  const response = await fetch(url, init);
+  if (!response.body) return response;
+  const events = response.headers.get('content-type')?.includes('text/event-stream') ?? false;
+  let since = 0;
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        // An SSE event ends at a blank line; bytes since the last one are the event being read.
+        const text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
+        const end = events ? Math.max(text.lastIndexOf('\n\n'), text.lastIndexOf('\n\r\n')) : -1;
+        since = end === -1 ? since + chunk.byteLength : chunk.byteLength - end;
+        if (since > MAX_JSON_TEXT_CHARS)
+          controller.error(
+            new Error(
+              `an answer (or one event) of the MCP server passed ${MAX_JSON_TEXT_CHARS.toLocaleString('en-US')} bytes, the host's limit on JSON text parsed at once`,
+            ),
+          );
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 };
 
 interface Connection {
@@ -145,7 +185,7 @@ export function createMcpRunner(
 
   async function transportFor(s: McpServerSpec) {
     const { StdioClientTransport, StreamableHTTPClientTransport } = await loadSdk();
-    if (s.url) return new StreamableHTTPClientTransport(new URL(s.url));
+    if (s.url) return new StreamableHTTPClientTransport(new URL(s.url), { fetch: boundedFetch });
     const transport = new StdioClientTransport({
       command: s.command!,
       ...(s.args ? { args: s.args } : {}),

@@ -24,6 +24,7 @@ export const editTool = defineTool({
       path: Type.String({
         minLength: 1,
         maxLength: 4096,
+        'x-workspace-path': true,
         description: 'The file, relative to the workspace root (or absolute inside it).',
       }),
       old_string: Type.String({

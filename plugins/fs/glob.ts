@@ -30,6 +30,7 @@ export const globTool = defineTool({
         Type.String({
           minLength: 1,
           maxLength: 4096,
+          'x-workspace-path': true,
           description: 'Directory to search, relative to the workspace root. Default: the root.',
         }),
       ),

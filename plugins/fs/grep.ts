@@ -38,6 +38,7 @@ export const grepTool = defineTool({
         Type.String({
           minLength: 1,
           maxLength: 4096,
+          'x-workspace-path': true,
           description: 'File or directory to search, relative to the workspace root. Default: the root.',
         }),
       ),

@@ -23,6 +23,7 @@ export const lsTool = defineTool({
         Type.String({
           minLength: 1,
           maxLength: 4096,
+          'x-workspace-path': true,
           description: 'Directory to list, relative to the workspace root. Default: the root.',
         }),
       ),

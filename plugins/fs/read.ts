@@ -24,6 +24,7 @@ export const readTool = defineTool({
       path: Type.String({
         minLength: 1,
         maxLength: 4096,
+        'x-workspace-path': true,
         description: 'The file, relative to the workspace root (or absolute inside it).',
       }),
       offset: Type.Optional(

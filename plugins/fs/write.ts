@@ -26,6 +26,7 @@ export const writeTool = defineTool({
       path: Type.String({
         minLength: 1,
         maxLength: 4096,
+        'x-workspace-path': true,
         description: 'The file, relative to the workspace root (or absolute inside it).',
       }),
       content: Type.String({ maxLength: MAX_CONTENT_CHARS, description: 'The complete new content of the file.' }),

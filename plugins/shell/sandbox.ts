@@ -18,6 +18,7 @@
  */
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ShellOptions } from './options.ts';
 
 export type SandboxKind = 'bwrap' | 'unshare';
@@ -78,6 +79,9 @@ function prefixOf(kind: SandboxKind, boundary: Boundary): string[] {
   ];
 }
 
+/** The host's state in the workspace: the audit trail (`log.audit`'s default), REPL sessions. */
+const HOST_STATE_DIR = '.rousseau';
+
 function isolation(kind: SandboxKind, { workspace, filesystem, writable, network }: Boundary): string[] {
   const root = process.getuid?.() === 0;
   if (kind === 'bwrap') {
@@ -96,6 +100,12 @@ function isolation(kind: SandboxKind, { workspace, filesystem, writable, network
             workspace,
             workspace,
             ...writable.flatMap((path) => ['--bind-try', path, path]),
+            // The host's own state, its audit trail by default, stays read-only inside the writable
+            // workspace (and whatever `writable` says): a command could append forged lines to the
+            // trail, or empty it. After the binds above, so that none covers it.
+            '--ro-bind-try',
+            join(workspace, HOST_STATE_DIR),
+            join(workspace, HOST_STATE_DIR),
           ]),
       // After the binds, so that none (not even writable: ['/']) can cover the fresh /proc.
       '--dev',

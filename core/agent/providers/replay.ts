@@ -12,7 +12,7 @@
  * `input` is an object; `arguments` is raw text, as an OpenAI-compatible model may send (malformed
  * on purpose, say). The stop reason defaults to `tool_use` when the turn has calls, else `end_turn`.
  */
-import { readFileSync } from 'node:fs';
+
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import {
@@ -24,6 +24,7 @@ import {
   type Provider,
 } from '../messages.ts';
 import { messageOf } from '../../errors.ts';
+import { readJsonFile } from '../../json-text.ts';
 
 const ReplayTurn = Type.Object(
   {
@@ -71,7 +72,7 @@ let validator: ReturnType<typeof Compile<typeof ReplayScriptSchema>> | undefined
 export function loadReplayScript(file: string): ReplayScript {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    raw = readJsonFile(file);
   } catch (error) {
     throw new ProviderError('bad_response', `Cannot read the replay script ${file}: ${messageOf(error)}`);
   }

@@ -20,6 +20,7 @@ import { blockText } from '../../output.ts';
 import type { Message, Usage } from '../../agent/messages.ts';
 import type { ContentBlock } from '../../contract.ts';
 import { openHostFile, readHostFile } from '../../paths.ts';
+import { jsonTextTooLong } from '../../json-text.ts';
 
 export type SessionRecord =
   | { type: 'session'; id: string; provider: string; model: string }
@@ -199,6 +200,11 @@ function parse(text: string): { messages: Message[]; usage: RunUsage[]; warning?
   let warning: string | undefined;
   let read = 0;
   for (const line of lines) {
+    const tooLong = jsonTextTooLong(line.length);
+    if (tooLong) {
+      warning = `line ${read + 1} holds ${tooLong}; loaded the ${read} line(s) before it`;
+      break;
+    }
     const record = readRecord(line);
     if (!record) {
       warning = `line ${read + 1} is damaged; loaded the ${read} line(s) before it`;

@@ -92,6 +92,19 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
     expect(tools.stderr).to.contain('bash runs commands without a sandbox');
   });
 
+  it('bwrap, filesystem "workspace": the host\'s .rousseau (its audit trail) stays read-only, `writable` naming it or not', async () => {
+    mkdirSync(join(tmp.dir, '.rousseau'));
+    writeFileSync(join(tmp.dir, '.rousseau', 'audit.jsonl'), '{"event":"call"}\n');
+    configure({ sandbox: 'bwrap', filesystem: 'workspace', writable: [join(tmp.dir, '.rousseau')] });
+    const command = `echo '{"event":"forged"}' >> .rousseau/audit.jsonl; rm -f .rousseau/audit.jsonl; mv .rousseau elsewhere; echo hi > ok.txt && cat ok.txt`;
+    const r = await callUnderShell(tmp.dir, { command });
+    expect(JSON.parse(r.stdout).content, r.stderr).to.match(/Read-only file system[\s\S]*hi\n/);
+    // The host's own lines for this call follow; no command wrote there.
+    const trail = readFileSync(join(tmp.dir, '.rousseau', 'audit.jsonl'), 'utf8');
+    expect(trail.startsWith('{"event":"call"}\n')).to.equal(true);
+    expect(trail).to.not.include('forged');
+  });
+
   it('bwrap, filesystem "workspace": the workspace, the temp directory and `writable` are writable, the rest read-only; network: false leaves loopback only', async () => {
     mkdirSync(join(tmp.dir, 'sub'));
     // Outside the temp directory, which is writable anyway: a directory of the checkout's, removed after.

@@ -1,0 +1,68 @@
+/**
+ * A tool input field that names a file in the workspace is rewritten, before the policy reads it,
+ * to the path the file has: relative to the workspace root, without `.`, `..` or empty segments,
+ * through no symlink (the existing part resolved by the system's realpath). The policy, the audit and the tool then see one path, the
+ * one the tool acts on. Before, a rule read the path as written: docs/policy.md's own CI sample
+ * (allow `write` where `path` is `(build|dist)/.*`) let `build/../src/x` through, and a deny on
+ * `\.env` missed `./.env`, `sub/../.env`, the absolute path and a symlink to it.
+ *
+ * A tool marks such a field in its input schema: a top-level property with `"x-workspace-path":
+ * true` (the fs tools' `path`; docs/plugins.md). A path that lands outside the workspace, or that
+ * holds what a path may not (a NUL byte, a leading `~`), is left as written: the tool refuses it.
+ * What stays open: a path changed on disk between this and the tool's own walk (plugins/fs/confine.ts
+ * checks the path again, and still refuses an escape).
+ */
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+
+/** The schema keyword that marks a top-level input property as a path in the workspace. */
+export const WORKSPACE_PATH = 'x-workspace-path';
+
+/** The top-level properties `schema` marks as workspace paths. */
+export function workspacePathFields(schema: unknown): readonly string[] {
+  const properties = (schema as { properties?: unknown } | null)?.properties;
+  if (properties === null || typeof properties !== 'object') return [];
+  return Object.entries(properties)
+    .filter(([, sub]) => (sub as Record<string, unknown> | null)?.[WORKSPACE_PATH] === true)
+    .map(([name]) => name);
+}
+
+/** Rewrites each of `fields` in `input` (the dispatcher's own copy) that is a string to the path it names. */
+export function canonicalPaths(input: unknown, fields: readonly string[], root: string): void {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return;
+  const record = input as Record<string, unknown>;
+  for (const field of fields) {
+    const path = record[field];
+    if (typeof path === 'string' && Object.hasOwn(record, field)) record[field] = canonicalPath(path, root);
+  }
+}
+
+function canonicalPath(path: string, root: string): string {
+  if (path === '' || path.includes('\0') || path.startsWith('~')) return path;
+  const realRoot = realOrUndefined(root);
+  if (realRoot === undefined) return path;
+  // `..` is taken lexically first, as the tools take it (confine.ts): the tool gets this path, so
+  // the two agree whatever a symlink before a `..` points to.
+  let existing = resolve(realRoot, path);
+  const missing: string[] = [];
+  let real = realOrUndefined(existing);
+  while (real === undefined) {
+    const parent = dirname(existing);
+    if (parent === existing) return path;
+    missing.unshift(basename(existing));
+    existing = parent;
+    real = realOrUndefined(existing);
+  }
+  const rel = relative(realRoot, join(real, ...missing));
+  if (rel === '') return '.';
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return path;
+  return sep === '/' ? rel : rel.split(sep).join('/');
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return undefined;
+  }
+}
