@@ -26,6 +26,19 @@ export interface LoadedConfig {
 
 const MODULE = 'rousseau';
 
+/**
+ * JSON a config file or package.json holds. cosmiconfig's loader (parse-json) answers `JSON.parse`'s
+ * value too, and locates a syntax error with a code frame; it loads ten modules (@babel/code-frame
+ * among them), so it reads only what `JSON.parse` refused, for that error.
+ */
+function parseJson<T>(file: string, content: string, located: (file: string, content: string) => T): T {
+  try {
+    return JSON.parse(content);
+  } catch {
+    return located(file, content);
+  }
+}
+
 /** Finds the config from `cwd` upward, or loads `configFile`. */
 export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?: string }): Promise<LoadedConfig> {
   const { cosmiconfig, defaultLoaders, getDefaultSearchPlaces } = await import('cosmiconfig');
@@ -34,7 +47,7 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
   // Seen as holding no `rousseau` key, the search goes on to the folder's other config files.
   let manifest: string | undefined;
   const loadJson = async (file: string, content: string) => {
-    const value = await defaultLoaders['.json'](file, boundedText(file, content));
+    const value = parseJson(file, boundedText(file, content), defaultLoaders['.json']);
     if (basename(file) !== 'package.json' || !declaresPlugin(value)) return value;
     // Host keys beside `plugin` would be dropped unsaid (a deny policy among them), the host run without them.
     const hostKeys = Object.keys(value.rousseau).filter((key) => Object.hasOwn(HostConfigSchema.properties, key));

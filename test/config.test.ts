@@ -136,6 +136,16 @@ describe('config', () => {
     expect((error as Error).message).to.contain(file);
   });
 
+  it('points at the line and column where a JSON config does not parse', async () => {
+    const file = t.write('rousseau.config.json', '{\n  "builtins": false,\n  "policy": {"default": "allow",}\n}\n');
+    t.write('package.json', '{}');
+    const error = await loadConfig({ cwd: t.dir }).catch((e: unknown) => e);
+    expect(error).to.have.property('code', 'RH_ERR_CONFIG_LOAD');
+    expect((error as Error).message)
+      .to.contain(file)
+      .and.match(/> 3 \| {3}"policy": \{"default": "allow",\}\n {4}\| {33}\^/);
+  });
+
   it('rejects unknown keys and wrong types, naming the file and each key path', async () => {
     const file = t.write(
       'rousseau.config.json',

@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { describeReload } from '../../core/cli/start.ts';
+import { describeReload } from '../../core/cli/reloads.ts';
 import type { ToolInfo } from '../../core/types.ts';
 import { helperSource, pluginSource } from '../fixtures/reload/live-plugin.ts';
 import { BIN, tempDir, until } from '../helpers.ts';
