@@ -57,6 +57,26 @@ describe('rousseau-host call', function () {
     expect(JSON.parse(unknown.stdout).code).to.equal('unknown_tool');
   });
 
+  it('call -: stdin is read no further than limits.maxInputChars, and the call refuses it, naming the bound', async () => {
+    config({
+      builtins: false,
+      plugins: [{ module: fixture('kit.ts') }],
+      policy: { default: 'allow' },
+      limits: { maxInputChars: 2048 },
+    });
+    const over = await runCliProcess(['call', 'greet', '-'], {
+      cwd: t.dir,
+      input: JSON.stringify({ who: 'x'.repeat(3000) }),
+    });
+    expect(over.code).to.equal(1);
+    expect(over.stdout).to.equal('');
+    expect(over.stderr).to.match(
+      /^error \(invalid_input\): Input for tool "greet" is too large to check: it is [\d,]+ characters of JSON, over the host's limit of 2,048 parsed at once \(limits\.maxInputChars\)/,
+    );
+    const within = await runCliProcess(['call', 'greet', '-'], { cwd: t.dir, input: '{"who":"Bo"}' });
+    expect(within.stdout, within.stderr).to.equal('hello Bo\n');
+  });
+
   it('call: an unknown tool with a plugin that failed to load says so on stderr, naming the plugin', async () => {
     config({
       builtins: false,
