@@ -143,11 +143,29 @@ describe('rousseau-host start --mcp (stdio)', function () {
 
   it('sends progress notifications when the client asks for them', async () => {
     const seen: unknown[] = [];
-    const r = await client.callTool({ name: 'progress', arguments: {} }, undefined, {
-      onprogress: (p) => seen.push(p),
-    });
-    expect(text(r)).to.equal('done');
-    expect(seen).to.deep.equal([1, 2, 3].map((progress) => ({ progress, total: 3, message: `step ${progress}` })));
+    const sent: unknown[] = [];
+    const deliver = transport.onmessage!;
+    transport.onmessage = (message) => {
+      if ('method' in message && message.method === 'notifications/progress') {
+        const { progressToken: _, ...progress } = message.params as Record<string, unknown>;
+        sent.push(progress);
+      }
+      deliver(message);
+    };
+    try {
+      const r = await client.callTool({ name: 'progress', arguments: {} }, undefined, {
+        onprogress: (p) => seen.push(p),
+      });
+      expect(text(r)).to.equal('done');
+    } finally {
+      transport.onmessage = deliver;
+    }
+    const steps = [1, 2, 3].map((progress) => ({ progress, total: 3, message: `step ${progress}` }));
+    expect(sent).to.deep.equal(steps);
+    // The SDK client drops progress it reads in the same chunk as the result (typescript-sdk#2580).
+    // The host waits a moment after the last one (core/mcp/server.ts), which a busy machine can
+    // outlast: what reached the callback is the steps in order, all of them unless the last were cut.
+    expect(seen).to.deep.equal(steps.slice(0, seen.length));
   });
 
   it('keeps the stream clean when plugins print to stdout (inline and in a worker, loading and calling)', async () => {
