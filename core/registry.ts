@@ -7,7 +7,7 @@ import { hostError, type HostError } from './errors.ts';
 import type { Limiter } from './limiter.ts';
 import { type CheckedValidator, validatorFor } from './shared-validators.ts';
 import { hasDefaults } from './schema-defaults.ts';
-import { workspacePathFields } from './workspace-paths.ts';
+import { workspacePathFields, withoutPathMarks } from './workspace-paths.ts';
 import type { PluginRunner } from './runners/runner.ts';
 import type { Isolation, PluginLoader, PluginStatus, ToolInfo, Violation } from './types.ts';
 
@@ -108,11 +108,12 @@ export class Registry {
       let compiled: CheckedValidator | undefined;
       let output: CheckedValidator | undefined;
       const { outputSchema } = tool;
+      const pathFields = workspacePathFields(tool.inputSchema);
       this.byName.set(tool.name, {
         info: {
           name: tool.name,
           description: tool.description,
-          inputSchema: tool.inputSchema,
+          inputSchema: withoutPathMarks(tool.inputSchema, pathFields),
           ...(outputSchema ? { outputSchema } : {}),
           ...(tool.annotations ? { annotations: tool.annotations } : {}),
           plugin: handle.name,
@@ -122,7 +123,7 @@ export class Registry {
         validator: () => (compiled ??= validatorFor(tool.inputSchema)),
         ...(outputSchema ? { outputValidator: () => (output ??= validatorFor(outputSchema)) } : {}),
         hasDefaults: hasDefaults(tool.inputSchema),
-        pathFields: workspacePathFields(tool.inputSchema),
+        pathFields,
       });
     }
     this.sorted = undefined;

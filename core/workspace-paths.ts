@@ -27,6 +27,20 @@ export function workspacePathFields(schema: unknown): readonly string[] {
     .map(([name]) => name);
 }
 
+/**
+ * `schema` as models and MCP clients see it: the marks are the host's own, and a strict provider
+ * (Gemini's OpenAI-compatible endpoint among them) refuses a schema keyword it does not know.
+ */
+export function withoutPathMarks(schema: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  if (fields.length === 0) return schema;
+  const properties = { ...(schema.properties as Record<string, Record<string, unknown>>) };
+  for (const field of fields) {
+    const { [WORKSPACE_PATH]: _, ...unmarked } = properties[field]!;
+    properties[field] = unmarked;
+  }
+  return { ...schema, properties };
+}
+
 /** Rewrites each of `fields` in `input` (the dispatcher's own copy) that is a string to the path it names. */
 export function canonicalPaths(input: unknown, fields: readonly string[], root: string): void {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) return;

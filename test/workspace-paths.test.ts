@@ -66,4 +66,13 @@ describe('workspace paths: the policy reads the path a file tool acts on', () =>
     expect(r.code).to.equal('tool_error');
     expect(r.content).to.match(/outside_workspace/);
   });
+
+  it('keeps the mark to itself: the schemas models and MCP clients get carry no x-workspace-path', () => {
+    const fsTools = host.tools().filter((t) => ['read', 'write', 'edit', 'ls', 'glob', 'grep'].includes(t.name));
+    expect(fsTools).to.have.length(6);
+    for (const tool of fsTools) {
+      expect(JSON.stringify(tool.inputSchema), tool.name).to.not.include('x-workspace-path');
+      expect(tool.inputSchema.properties, tool.name).to.have.property('path');
+    }
+  });
 });
