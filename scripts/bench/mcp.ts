@@ -167,7 +167,7 @@ async function rounds(
         samples[k]!.push((performance.now() - t0) * 1000);
       }
     }
-    servers.forEach((s, k) => seq.get(s)!.push(stats(samples[k]!).median));
+    for (const [k, s] of servers.entries()) seq.get(s)!.push(stats(samples[k]!).median);
 
     for (const s of servers) {
       const before = cpuMicros(s.pid);
