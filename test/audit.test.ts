@@ -323,6 +323,18 @@ describe('audit trail', () => {
     expect(readLines(file)).to.have.length(600);
   });
 
+  it('a batch of long multi-byte lines, joined and encoded run by run into a buffer that grows, reads back line for line', async () => {
+    const sink = createAuditSink(file);
+    // 3-byte and 4-byte characters across run boundaries; 200 lines of ~6 KB outgrow the 64 KiB block.
+    const texts = Array.from({ length: 200 }, (_, i) => `${'é€'.repeat(i * 7)}😀${'x'.repeat(i)}`);
+    for (const [i, text] of texts.entries()) sink.write({ event: 'call', callId: `long-${i}`, text });
+    sink.flush();
+    const lines = readLines(file);
+    expect(lines.map((l) => l.text)).to.deep.equal(texts);
+    expect(lines.map((l) => l.callId)).to.deep.equal(texts.map((_, i) => `long-${i}`));
+    await sink.close();
+  });
+
   it('a record that cannot be serialised is reported, and the records around it are written', async () => {
     const errors: string[] = [];
     const sink = createAuditSink(file, { onError: (e) => errors.push(e.message) });

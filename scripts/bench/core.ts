@@ -2,7 +2,8 @@
  * Host core figures, each beside its floor from the same run:
  * - per-call overhead of `host.call()` on an inline echo tool, with the audit trail off and on (the
  *   default), vs a bare `await execute()` and a bare compiled validation (interleaved batches,
- *   median and p99 of per-call means per batch; the audited overhead in CPU time too);
+ *   median and p99 of per-call means per batch; an overhead is the median of per-round differences;
+ *   the audited overhead in CPU time too);
  * - load time of 1, 10 and 100 generated TypeScript plugins (3 tools each), cold and warm jiti cache,
  *   in a fresh process each, vs `node -e 0`; on a Node that strips types (this one, or Node 22 from
  *   scripts/node22.ts), 100 plugins through Node's own loader, cold and warm, vs Node importing the
@@ -27,9 +28,10 @@ export async function run(): Promise<Row[]> {
 }
 
 /**
- * Runs each variant in interleaved batches of ~2 ms; returns per-call samples per variant: wall ns,
- * and CPU ns (user + system of this process), which time the other processes on a shared machine
- * take does not count in.
+ * Runs each variant in interleaved batches of ~2 ms, the first variant of a round rotating (a fixed
+ * order gave one variant the same neighbour every round); returns per-call samples per variant,
+ * one per round: wall ns, and CPU ns (user + system of this process), which time the other
+ * processes on a shared machine take does not count in.
  */
 async function interleave(
   variants: Record<string, () => unknown>,
@@ -39,8 +41,10 @@ async function interleave(
   const empty = () => Object.fromEntries(Object.keys(variants).map((k) => [k, [] as number[]]));
   const wall = empty();
   const cpu = empty();
+  const entries = Object.entries(variants);
   for (let r = 0; r < rounds; r++) {
-    for (const [name, fn] of Object.entries(variants)) {
+    for (let j = 0; j < entries.length; j++) {
+      const [name, fn] = entries[(r + j) % entries.length]!;
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < batch; i++) await fn();
@@ -79,7 +83,10 @@ async function callOverhead(): Promise<Row[]> {
   };
   await interleave(variants, 20, 2000); // warm-up
   const { wall: s, cpu } = await interleave(variants, 200, 500);
-  const bareCpu = stats(cpu.bare!).median;
+  // An overhead is the median over rounds of that round's difference: batches of one round ran
+  // within a few ms of each other, so the machine's swings cancel in it.
+  const over = (m: Record<string, number[]>, name: string, ...less: string[]) =>
+    stats(m[name]!.map((v, r) => less.reduce((rest, l) => rest - m[l]![r]!, v))).median;
   const bare = stats(s.bare!);
   const validate = stats(s.validate!);
   const call = stats(s.host!);
@@ -96,24 +103,24 @@ async function callOverhead(): Promise<Row[]> {
     { name: 'host.call() inline echo, audit off: p99', value: us(call.p99), unit: 'µs' },
     {
       name: 'host overhead, audit off (call − execute − validation)',
-      value: us(call.median - bare.median - validate.median),
+      value: us(over(s, 'host', 'bare', 'validate')),
       unit: 'µs',
     },
     { name: 'host.call() inline echo, audit on (default): median', value: us(withAudit.median), unit: 'µs', floor },
     { name: 'host.call() inline echo, audit on (default): p99', value: us(withAudit.p99), unit: 'µs' },
     {
       name: 'host overhead, audit on (call − execute)',
-      value: us(withAudit.median - bare.median),
+      value: us(over(s, 'audited', 'bare')),
       unit: 'µs',
     },
     {
       name: 'CPU time: host overhead, audit off (call − execute)',
-      value: us(stats(cpu.host!).median - bareCpu),
+      value: us(over(cpu, 'host', 'bare')),
       unit: 'µs',
     },
     {
       name: 'CPU time: host overhead, audit on (call − execute)',
-      value: us(stats(cpu.audited!).median - bareCpu),
+      value: us(over(cpu, 'audited', 'bare')),
       unit: 'µs',
       target: '≤ 5 µs',
     },

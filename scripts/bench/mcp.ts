@@ -6,12 +6,18 @@
  * costs). Same client code, same message; every server is measured in each round, so machine noise
  * lands on all of them.
  *
- * Three figures per server: the sequential round trip (p50: median of per-round medians; on a
- * 2-vCPU box it swings with vCPU wake-ups), the throughput with 16 calls in flight, and the server
- * process's CPU time per call in that batch (from /proc, the stable one). "audit off" shows what
- * the audit trail costs on its own.
+ * Three figures per server: the sequential round trip (p50), the throughput with 16 calls in
+ * flight, and the server process's CPU time per call in that batch (its threads' run time from /proc, the stable one).
+ * "audit off" shows what the audit trail costs on its own.
+ *
+ * The method, for steadiness on a shared 2-vCPU machine whose load swings more than the servers
+ * differ: the sequential calls are interleaved call by call (one call to each server in turn, the
+ * first server rotating), so every server sees the machine at the same moments; each of ROUNDS
+ * rounds gives each server its median, and a ratio is the median over rounds of that round's ratio
+ * (printed "per round"), the value the median of the rounds' medians. Throughput and CPU, measured
+ * in a batch per server, take their ratios per round the same way.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +31,7 @@ const ECHO_PLUGIN = join(ROOT, 'test', 'fixtures', 'plugins', 'echo.ts');
 const BARE = join(ROOT, 'test', 'fixtures', 'mcp', 'bare-echo.mjs');
 const BARE_MCP_SERVER = join(ROOT, 'test', 'fixtures', 'mcp', 'bare-mcp-server.mjs');
 
-const ROUNDS = 6;
+const ROUNDS = 10;
 const SEQUENTIAL = 300;
 const IN_FLIGHT = 16;
 const CONCURRENT = 2000;
@@ -67,49 +73,41 @@ export async function run(): Promise<Row[]> {
 
     const [floor, sdk, ...ours] = servers as [Server, Server, ...Server[]];
     const host = ours[0]!;
-    const median = (m: Map<Server, number[]>, s: Server) => stats(m.get(s)!).median;
     const rows: Row[] = [];
-    const seqFloor = { name: floor.label, value: median(seq, floor) };
-    const seqSdk = { name: sdk.label, value: median(seq, sdk) };
-    rows.push({ name: `round trip p50, ${floor.label}`, value: seqFloor.value, unit: 'µs' });
-    rows.push({ name: `round trip p50, ${sdk.label}`, value: seqSdk.value, unit: 'µs', floor: seqFloor });
-    rows.push({
-      name: `round trip p50, ${host.label}`,
-      value: median(seq, host),
-      unit: 'µs',
-      floor: seqSdk,
-      target: '≤ ×1.0',
-    });
+    /** A row for `s` from per-round figures: the median of its rounds, and of its per-round ratios to `base`. */
+    const row = (
+      name: string,
+      m: Map<Server, number[]>,
+      s: Server,
+      unit: string,
+      base?: Server,
+      target?: string,
+    ): Row => {
+      const value = stats(m.get(s)!).median;
+      if (!base) return { name, value, unit };
+      const b = m.get(base)!;
+      const ratio = stats(m.get(s)!.map((v, r) => v / b[r]!)).median;
+      return {
+        name,
+        value,
+        unit,
+        floor: { name: base.label, value: stats(b).median },
+        ratio,
+        ...(target ? { target } : {}),
+      };
+    };
+    rows.push(row(`round trip p50, ${floor.label}`, seq, floor, 'µs'));
+    rows.push(row(`round trip p50, ${sdk.label}`, seq, sdk, 'µs', floor));
+    rows.push(row(`round trip p50, ${host.label}`, seq, host, 'µs', sdk, '≤ ×1.0'));
     for (const s of ours)
-      rows.push({
-        name: `round trip p50, ${s.label}`,
-        value: median(seq, s),
-        unit: 'µs',
-        floor: seqFloor,
-        ...(s === host ? { target: '≤ ×1.1' } : {}),
-      });
-    const rateFloor = { name: floor.label, value: median(rate, floor) };
-    const rateSdk = { name: sdk.label, value: median(rate, sdk) };
-    rows.push({ name: `throughput (${IN_FLIGHT} in flight), ${floor.label}`, value: rateFloor.value, unit: 'calls/s' });
-    rows.push({ name: `throughput, ${sdk.label}`, value: rateSdk.value, unit: 'calls/s', floor: rateFloor });
-    rows.push({
-      name: `throughput, ${host.label}`,
-      value: median(rate, host),
-      unit: 'calls/s',
-      floor: rateSdk,
-      target: '≥ ×1.0',
-    });
-    for (const s of ours)
-      rows.push({ name: `throughput, ${s.label}`, value: median(rate, s), unit: 'calls/s', floor: rateFloor });
+      rows.push(row(`round trip p50, ${s.label}`, seq, s, 'µs', floor, s === host ? '≤ ×1.1' : undefined));
+    rows.push(row(`throughput (${IN_FLIGHT} in flight), ${floor.label}`, rate, floor, 'calls/s'));
+    rows.push(row(`throughput, ${sdk.label}`, rate, sdk, 'calls/s', floor));
+    rows.push(row(`throughput, ${host.label}`, rate, host, 'calls/s', sdk, '≥ ×1.0'));
+    for (const s of ours) rows.push(row(`throughput, ${s.label}`, rate, s, 'calls/s', floor));
     if (cpu.size) {
-      const cpuFloor = { name: floor.label, value: median(cpu, floor) };
-      rows.push({
-        name: `server CPU per call (${IN_FLIGHT} in flight), ${floor.label}`,
-        value: cpuFloor.value,
-        unit: 'µs',
-      });
-      for (const s of [sdk, ...ours])
-        rows.push({ name: `server CPU per call, ${s.label}`, value: median(cpu, s), unit: 'µs', floor: cpuFloor });
+      rows.push(row(`server CPU per call (${IN_FLIGHT} in flight), ${floor.label}`, cpu, floor, 'µs'));
+      for (const s of [sdk, ...ours]) rows.push(row(`server CPU per call, ${s.label}`, cpu, s, 'µs', floor));
     }
     return rows;
   } finally {
@@ -130,35 +128,48 @@ async function echo(client: Client): Promise<string> {
   return (r.content as { text: string }[])[0]!.text;
 }
 
-/** User + system CPU of a process, in µs (Linux /proc; clock ticks of 10 ms, so batches must be long). */
+/**
+ * CPU time of a process's threads so far, in µs (Linux: each thread's run time in ns from
+ * /proc/<pid>/task/<tid>/schedstat). /proc/<pid>/stat counts in 10 ms ticks, a few ticks per batch.
+ */
 function cpuMicros(pid: number): number | undefined {
-  const file = `/proc/${pid}/stat`;
-  if (!existsSync(file)) return undefined;
-  const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  const tasks = `/proc/${pid}/task`;
+  if (!existsSync(tasks)) return undefined;
+  let ns = 0;
+  for (const tid of readdirSync(tasks)) {
+    try {
+      ns += Number(readFileSync(`${tasks}/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // A thread that ended between the listing and the read: its time is gone with it either way.
+    }
+  }
+  return ns / 1000;
 }
 
 /**
- * Each round, every server in turn: sequential calls (their median, µs), then a batch in flight
- * (calls per second, and server CPU µs per call).
+ * Each round: sequential calls interleaved call by call across the servers (each server's median,
+ * µs), then for each server in turn a batch in flight (calls per second, and server CPU µs per call).
  */
 async function rounds(
   servers: Server[],
   n: number,
 ): Promise<{ seq: Map<Server, number[]>; cpu: Map<Server, number[]>; rate: Map<Server, number[]> }> {
-  const seq = new Map<Server, number[]>();
+  const seq = new Map<Server, number[]>(servers.map((s) => [s, []]));
   const cpu = new Map<Server, number[]>();
-  const rate = new Map<Server, number[]>();
+  const rate = new Map<Server, number[]>(servers.map((s) => [s, []]));
   for (let r = 0; r < n; r++) {
-    for (const s of servers) {
-      const samples: number[] = [];
-      for (let i = 0; i < SEQUENTIAL; i++) {
+    const samples = servers.map((): number[] => []);
+    for (let i = 0; i < SEQUENTIAL; i++) {
+      for (let j = 0; j < servers.length; j++) {
+        const k = (i + j) % servers.length;
         const t0 = performance.now();
-        await echo(s.client);
-        samples.push((performance.now() - t0) * 1000);
+        await echo(servers[k]!.client);
+        samples[k]!.push((performance.now() - t0) * 1000);
       }
-      seq.set(s, [...(seq.get(s) ?? []), stats(samples).median]);
+    }
+    for (const [k, s] of servers.entries()) seq.get(s)!.push(stats(samples[k]!).median);
 
+    for (const s of servers) {
       const before = cpuMicros(s.pid);
       const started = performance.now();
       let next = 0;
@@ -167,7 +178,7 @@ async function rounds(
           while (next++ < CONCURRENT) await echo(s.client);
         }),
       );
-      rate.set(s, [...(rate.get(s) ?? []), CONCURRENT / ((performance.now() - started) / 1000)]);
+      rate.get(s)!.push(CONCURRENT / ((performance.now() - started) / 1000));
       const after = cpuMicros(s.pid);
       if (before !== undefined && after !== undefined)
         cpu.set(s, [...(cpu.get(s) ?? []), (after - before) / CONCURRENT]);

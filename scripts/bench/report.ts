@@ -11,13 +11,18 @@ export interface Row {
   floor?: { name: string; value: number };
   /** The issue's target, for the reader. */
   target?: string;
+  /**
+   * The ratio to the floor when the section works it out itself (the median of per-round ratios,
+   * steadier on a shared machine than the ratio of two medians); else value ÷ floor.
+   */
+  ratio?: number;
 }
 
 export function formatRows(title: string, rows: Row[]): string {
   const lines = [`\n## ${title}`];
   for (const r of rows) {
     const ratio = r.floor
-      ? `  ×${(r.value / r.floor.value).toFixed(2)} of ${r.floor.name} (${fmt(r.floor.value)} ${r.unit})`
+      ? `  ×${(r.ratio ?? r.value / r.floor.value).toFixed(2)}${r.ratio === undefined ? '' : ' per round'} of ${r.floor.name} (${fmt(r.floor.value)} ${r.unit})`
       : '';
     lines.push(
       `  ${r.name.padEnd(52)} ${fmt(r.value).padStart(10)} ${r.unit}${ratio}${r.target ? `  [target ${r.target}]` : ''}`,
