@@ -359,7 +359,15 @@ function prepareInput(
     // policy, the audit and the tool see. Keys that collide once normalised are rejected.
     input = normalizeValue(input);
     // And each path into the workspace the one the tool will act on: the policy reads that one.
-    if (workspace !== undefined && tool.pathFields.length > 0) canonicalPaths(input, tool.pathFields, workspace);
+    if (workspace !== undefined && tool.pathFields.length > 0) {
+      const tooLong = canonicalPaths(input, tool.pathFields, workspace);
+      if (tooLong)
+        return {
+          ok: false,
+          code: 'invalid_input',
+          content: `Invalid input for tool "${tool.info.name}":\n- ${tooLong}\nGive a shorter path and call again.`,
+        };
+    }
   } catch (error) {
     return {
       ok: false,

@@ -8,7 +8,8 @@
  *
  * A tool marks such a field in its input schema: a top-level property with `"x-workspace-path":
  * true` (the fs tools' `path`; docs/plugins.md). A path that lands outside the workspace, or that
- * holds what a path may not (a NUL byte, a leading `~`), is left as written: the tool refuses it.
+ * holds what a path may not (a NUL byte, a leading `~`), is left as written: the tool refuses it. A
+ * path of PATH_MAX bytes or more, as written or once made absolute, refuses the call.
  * What stays open: a path changed on disk between this and the tool's own walk (plugins/fs/confine.ts
  * checks the path again, and still refuses an escape).
  */
@@ -41,23 +42,44 @@ export function withoutPathMarks(schema: Record<string, unknown>, fields: readon
   return { ...schema, properties };
 }
 
-/** Rewrites each of `fields` in `input` (the dispatcher's own copy) that is a string to the path it names. */
-export function canonicalPaths(input: unknown, fields: readonly string[], root: string): void {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return;
+/**
+ * Rewrites each of `fields` in `input` (the dispatcher's own copy) that is a string to the path it
+ * names. Returns why the input is refused when a path is too long for the system to resolve: left
+ * as written, a policy rule would read text the tool resolves elsewhere (`build/` and then
+ * `../` enough times), and a tool whose schema sets no maxLength would get it.
+ */
+export function canonicalPaths(input: unknown, fields: readonly string[], root: string): string | undefined {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return undefined;
   const record = input as Record<string, unknown>;
   for (const field of fields) {
     const path = record[field];
-    if (typeof path === 'string' && Object.hasOwn(record, field)) record[field] = canonicalPath(path, root);
+    if (typeof path !== 'string' || !Object.hasOwn(record, field)) continue;
+    const canonical = canonicalPath(path, root);
+    if (canonical === undefined)
+      return `/${field}: a path must be under ${PATH_MAX} bytes (PATH_MAX) as written and once made absolute in the workspace; this one is ${Buffer.byteLength(path)} bytes as written`;
+    record[field] = canonical;
   }
+  return undefined;
 }
 
-function canonicalPath(path: string, root: string): string {
+/**
+ * Linux's PATH_MAX, with its NUL: no system call takes a longer path, `..` included. Checked before
+ * anything reads the path, and before the schema's maxLength: walking up a text the size of the
+ * input, a realpath and a dirname of all of it per segment, held the host's thread 2.8 s for 80 KB,
+ * and path.resolve takes 0.65 s for 4 MB (limits.maxInputChars lets 10 MiB in).
+ */
+const PATH_MAX = 4096;
+
+/** `path` as the workspace-relative real path, as written when it is outside or not a path, `undefined` when too long. */
+function canonicalPath(path: string, root: string): string | undefined {
+  if (Buffer.byteLength(path) >= PATH_MAX) return undefined;
   if (path === '' || path.includes('\0') || path.startsWith('~')) return path;
   const realRoot = realOrUndefined(root);
   if (realRoot === undefined) return path;
   // `..` is taken lexically first, as the tools take it (confine.ts): the tool gets this path, so
   // the two agree whatever a symlink before a `..` points to.
   let existing = resolve(realRoot, path);
+  if (Buffer.byteLength(existing) >= PATH_MAX) return undefined;
   const missing: string[] = [];
   let real = realOrUndefined(existing);
   while (real === undefined) {

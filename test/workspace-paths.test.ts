@@ -3,9 +3,10 @@
 // rest) let `build/../src/x` through, and a deny on `\.env` missed `./.env`, `sub/../.env`, the
 // absolute path, and a symlink to it.
 import { expect } from 'chai';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHost, type Host } from '../core/index.ts';
+import { canonicalPaths } from '../core/workspace-paths.ts';
 import { tempDir } from './helpers.ts';
 
 describe('workspace paths: the policy reads the path a file tool acts on', () => {
@@ -74,5 +75,93 @@ describe('workspace paths: the policy reads the path a file tool acts on', () =>
       expect(JSON.stringify(tool.inputSchema), tool.name).to.not.include('x-workspace-path');
       expect(tool.inputSchema.properties, tool.name).to.have.property('path');
     }
+  });
+});
+
+describe('workspace paths: the rewrite is bounded by the path the system can resolve', () => {
+  let temp: ReturnType<typeof tempDir>;
+  const realpath = fs.realpathSync.native;
+  let calls: number;
+  before(() => {
+    temp = tempDir('rh-ws-long-');
+    // Counts the system calls the rewrite makes: it runs on the host's thread, before the schema's maxLength.
+    fs.realpathSync.native = ((path: fs.PathLike) => {
+      calls++;
+      return realpath(path);
+    }) as typeof realpath;
+  });
+  beforeEach(() => {
+    calls = 0;
+  });
+  after(() => {
+    fs.realpathSync.native = realpath;
+    temp.cleanup();
+  });
+
+  it('refuses a path of PATH_MAX bytes or more without walking up its 100 000 segments', () => {
+    // Each missing segment took a realpath and a dirname of the whole text: 80 KB held the host 2.8 s,
+    // and limits.maxInputChars lets 10 MiB through.
+    const path = `${'a/'.repeat(100_000)}x`;
+    const input = { path };
+    expect(canonicalPaths(input, ['path'], temp.dir)).to.match(
+      /^\/path: a path must be under 4096 bytes .* 200001 bytes/,
+    );
+    expect(input.path).to.equal(path);
+    expect(calls).to.equal(0);
+  });
+
+  it('refuses a short path that is PATH_MAX bytes or more once made absolute', () => {
+    const input = { path: 'é'.repeat(2048 - Math.floor(temp.dir.length / 2)) };
+    expect(canonicalPaths(input, ['path'], temp.dir)).to.match(/PATH_MAX/);
+    expect(canonicalPaths({ path: 'é'.repeat(1000) }, ['path'], temp.dir)).to.equal(undefined);
+  });
+
+  it('still rewrites a new file in new directories under the bound', () => {
+    const input = { path: `./new/${'d/'.repeat(100)}../file.txt` };
+    canonicalPaths(input, ['path'], temp.dir);
+    expect(input.path).to.equal(`new/${'d/'.repeat(99)}file.txt`);
+  });
+});
+
+describe('workspace paths: a marked field the schema does not bound', () => {
+  let temp: ReturnType<typeof tempDir>;
+  let host: Host;
+  before(async () => {
+    temp = tempDir('rh-ws-unbounded-');
+    mkdirSync(join(temp.dir, 'build'));
+    temp.write(
+      'plugin.ts',
+      `import Type from 'typebox';
+       import { definePlugin } from 'rousseau-host';
+       export default definePlugin({ name: 'paths', version: '1.0.0', tools: [{
+         name: 'show_path', description: 'Returns the path it got.',
+         inputSchema: Type.Object({ path: Type.String({ 'x-workspace-path': true, description: 'A path.' }) }),
+         execute: ({ path }: { path: string }) => 'got ' + path,
+       }] });`,
+    );
+    host = await createHost({
+      cwd: temp.dir,
+      audit: false,
+      logLevel: 'error',
+      config: {
+        builtins: false,
+        plugins: [{ module: './plugin.ts', isolation: 'inline' }],
+        policy: { default: 'deny', allow: [{ tool: 'show_path', where: { path: 'build/.*' } }] },
+      },
+    });
+  });
+  after(async () => {
+    await host.close();
+    temp.cleanup();
+  });
+
+  it('refuses a path too long to resolve, before the policy and the tool read it', async () => {
+    for (const path of [`build/${'x/../'.repeat(1000)}../src/x`, `build/${'a/'.repeat(3_000_000)}x`]) {
+      const r = await host.call('show_path', { path });
+      expect(r.code).to.equal('invalid_input');
+      expect(r.content).to.include('/path: a path must be under 4096 bytes (PATH_MAX)');
+    }
+    expect((await host.call('show_path', { path: 'build/./x' })).content).to.equal('got build/x');
+    expect((await host.call('show_path', { path: 'build/../src/x' })).code).to.equal('denied');
   });
 });
