@@ -11,10 +11,11 @@ import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { kindOf, type PluginReport, type ToolReport } from './plugin-report.ts';
 import { FORBIDDEN_KEYS } from './safe-json.ts';
 import { exponentialRecursion, overApplied, unfollowedReferences } from './schema-recursion.ts';
-import { linearSchema } from './schema-patterns.ts';
+import { linearSchema, MAP as SCHEMA_MAPS } from './schema-patterns.ts';
 import { DATA_KEYWORDS, sizeOf } from './schema-validator.ts';
 import { SchemaCache, schemaKey, validatorFor } from './shared-validators.ts';
 import type { Violation } from './types.ts';
+import { WORKSPACE_PATH } from './workspace-paths.ts';
 
 export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/;
 export const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
@@ -226,6 +227,7 @@ function schemaViolations(schema: unknown, at: string, add: Add, lenient: boolea
     add(p, m, sev);
   };
   forbiddenKeys(schema, at, counting);
+  pathMarks(schema, at, counting, at === '/inputSchema' ? 'input' : 'elsewhere');
   danglingRefs(schema, schema, at, counting);
   walkSchema(schema, at, counting, lenient ? 'warning' : 'error');
   const linear = linearSchema(schema, at, counting);
@@ -320,6 +322,32 @@ function forbiddenKeys(value: unknown, at: string, add: Add): void {
         `"${key}" is not allowed as a key in a schema: it names a prototype, and the host would follow it when filling defaults`,
       );
     else forbiddenKeys((value as Record<string, unknown>)[key], p, add);
+  }
+}
+
+/**
+ * `x-workspace-path` only where the host acts on it (workspace-paths.ts): `true` on a top-level
+ * string property of the input schema. Anywhere else it was ignored without a word: the policy read
+ * that path as written, and the mark went out to the model, whose strict providers refuse it.
+ * `where` is `input` at the input schema's root, `property` on one of its top-level properties.
+ */
+function pathMarks(schema: unknown, at: string, add: Add, where: 'input' | 'property' | 'elsewhere'): void {
+  if (schema === null || typeof schema !== 'object') return;
+  for (const [key, value] of Object.entries(schema)) {
+    const p = `${at}/${escapeSegment(key)}`;
+    if (key === WORKSPACE_PATH && !Array.isArray(schema)) {
+      if (where !== 'property' || value !== true || (schema as { type?: unknown }).type !== 'string')
+        add(
+          p,
+          `x-workspace-path marks a top-level string property of inputSchema only, as true: here the host does not rewrite the path, and a policy rule would read it as written`,
+        );
+    } else if (SCHEMA_MAPS.has(key) && value !== null && typeof value === 'object' && !Array.isArray(schema)) {
+      const next = key === 'properties' && where === 'input' ? 'property' : 'elsewhere';
+      for (const [name, sub] of Object.entries(value)) pathMarks(sub, `${p}/${escapeSegment(name)}`, add, next);
+    } else if (!DATA_KEYWORDS.has(key) || Array.isArray(schema)) {
+      // A mark inside a value a schema holds (a default, an enum) marks nothing.
+      pathMarks(value, p, add, 'elsewhere');
+    }
   }
 }
 

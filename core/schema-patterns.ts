@@ -34,7 +34,15 @@ const ONE = new Set([
   'items',
 ]);
 const LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items']);
-const MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
+/** Keywords whose value maps names to schemas. */
+export const MAP: ReadonlySet<string> = new Set([
+  'properties',
+  'patternProperties',
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+  'dependencies',
+]);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -617,3 +617,57 @@ export default { name: 'open', version: '1.0.0', tools: [{ name: 'grab', descrip
     expect(strict.stdout.match(/^ {2}error /gm)).to.have.length(2);
   });
 });
+
+describe('contract check: x-workspace-path marks', () => {
+  const withInput = (inputSchema: unknown, outputSchema?: unknown) =>
+    plugin({ tools: [{ ...goodTool(), inputSchema, ...(outputSchema ? { outputSchema } : {}) }] });
+  const marked = (over: Record<string, unknown> = {}) =>
+    Type.String({ 'x-workspace-path': true, description: 'A path.', ...over });
+
+  it('passes a mark on a top-level string property', () => {
+    expect(errors(withInput(Type.Object({ path: marked() })))).to.deep.equal([]);
+    expect(errors(withInput(Type.Object({ path: Type.Optional(marked()) })))).to.deep.equal([]);
+  });
+
+  it('refuses a mark the host would not act on, naming where it is', () => {
+    // Each was ignored: the policy read the path as written, and the mark went out to the model
+    // (a strict provider refuses the keyword).
+    const cases: [unknown, string, unknown?][] = [
+      [
+        Type.Object({ opts: Type.Object({ file: marked() }, { description: 'Options.' }) }),
+        '/inputSchema/properties/opts/properties/file/x-workspace-path',
+      ],
+      [
+        Type.Object({ files: Type.Array(marked(), { description: 'Files.' }) }),
+        '/inputSchema/properties/files/items/x-workspace-path',
+      ],
+      [
+        Type.Object({ path: Type.Union([marked(), Type.Null()], { description: 'A path.' }) }),
+        '/inputSchema/properties/path/anyOf/0/x-workspace-path',
+      ],
+      [Type.Object({ path: marked({ 'x-workspace-path': 'yes' }) }), '/inputSchema/properties/path/x-workspace-path'],
+      [
+        Type.Object({ n: Type.Integer({ 'x-workspace-path': true, description: 'N.' }) }),
+        '/inputSchema/properties/n/x-workspace-path',
+      ],
+      [
+        Type.Object({ path: Type.String({ description: 'A path.' }) }),
+        '/outputSchema/properties/p/x-workspace-path',
+        Type.Object({ p: marked() }),
+      ],
+    ];
+    for (const [input, pointer, output] of cases) {
+      const found = errors(withInput(input, output));
+      expect(
+        found.map((v) => v.pointer),
+        pointer,
+      ).to.deep.equal(['/tools/0' + pointer]);
+      expect(found[0]!.message).to.match(/x-workspace-path marks a top-level string property of inputSchema/);
+    }
+  });
+
+  it('does not read a mark inside a value a schema holds', () => {
+    const schema = Type.Object({ o: Type.Object({}, { description: 'O.', default: { 'x-workspace-path': true } }) });
+    expect(errors(withInput(schema))).to.deep.equal([]);
+  });
+});
