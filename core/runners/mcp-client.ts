@@ -43,6 +43,39 @@ import { progressOf } from './tool-context.ts';
 /** The SDK's own request timeout must never fire first: the dispatcher owns the call's timeout. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
 const STDERR_TAIL_LINES = 10;
+/**
+ * The most of one stderr line kept. readline held a line whole however long it grew, and a failure
+ * quoted the last ten in full: a server that wrote 5 MB without a newline put 5 MB in the error.
+ */
+const STDERR_LINE_CHARS = 2_000;
+
+/** Calls `onLine` with each line of `stream`, cut to STDERR_LINE_CHARS and saying how much was left out. */
+function eachLineCut(stream: PassThrough, onLine: (line: string) => void): void {
+  stream.setEncoding('utf8');
+  let line = '';
+  let left = 0;
+  const take = (text: string) => {
+    const room = STDERR_LINE_CHARS - line.length;
+    line += text.slice(0, room);
+    left += Math.max(0, text.length - room);
+  };
+  const end = () => {
+    onLine(left > 0 ? `${line}… [${left.toLocaleString('en-US')} more characters]` : line.replace(/\r$/, ''));
+    line = '';
+    left = 0;
+  };
+  stream.on('data', (chunk: string) => {
+    const parts = chunk.split('\n');
+    for (let i = 0; i < parts.length - 1; i++) {
+      take(parts[i]!);
+      end();
+    }
+    take(parts.at(-1)!);
+  });
+  stream.on('end', () => {
+    if (line !== '' || left > 0) end();
+  });
+}
 const SEMVER = /^\d+\.\d+\.\d+/;
 /** JSON-RPC error code of the SDK's "Connection closed" (`ErrorCode.ConnectionClosed`). */
 const CONNECTION_CLOSED = -32000;
@@ -193,15 +226,11 @@ export function createMcpRunner(
       ...(s.cwd ? { cwd: s.cwd } : {}),
       stderr: 'pipe', // the server's logs become ours (debug), and the last lines explain a crash
     });
-    // Taken here, not imported: a host without MCP-server plugins never loads it.
-    process
-      .getBuiltinModule('node:readline')
-      .createInterface({ input: transport.stderr as PassThrough /* stderr: 'pipe' */ })
-      .on('line', (line) => {
-        stderrTail.push(line);
-        if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-        log.debug(line);
-      });
+    eachLineCut(transport.stderr as PassThrough /* stderr: 'pipe' */, (line) => {
+      stderrTail.push(line);
+      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+      log.debug(line);
+    });
     return transport;
   }
 

@@ -289,6 +289,22 @@ describe('MCP servers as plugins: failures and lifetime', function () {
     }
   });
 
+  it("keeps a server's stderr lines short: a 5 MB line is cut in the error that quotes it", async () => {
+    // readline held a line whole however long, and the failure quoted the last ten in full.
+    const script =
+      "process.stderr.write('start\\n' + 'e'.repeat(5_000_000) + '\\nlast words\\n', () => process.exit(3))";
+    const host = await hostWith([{ name: 'loud', mcp: { command: process.execPath, args: ['-e', script] } }]);
+    try {
+      const { error } = host.plugins()[0]!;
+      expect(error!.code, error!.message).to.equal('RH_ERR_MCP_CONNECT');
+      expect(error!.message).to.include('start').and.include('last words');
+      expect(error!.message).to.match(/e{1000}… \[4,99\d,\d{3} more characters\]/);
+      expect(error!.message.length).to.be.below(5_000);
+    } finally {
+      await host.close();
+    }
+  });
+
   it('ends every server process on close, including one restarted after a crash', async () => {
     const host = await hostWith([fixture('a'), fixture('b')]);
     const first = await serverPid(host, 'a_stats');
