@@ -15,7 +15,7 @@ import { abortable } from './abortable.ts';
 import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
 import { CheckTooCostly } from './check-budget.ts';
 import { jsonTextTooLong } from './json-text.ts';
-import { canonicalPaths } from './workspace-paths.ts';
+import { canonicalPaths, movedPath } from './workspace-paths.ts';
 import { canonicalJson, normalizeValue } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
@@ -74,6 +74,10 @@ export async function dispatch(
     const judging = judge(call, decided, call.options.signal);
     const verdict = judging instanceof Promise ? await judging : judging;
     if (!verdict.ok) return call.finish(verdict);
+    if (judging instanceof Promise) {
+      const moved = movedSinceDecided(env, decided);
+      if (moved) return call.finish(moved);
+    }
     // The tool runs inside its call's span: spans it starts (an inline plugin's HTTP requests) are children.
     const ran = await (call.span
       ? withSpan(call.span, () => runGuarded(call, decided.tool, decided.input))
@@ -406,6 +410,18 @@ function prepareInput(
     };
   }
   return { ok: true, input };
+}
+
+/** A refusal when a path the policy read names another file after someone was asked (workspace-paths.ts). */
+function movedSinceDecided({ workspace }: Pick<DispatchEnv, 'workspace'>, { tool, input }: Ready): Failed | undefined {
+  if (workspace === undefined || tool.pathFields.length === 0) return undefined;
+  const moved = movedPath(input, tool.pathFields, workspace);
+  if (!moved) return undefined;
+  return {
+    ok: false,
+    code: 'denied',
+    content: `Call to "${tool.info.name}" not run: "${moved.was}" now names "${moved.now}" (a symlink on its way changed while the call waited for approval). Call again for the policy to decide on the path as it is now.`,
+  };
 }
 
 /** The policy's decision after approval (`ok: false`: the call does not run), how an `ask` was answered and by whom. */

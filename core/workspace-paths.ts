@@ -10,8 +10,10 @@
  * true` (the fs tools' `path`; docs/plugins.md). A path that lands outside the workspace, or that
  * holds what a path may not (a NUL byte, a leading `~`), is left as written: the tool refuses it. A
  * path of PATH_MAX bytes or more, as written or once made absolute, refuses the call.
- * What stays open: a path changed on disk between this and the tool's own walk (plugins/fs/confine.ts
- * checks the path again, and still refuses an escape).
+ * A call someone was asked about has its paths rewritten again after the answer, and is refused
+ * when one names another file (`movedPath`). What stays open: a path changed on disk in the
+ * moments between the last rewrite and the tool's own walk (plugins/fs/confine.ts checks the path
+ * again, and still refuses an escape from the workspace).
  */
 import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -49,17 +51,39 @@ export function withoutPathMarks(schema: Record<string, unknown>, fields: readon
  * `../` enough times), and a tool whose schema sets no maxLength would get it.
  */
 export function canonicalPaths(input: unknown, fields: readonly string[], root: string): string | undefined {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return undefined;
-  const record = input as Record<string, unknown>;
-  for (const field of fields) {
-    const path = record[field];
-    if (typeof path !== 'string' || !Object.hasOwn(record, field)) continue;
+  for (const [record, field, path] of pathsIn(input, fields)) {
     const canonical = canonicalPath(path, root);
     if (canonical === undefined)
       return `/${field}: a path must be under ${PATH_MAX} bytes (PATH_MAX) as written and once made absolute in the workspace; this one is ${Buffer.byteLength(path)} bytes as written`;
     record[field] = canonical;
   }
   return undefined;
+}
+
+/**
+ * The first of `fields` in `input` (as canonicalPaths left it) that names another file now, and
+ * what it names. Asked again after an approval, which can take minutes: a directory on the path
+ * swapped for a symlink meanwhile sent the tool where no rule lets it go.
+ */
+export function movedPath(
+  input: unknown,
+  fields: readonly string[],
+  root: string,
+): { was: string; now: string } | undefined {
+  for (const [, , was] of pathsIn(input, fields)) {
+    const now = canonicalPath(was, root) ?? was;
+    if (now !== was) return { was, now };
+  }
+  return undefined;
+}
+
+function* pathsIn(input: unknown, fields: readonly string[]): Generator<[Record<string, unknown>, string, string]> {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return;
+  const record = input as Record<string, unknown>;
+  for (const field of fields) {
+    const path = record[field];
+    if (typeof path === 'string' && Object.hasOwn(record, field)) yield [record, field, path];
+  }
 }
 
 /**

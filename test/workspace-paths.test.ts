@@ -3,7 +3,7 @@
 // rest) let `build/../src/x` through, and a deny on `\.env` missed `./.env`, `sub/../.env`, the
 // absolute path, and a symlink to it.
 import { expect } from 'chai';
-import fs, { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHost, type Host } from '../core/index.ts';
 import { canonicalPaths } from '../core/workspace-paths.ts';
@@ -163,5 +163,56 @@ describe('workspace paths: a marked field the schema does not bound', () => {
     }
     expect((await host.call('show_path', { path: 'build/./x' })).content).to.equal('got build/x');
     expect((await host.call('show_path', { path: 'build/../src/x' })).code).to.equal('denied');
+  });
+});
+
+describe('workspace paths: a path changed on disk while a person approves', () => {
+  let temp: ReturnType<typeof tempDir>;
+  let root: string;
+  let host: Host;
+  let during: () => void;
+  before(async () => {
+    temp = tempDir('rh-ws-swap-');
+    root = join(temp.dir, 'ws');
+    for (const dir of ['pub', 'secret']) mkdirSync(join(root, dir), { recursive: true });
+    host = await createHost({
+      cwd: root,
+      audit: false,
+      logLevel: 'error',
+      approve: async () => {
+        during();
+        return true;
+      },
+      config: {
+        builtins: ['fs'],
+        policy: {
+          default: 'deny',
+          ask: [{ tool: 'write', where: { path: 'pub/.*' } }],
+        },
+      },
+    });
+  });
+  after(async () => {
+    await host.close();
+    temp.cleanup();
+  });
+
+  it('is written when nothing changed', async () => {
+    during = () => {};
+    const r = await host.call('write', { path: 'pub/y.txt', content: 'ok' });
+    expect(r.isError, r.content).to.equal(false);
+  });
+
+  it('is not written when it names another file than the one approved', async () => {
+    // The approval can take minutes: a background job swapping pub/ for a symlink to secret/ in
+    // that time had the tool follow it, into a directory no rule lets it write.
+    during = () => {
+      renameSync(join(root, 'pub'), join(root, 'pub-old'));
+      symlinkSync('secret', join(root, 'pub'));
+    };
+    const r = await host.call('write', { path: 'pub/x.txt', content: 'pwned' });
+    expect(r.code, r.content).to.equal('denied');
+    expect(r.content).to.include('"pub/x.txt" now names "secret/x.txt"');
+    expect(existsSync(join(root, 'secret', 'x.txt'))).to.equal(false);
   });
 });
