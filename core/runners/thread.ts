@@ -12,7 +12,7 @@ import { UNHANDLED_REJECTION, type FromWorker, type ToWorker, type WorkerData } 
  * terminated as soon as it has answered a ping and reaped every child (22 ms at most over 56 stops
  * on a machine at load 5); only one stuck in synchronous code, which cannot reap, waits this long.
  */
-const REAP_MS = 1000;
+const REAP_MS = 250;
 
 export const startThread: StartIsolate = (workerData, spec, events) => {
   // Shared memory, not a message: a message per call as its `execute` begins would cost the host
