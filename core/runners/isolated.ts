@@ -374,8 +374,10 @@ class IsolatedRunner implements PluginRunner {
         break;
       case 'child':
         if (message.exited) box.children.delete(message.pid);
-        else if (box.state.name === 'gone')
-          killProcessGroup(message.pid); // reported after its isolate ended: nobody else will
+        // Reported after stop() killed the others (spawned just before it): killed now, while a
+        // worker's event loop still runs to reap it; killed once the worker has ended, it would stay
+        // a zombie of the host for good.
+        else if (isEnding(box)) killProcessGroup(message.pid);
         else box.children.add(message.pid);
         break;
       case 'closed':
@@ -425,7 +427,6 @@ class IsolatedRunner implements PluginRunner {
     }
     // Every path above went through stop(): the sandbox is ending, and now gone.
     enter(box, { name: 'gone', reason: endReason(box) });
-    for (const pid of box.children) killProcessGroup(pid); // reported between stop() and the exit
     this.endCalls(box, started);
     box.settlers.exited();
   }
