@@ -7,6 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { Value } from 'typebox/value';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
 import { HostError, hostError, messageOf } from './errors.ts';
@@ -35,7 +36,14 @@ function parseJson<T>(file: string, content: string, located: (file: string, con
   try {
     return JSON.parse(content);
   } catch {
-    return located(file, content);
+    try {
+      return located(file, content);
+    } catch (error) {
+      // Its code frame is coloured wherever colours look supported (any CI=… among them): an error
+      // message is plain text, read in logs, JSON and MCP answers.
+      if (error instanceof Error) error.message = stripVTControlCharacters(error.message);
+      throw error;
+    }
   }
 }
 
