@@ -412,6 +412,15 @@ function prepareInput(
   return { ok: true, input };
 }
 
+/** An input refused before or during its check for what checking it would cost. */
+function inputTooLarge(name: string, why: string): Failed {
+  return {
+    ok: false,
+    code: 'invalid_input',
+    content: `Input for tool "${name}" is too large to check: ${why}. Send a smaller input, or split it over several calls.`,
+  };
+}
+
 /** A refusal when a path the policy read names another file after someone was asked (workspace-paths.ts). */
 function movedSinceDecided({ workspace }: Pick<DispatchEnv, 'workspace'>, { tool, input }: Ready): Failed | undefined {
   if (workspace === undefined || tool.pathFields.length === 0) return undefined;
@@ -426,13 +435,6 @@ function movedSinceDecided({ workspace }: Pick<DispatchEnv, 'workspace'>, { tool
 
 /** The policy's decision after approval (`ok: false`: the call does not run), how an `ask` was answered and by whom. */
 type Verdict = Step & { answer?: Answer; answeredBy?: string; approvalMs?: number };
-function inputTooLarge(name: string, why: string): Failed {
-  return {
-    ok: false,
-    code: 'invalid_input',
-    content: `Input for tool "${name}" is too large to check: ${why}. Send a smaller input, or split it over several calls.`,
-  };
-}
 
 const ALLOWED: Verdict = Object.freeze({ ok: true });
 
