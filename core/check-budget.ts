@@ -9,6 +9,7 @@
  * its reading here as it starts, and the check stops past the bound: the charge is exact (only the
  * schemas the string actually meets), and a check that stops has cost at most the bound.
  */
+import { thousands } from './thousands.ts';
 
 /**
  * The steps one check may take, for each of its two bounds (values times schemas met, counted
@@ -38,7 +39,7 @@ export class CheckTooCostly extends Error {
   override readonly name = 'CheckTooCostly';
   constructor() {
     super(
-      `its strings would be read past ${MAX_CHECK_STEPS.toLocaleString('en-US')} steps by the schema's format, pattern and length checks (each character a check reads counts, and a pattern's character counts its written size; the host reads at most that per call, on its own thread)`,
+      `its strings would be read past ${thousands(MAX_CHECK_STEPS)} steps by the schema's format, pattern and length checks (each character a check reads counts, and a pattern's character counts its written size; the host reads at most that per call, on its own thread)`,
     );
   }
 }

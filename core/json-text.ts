@@ -11,6 +11,7 @@
  * (providers/http.ts: a long answer is a model's to give); `--mcp-http` bodies the MCP SDK's 4 MiB.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { thousands } from './thousands.ts';
 
 /**
  * 10 MiB, MCP's stdio line limit: ~0.9 s of parsing at its worst (many small values) on this
@@ -19,12 +20,10 @@ import { readFileSync, statSync } from 'node:fs';
  */
 export const MAX_JSON_TEXT_CHARS = 10 * 1024 * 1024;
 
-const n = (x: number) => x.toLocaleString('en-US');
-
 /** Why `length` characters (or bytes) of JSON text are too many to parse, or undefined. */
 export function jsonTextTooLong(length: number, limit = MAX_JSON_TEXT_CHARS): string | undefined {
   if (length <= limit) return undefined;
-  return `${n(length)} characters of JSON, over the host's limit of ${n(limit)} parsed at once`;
+  return `${thousands(length)} characters of JSON, over the host's limit of ${thousands(limit)} parsed at once`;
 }
 
 /** A JSON file's parsed text; a file over MAX_JSON_TEXT_CHARS bytes is refused before it is read. */
@@ -48,7 +47,7 @@ export async function readTextWithin(
   for await (const chunk of stream) {
     text += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
     if (text.length > limit)
-      throw new Error(`${what} passed the host's limit of ${n(limit)} characters of JSON parsed at once`);
+      throw new Error(`${what} passed the host's limit of ${thousands(limit)} characters of JSON parsed at once`);
   }
   return text + decoder.decode();
 }

@@ -9,6 +9,7 @@
  * Objects come out with a null prototype: a field the input lacks reads as `undefined` in the
  * validator, the policy and an inline tool, even when someone has written onto `Object.prototype`.
  */
+import { thousands } from './thousands.ts';
 
 /**
  * Property names that reach a prototype when written or read (`o.__proto__`, `o.constructor.prototype`):
@@ -150,7 +151,7 @@ export function countChars(value: unknown, limit: number, weigh = (length: numbe
 function copy(value: unknown, path: (string | number)[], budget: { left: number }): unknown {
   if (--budget.left < 0)
     throw new JsonInputError(
-      `more than ${MAX_COPIED_VALUES.toLocaleString('en-US')} values (a value shared by several places counts each time)`,
+      `more than ${thousands(MAX_COPIED_VALUES)} values (a value shared by several places counts each time)`,
     );
   switch (typeof value) {
     case 'string':

@@ -8,6 +8,7 @@
  */
 import { escapeSegment, segments, valueAt } from './json-pointer.ts';
 import { patternTextLimit, REGEX_FORMAT_BUDGET, regexFormatCost } from './linear-regex.ts';
+import { thousands } from './thousands.ts';
 
 export interface SchemaError {
   keyword: string;
@@ -91,7 +92,7 @@ export function schemaProblems(errors: readonly SchemaError[], value: unknown, s
       const text = valueAt(value, segments(e.instancePath)) as string;
       add(
         e.instancePath,
-        `is ${text.length.toLocaleString('en-US')} characters long: too long to be checked as a regular expression (format "regex") in bounded time (at most ${REGEX_FORMAT_BUDGET.toLocaleString('en-US')} characters, each \\p{…} or \\P{…} counting 25 more); send a shorter value`,
+        `is ${thousands(text.length)} characters long: too long to be checked as a regular expression (format "regex") in bounded time (at most ${thousands(REGEX_FORMAT_BUDGET)} characters, each \\p{…} or \\P{…} counting 25 more); send a shorter value`,
       );
     } else {
       add(e.instancePath, e.message);

@@ -21,6 +21,7 @@ import { countChars, countInArrays, countValues } from './safe-json.ts';
 import { compileLinear } from './schema-patterns.ts';
 import { schemasMet, suchSchemasMet } from './schema-recursion.ts';
 import { compileSchema, type SchemaValidator } from './schema-validator.ts';
+import { thousands } from './thousands.ts';
 
 const MAX_KEY_CHARS = 256 * 1024;
 const MAX_ENTRIES = 512;
@@ -142,9 +143,7 @@ function hasUniqueItems(value: unknown): boolean {
   return false;
 }
 
-/** Numbers in a refusal, as people read them; only when one is written (ICU costs ~1 µs a call). */
-const count = (x: number) => x.toLocaleString('en-US');
-const BOUND = `the host checks at most ${count(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
+const BOUND = `the host checks at most ${thousands(MAX_CHECK_STEPS)} (values times schemas) per call, on its own thread`;
 
 /**
  * Why checking `value` would take past MAX_CHECK_STEPS, its values times what one may cost, or
@@ -165,7 +164,7 @@ export function tooCostlyToCheck(
   if (allLengthChecks > 0 && charsAtMost * allLengthChecks > readable) {
     const read = countChars(value, readable, (length) => length * lengthChecksFor(lengthChecks, length));
     if (read > readable)
-      return `its strings and keys would be read over ${count(readable)} times by the minLength and maxLength checks they may meet (each counts the code points of a string between its limit and twice it: up to ${count(allLengthChecks)} such checks here); ${BOUND}`;
+      return `its strings and keys would be read over ${thousands(readable)} times by the minLength and maxLength checks they may meet (each counts the code points of a string between its limit and twice it: up to ${thousands(allLengthChecks)} such checks here); ${BOUND}`;
   }
   const allowed = Math.floor(MAX_CHECK_STEPS / stepsPerValue);
   // `atMost`, values the caller knows `value` cannot pass: most calls need no count at all (a
@@ -173,9 +172,9 @@ export function tooCostlyToCheck(
   if (atMost <= allowed && stepsPerHash === 0) return undefined;
   const values = countValues(value, allowed);
   if (values > allowed)
-    return `it holds over ${count(allowed)} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${count(stepsPerValue)} schemas of the schema; ${BOUND}`;
+    return `it holds over ${thousands(allowed)} values (objects, arrays, strings, numbers, booleans, nulls), and each may meet up to ${thousands(stepsPerValue)} schemas of the schema; ${BOUND}`;
   if (stepsPerHash === 0) return undefined;
   const hashes = Math.floor((MAX_CHECK_STEPS - values * stepsPerValue) / stepsPerHash);
   if (countInArrays(value, hashes, HASHED_CHARS_PER_VALUE) <= hashes) return undefined;
-  return `it holds over ${count(hashes)} values in arrays (each ${count(HASHED_CHARS_PER_VALUE)} characters of a string or key counting as one more), each counted once for each array it sits in, which uniqueItems hashes at the cost of ${count(stepsPerHash)} schemas each time, and each may meet up to ${count(stepsPerValue)} schemas of the schema as well; ${BOUND}`;
+  return `it holds over ${thousands(hashes)} values in arrays (each ${thousands(HASHED_CHARS_PER_VALUE)} characters of a string or key counting as one more), each counted once for each array it sits in, which uniqueItems hashes at the cost of ${thousands(stepsPerHash)} schemas each time, and each may meet up to ${thousands(stepsPerValue)} schemas of the schema as well; ${BOUND}`;
 }

@@ -39,6 +39,7 @@ import type { Violation } from '../types.ts';
 import { HOST_INFO } from '../identity.ts';
 import { fromMcpAnnotations, mapToolNames } from './mcp-mapping.ts';
 import { progressOf } from './tool-context.ts';
+import { thousands } from '../thousands.ts';
 
 /** The SDK's own request timeout must never fire first: the dispatcher owns the call's timeout. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
@@ -60,7 +61,7 @@ function eachLineCut(stream: PassThrough, onLine: (line: string) => void): void 
     left += Math.max(0, text.length - room);
   };
   const end = () => {
-    onLine(left > 0 ? `${line}… [${left.toLocaleString('en-US')} more characters]` : line.replace(/\r$/, ''));
+    onLine(left > 0 ? `${line}… [${thousands(left)} more characters]` : line.replace(/\r$/, ''));
     line = '';
     left = 0;
   };
@@ -159,7 +160,7 @@ const boundedFetch = async (url: string | URL, init?: RequestInit): Promise<Resp
         if (since > MAX_JSON_TEXT_CHARS)
           controller.error(
             new Error(
-              `an answer (or one event) of the MCP server passed ${MAX_JSON_TEXT_CHARS.toLocaleString('en-US')} bytes, the host's limit on JSON text parsed at once`,
+              `an answer (or one event) of the MCP server passed ${thousands(MAX_JSON_TEXT_CHARS)} bytes, the host's limit on JSON text parsed at once`,
             ),
           );
         else controller.enqueue(chunk);
