@@ -13,7 +13,7 @@ import { describePlugin, describeTool } from '../core/plugin-report.ts';
 import { compilePolicy } from '../core/policy.ts';
 import { Registry } from '../core/registry.ts';
 import type { PluginRunner } from '../core/runners/runner.ts';
-import { FIXTURES, tempDir } from './helpers.ts';
+import { FIXTURES, quietHost, tempDir } from './helpers.ts';
 
 const plugin = (name: string) => join(FIXTURES, 'plugins', name);
 
@@ -607,12 +607,7 @@ describe('call pipeline: an input too large to check in bounded time', () => {
         { name: 'plain', description: 'Plain.', inputSchema: ${JSON.stringify(list({ items: { type: 'number' } }))}, execute: (i) => String(i.list.length) },
       ] };`,
     );
-    host = await createHost({
-      cwd: temp.dir,
-      audit: false,
-      logLevel: 'error',
-      config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }], policy: { default: 'allow' } },
-    });
+    host = await quietHost(temp.dir, { plugins: [{ module: file, isolation: 'inline' }] });
     expect(host.plugins()[0]!.status, JSON.stringify(host.plugins()[0]!.error)).to.equal('loaded');
   });
   after(async () => {
@@ -681,12 +676,7 @@ describe('call pipeline: strings read past the bound by format, pattern and leng
       'scan.mjs',
       `export default { name: 'scan', version: '1.0.0', tools: [${defs.join(',\n')}] };`,
     );
-    host = await createHost({
-      cwd: temp.dir,
-      audit: false,
-      logLevel: 'error',
-      config: { builtins: false, plugins: [{ module: file, isolation: 'inline' }], policy: { default: 'allow' } },
-    });
+    host = await quietHost(temp.dir, { plugins: [{ module: file, isolation: 'inline' }] });
     expect(host.plugins()[0]!.status, JSON.stringify(host.plugins()[0]!.error)).to.equal('loaded');
   });
   after(async () => {

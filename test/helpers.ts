@@ -8,6 +8,8 @@ import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import winston from 'winston';
+import type { HostConfig } from '../core/config-schema.ts';
+import { createHost, type Host } from '../core/index.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
@@ -30,6 +32,19 @@ export function tempDir(prefix = 'rh-test-'): {
     },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A host for a test about its plugins: no audit, errors-only logs, no built-ins, every call
+ * allowed; `config` adds plugins and overrides any of that.
+ */
+export function quietHost(cwd: string, config: HostConfig): Promise<Host> {
+  return createHost({
+    cwd,
+    audit: false,
+    logLevel: 'error',
+    config: { builtins: false, policy: { default: 'allow' }, ...config },
+  });
 }
 
 export interface UntilOptions {

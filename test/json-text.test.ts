@@ -9,7 +9,7 @@ import { loadConfig } from '../core/config.ts';
 import { HostError } from '../core/errors.ts';
 import { createHost, type Host } from '../core/index.ts';
 import { jsonTextTooLong, MAX_JSON_TEXT_CHARS, readJsonFile, readTextWithin } from '../core/json-text.ts';
-import { tempDir } from './helpers.ts';
+import { quietHost, tempDir } from './helpers.ts';
 
 // JSON.parse cannot be stopped once it runs (6.9 MB of small numbers took 0.6 s), so JSON text
 // from outside is measured first: one bound, MAX_JSON_TEXT_CHARS, named in each refusal.
@@ -68,16 +68,9 @@ describe('json-text: a call input given as text', () => {
       'echo.mjs',
       `export default { name: 'echo', version: '1.0.0', tools: [{ name: 'len', description: 'Length.', inputSchema: { type: 'object', properties: { s: { type: 'string', description: 'S.' } } }, execute: (i) => String(i.s.length) }] };`,
     );
-    const host = await createHost({
-      cwd: temp.dir,
-      audit: false,
-      logLevel: 'error',
-      config: {
-        builtins: false,
-        plugins: [{ module: file, isolation: 'inline' }],
-        policy: { default: 'allow' },
-        ...(limits ? { limits } : {}),
-      },
+    const host = await quietHost(temp.dir, {
+      plugins: [{ module: file, isolation: 'inline' }],
+      ...(limits ? { limits } : {}),
     });
     hosts.push(host);
     return host;

@@ -7,7 +7,7 @@ import fs, { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, write
 import { join } from 'node:path';
 import { createHost, type Host } from '../core/index.ts';
 import { canonicalPaths } from '../core/workspace-paths.ts';
-import { tempDir } from './helpers.ts';
+import { quietHost, tempDir } from './helpers.ts';
 
 describe('workspace paths: the policy reads the path a file tool acts on', () => {
   let temp: ReturnType<typeof tempDir>;
@@ -139,15 +139,9 @@ describe('workspace paths: a marked field the schema does not bound', () => {
          execute: ({ path }: { path: string }) => 'got ' + path,
        }] });`,
     );
-    host = await createHost({
-      cwd: temp.dir,
-      audit: false,
-      logLevel: 'error',
-      config: {
-        builtins: false,
-        plugins: [{ module: './plugin.ts', isolation: 'inline' }],
-        policy: { default: 'deny', allow: [{ tool: 'show_path', where: { path: 'build/.*' } }] },
-      },
+    host = await quietHost(temp.dir, {
+      plugins: [{ module: './plugin.ts', isolation: 'inline' }],
+      policy: { default: 'deny', allow: [{ tool: 'show_path', where: { path: 'build/.*' } }] },
     });
   });
   after(async () => {
