@@ -21,6 +21,7 @@ import { messageOf } from '../errors.ts';
 import { requireJiti } from '../jiti.ts';
 import { hostAliases, PACKAGE_ROOT } from '../paths.ts';
 import type { PluginLoader } from '../types.ts';
+import { strippedSource } from './stripped-cache.ts';
 import { readJsonFile } from '../json-text.ts';
 
 /** jiti, loaded on first use: ~100 ms a plugin that Node's own loader takes never pays. */
@@ -96,9 +97,16 @@ interface Resolved {
   shortCircuit?: boolean;
 }
 type NextResolve = (specifier: string, context?: ResolveContext) => Resolved;
+interface Loaded {
+  format?: string | null | undefined;
+  source?: string | Uint8Array | null | undefined;
+  shortCircuit?: boolean;
+}
+type NextLoad = (url: string, context?: object) => Loaded;
 const node = nodeModule as typeof nodeModule & {
   registerHooks?: (hooks: {
     resolve: (specifier: string, context: ResolveContext, next: NextResolve) => Resolved;
+    load: (url: string, context: object, next: NextLoad) => Loaded;
   }) => unknown;
   findPackageJSON?: (specifier: string) => string | undefined;
 };
@@ -172,7 +180,8 @@ let hooked = false;
 /**
  * Once per thread (hooks registered with `registerHooks` are the thread's own): the host's aliases
  * for a plugin's imports, and a reload's query passed on from a module to its local imports, so an
- * edited helper is read again while typebox and other packages stay shared.
+ * edited helper is read again while typebox and other packages stay shared; and a TypeScript
+ * module's text stripped from the cache when it was stripped before (stripped-cache.ts).
  */
 function registerResolveHook(): void {
   if (hooked) return;
@@ -190,6 +199,12 @@ function registerResolveHook(): void {
       const url = new URL(resolved.url);
       url.searchParams.set(RELOAD_PARAM, reload);
       return { ...resolved, url: url.href };
+    },
+    load(url, context, next) {
+      const loaded = next(url, context);
+      if (loaded.format !== 'module-typescript' || loaded.source == null) return loaded;
+      const stripped = strippedSource(loaded.source);
+      return stripped === undefined ? loaded : { format: 'module', source: stripped, shortCircuit: true };
     },
   });
 }

@@ -210,8 +210,8 @@ function pluginLoad(): Row[] {
 
 /**
  * A Node that strips types (≥ 22.18): this one, or Node 22 from scripts/node22.ts. The host's load of
- * 100 plugins through Node's own loader, with jiti's cache cold and warm (a plugin Node refuses
- * would go to jiti), beside Node importing the same files itself: wall time, and the CPU time each
+ * 100 plugins through Node's own loader, cold (types stripped from every file) and warm (the
+ * stripped text kept from the last start, docs/plugins.md), beside Node importing the same files itself: wall time, and the CPU time each
  * process used (user + system, its own count: other processes on a shared machine do not add to it).
  */
 function nativeLoad(dir: string): Row[] {
@@ -224,13 +224,22 @@ function nativeLoad(dir: string): Row[] {
   const wall: Record<string, number[]> = { cold: [], warm: [], native: [] };
   const cpu: Record<string, number[]> = { cold: [], warm: [], native: [] };
   const variants = Object.entries(scripts);
+  const stripCache = { cold: join(dir, '.strip-cold'), warm: join(dir, '.strip-warm') };
   // A pass unmeasured (the files and Node's binary into the page cache, jiti's cache written), then 9
   // interleaved: on a shared machine 5 left the ratio swinging by ±5%. Each pass starts with the next
   // variant, so none is always the one that runs first after the others.
   for (let rep = -1; rep < 9; rep++) {
     for (let i = 0; i < variants.length; i++) {
       const [name, script] = variants[(Math.max(rep, 0) + i) % variants.length]!;
-      const env = { ...process.env, ...(name === 'cold' ? { JITI_REBUILD_FS_CACHE: 'true' } : {}) };
+      // Cold: Node strips every file's types again (an empty cache of stripped text; a plugin Node
+      // refused would be transpiled again by jiti); warm: the files were loaded before.
+      if (name === 'cold') rmSync(stripCache.cold, { recursive: true, force: true });
+      const env = {
+        ...process.env,
+        ...(name === 'cold'
+          ? { JITI_REBUILD_FS_CACHE: 'true', RH_TS_CACHE: stripCache.cold }
+          : { RH_TS_CACHE: stripCache.warm }),
+      };
       const t0 = performance.now();
       const out = JSON.parse(execFileSync(node, [script, dir, '100'], { env }).toString()) as {
         loaded: number;
@@ -253,7 +262,9 @@ function nativeLoad(dir: string): Row[] {
       value: median(wall[cache]!),
       unit: 'ms',
       floor: floor(wall),
-      target: '≤ 1.3×',
+      // Warm, issue 13 asks for "as today or better": jiti's warm cache then loaded them in 248 ms
+      // against Node's own import's 387 ms, ×0.64.
+      target: cache === 'cold' ? '≤ 1.3×' : '≤ 0.64×',
     },
     { name: '  the same, CPU', value: median(cpu[cache]!), unit: 'ms', floor: floor(cpu) },
   ]);
