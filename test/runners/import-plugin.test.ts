@@ -15,9 +15,15 @@ interface Outcome {
   reloadedLoader?: string;
 }
 
-/** Runs the script with `node`; its stderr must stay empty (no warning about how a plugin was parsed). */
+/**
+ * Runs the script with `node`; its stderr must stay empty (no warning about how a plugin was parsed).
+ * The stripped text of its TypeScript files is kept in a temp dir, not the user's cache.
+ */
 function run(node: string): Outcome {
-  const { stdout, stderr, status } = spawnSync(node, [SCRIPT], { encoding: 'utf8' });
+  const cache = tempDir();
+  const env = { ...process.env, RH_TS_CACHE: cache.dir };
+  const { stdout, stderr, status } = spawnSync(node, [SCRIPT], { encoding: 'utf8', env });
+  cache.cleanup();
   expect(stderr).to.equal('');
   expect(status).to.equal(0);
   return JSON.parse(stdout) as Outcome;
