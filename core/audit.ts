@@ -399,12 +399,20 @@ export function createAuditSink(
   // Two arrays rather than one object per record: the batch is the only thing a call allocates here.
   let records: (AuditRecord | AuditEntry)[] = [];
   let times: number[] = [];
-  // Armed by the first record of a batch and left to run out when `written()` writes the batch
-  // first: a flush per call over MCP would otherwise set and clear a timer per call.
+  // The batch window's timer is armed only for lines still pending once the event loop's turn is
+  // over (an immediate looks): a front end writes its answers' lines before it sends them, and a
+  // timer armed for those lines would wake an idle host to write nothing. Node keeps a cleared
+  // timer's wake-up, so clearing does not help: a client calling one at a time over stdio paid for
+  // that wake-up (a switch, an epoll, a cold event loop) in its round trips, ~0.35 epoll waits a call.
   let timer: NodeJS.Timeout | undefined;
+  let looking = false;
   const onTimer = () => {
     timer = undefined;
     flush();
+  };
+  const armIfPending = () => {
+    looking = false;
+    if (records.length > 0 && !closed) timer ??= setTimeout(onTimer, AUDIT_BATCH_MS).unref();
   };
   const block = new Block();
   // The head of a batch's lines: they mostly share their millisecond, so it is built about once a batch.
@@ -456,7 +464,11 @@ export function createAuditSink(
       }
       const count = records.push(record);
       times.push(Date.now());
-      if (count === 1) timer ??= setTimeout(onTimer, AUDIT_BATCH_MS).unref();
+      if (count === 1 && !looking && timer === undefined) {
+        looking = true;
+        // Not unref'd: the loop would then sleep in its poll, and arm the window only when woken.
+        setImmediate(armIfPending);
+      }
       else if (count >= AUDIT_BATCH_LINES) flush();
     },
     written() {

@@ -618,6 +618,33 @@ describe('audit trail', () => {
     await sink.close();
   });
 
+  it('arms the batch timer only for lines still pending when the turn ends: an idle host is not woken to write nothing', async () => {
+    const sink = createAuditSink(file);
+    const turnEnds = () => new Promise((resolve) => setImmediate(resolve));
+    const armed: (number | undefined)[] = [];
+    const realSetTimeout = globalThis.setTimeout;
+    globalThis.setTimeout = ((callback: () => void, ms?: number) => {
+      armed.push(ms);
+      return realSetTimeout(callback, ms);
+    }) as typeof setTimeout;
+    try {
+      // stdio: the transport writes the lines just before the answer, in the turn that made them.
+      sink.write({ event: 'call', callId: 'a' });
+      sink.flush();
+      await turnEnds();
+      expect(armed).to.deep.equal([]);
+      // An embedder's call with nothing to write it out: the 5 ms window starts.
+      sink.write({ event: 'call', callId: 'b' });
+      await turnEnds();
+      expect(armed).to.deep.equal([5]);
+    } finally {
+      globalThis.setTimeout = realSetTimeout;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(readLines(file).map((l) => l.callId)).to.deep.equal(['a', 'b']);
+    await sink.close();
+  });
+
   it('a sink drops (and reports) records written after close, and closing twice is fine', async () => {
     const errors: string[] = [];
     const sink = createAuditSink(file, { onError: (e) => errors.push(e.message) });
