@@ -468,8 +468,7 @@ export function createAuditSink(
         looking = true;
         // Not unref'd: the loop would then sleep in its poll, and arm the window only when woken.
         setImmediate(armIfPending);
-      }
-      else if (count >= AUDIT_BATCH_LINES) flush();
+      } else if (count >= AUDIT_BATCH_LINES) flush();
     },
     written() {
       if (records.length === 0) return soon ?? DONE;
