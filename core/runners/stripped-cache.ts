@@ -11,7 +11,7 @@
  * write to, or a symlink, turns the cache off instead (docs/plugins.md, "How a plugin is loaded").
  */
 
-import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,10 +30,14 @@ export function strippedSource(source: string | Uint8Array): string | undefined 
   const dir = cacheDir();
   if (dir === undefined) return undefined;
   const file = join(dir, `${process.getBuiltinModule('node:crypto').hash('sha256', source, 'hex')}.js`);
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    // not stripped yet (or unreadable): below
+  // Asked first rather than read and caught: a first start misses every file, and each throw
+  // (an error with its stack) costs more than the question.
+  if (existsSync(file)) {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      // unreadable: stripped again below, and written over
+    }
   }
   const stripped = stripQuietly(typeof source === 'string' ? source : Buffer.from(source).toString('utf8'));
   if (stripped === undefined) return undefined;
