@@ -8,5 +8,8 @@ if (!existsSync(bundle)) {
   process.stderr.write('rousseau-host: dist/ is missing; run `npm run build` in the rousseau-host package.\n');
   process.exit(1);
 }
+// Before the bundle is imported: Node ≥ 22.1 then compiles it once per version, not at every start.
+const { enableCompileCache } = await import(new URL('../dist/cli-cache.js', import.meta.url).href);
+enableCompileCache();
 const { run } = await import(bundle.href);
 await run();

@@ -145,7 +145,12 @@ await build({ ...hostBuild, entryPoints, chunkNames: 'chunks/[hash]' });
 // callgrind). The CLI's copy of the core never meets index.js's in one thread: plugins and configs
 // import `rousseau-host` as contract.js (hostAliases), workers start from worker.js, and the one
 // shared state, the watchdog, is kept on globalThis (core/runners/watchdog.ts).
-await build({ ...hostBuild, entryPoints: { cli: 'core/cli/main.ts' }, chunkNames: 'cli-chunks/[hash]' });
+// `cli-cache` turns Node's compile cache on before the bin imports `cli` (core/user-cache.ts).
+await build({
+  ...hostBuild,
+  entryPoints: { cli: 'core/cli/main.ts', 'cli-cache': 'core/user-cache.ts' },
+  chunkNames: 'cli-chunks/[hash]',
+});
 // Declarations for plugin authors and embedders (tsconfig.types.json says why they are not the sources).
 const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
 try {
