@@ -33,7 +33,11 @@ describe('rousseau-host call', function () {
   });
 
   it('call: the content on stdout, exit 0; an error result exits 1; --json has the documented shape', async () => {
-    config({ builtins: false, plugins: [{ module: fixture('kit.ts'), isolation: 'inline' }], policy: { default: 'allow' } });
+    config({
+      builtins: false,
+      plugins: [{ module: fixture('kit.ts'), isolation: 'inline' }],
+      policy: { default: 'allow' },
+    });
     const ok = await runCli(['call', 'greet', '{"who":"Ada"}'], { cwd: t.dir });
     expect(ok.code).to.equal(0);
     expect(ok.stdout).to.equal('hello Ada\n');
@@ -95,7 +99,11 @@ describe('rousseau-host call', function () {
   });
 
   it('call: --json shows blocks and data; text mode prints the text and names the other blocks, never their base64; tools --json lists outputSchema', async () => {
-    config({ builtins: false, plugins: [{ module: fixture('rich.ts'), isolation: 'inline' }], policy: { default: 'allow' } });
+    config({
+      builtins: false,
+      plugins: [{ module: fixture('rich.ts'), isolation: 'inline' }],
+      policy: { default: 'allow' },
+    });
     const json = await runCli(['call', 'every_block', '--json'], { cwd: t.dir });
     expect(json.code, json.stderr).to.equal(0);
     const result = JSON.parse(json.stdout) as { blocks: { type: string; data?: string }[] };
