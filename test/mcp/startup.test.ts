@@ -1,7 +1,9 @@
 // `start --mcp` while plugins load: `initialize` answers at once; `tools/list` waits for the plugins
 // still loading, a bounded time, then lists the tools in so far; each further plugin is announced
 // with tools/list_changed, a call to a tool still loading waits for it, and plugins register in
-// config order whatever finished first.
+// config order whatever finished first. The plugins load inline: their setup waits without holding
+// the host's thread, so where they run is not what these tests are about, and each worker thread
+// cost a host ~0.2 s of CPU more.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -49,8 +51,13 @@ describe('rousseau-host start --mcp while plugins load', function () {
           { module: join(MCP, 'tools.ts'), isolation: 'inline' },
           // Waits for the gate. The copy after it loads at once, but comes later in the config: it
           // registers only after the first, and collides with it (same plugin, same tool).
-          { module: join(MCP, 'slow-load.ts'), options: { gate, tag: 'first' }, loadTimeoutMs: 60_000 },
-          { module: join(MCP, 'slow-load.ts'), options: { tag: 'second' } },
+          {
+            module: join(MCP, 'slow-load.ts'),
+            options: { gate, tag: 'first' },
+            isolation: 'inline',
+            loadTimeoutMs: 60_000,
+          },
+          { module: join(MCP, 'slow-load.ts'), options: { tag: 'second' }, isolation: 'inline' },
         ],
         policy: { default: 'allow' },
         log: { audit: false },
@@ -113,7 +120,14 @@ describe('rousseau-host start --mcp, listed once right after initialize (a one-s
       'rousseau.config.json',
       JSON.stringify({
         builtins: false,
-        plugins: [{ module: join(MCP, 'slow-load.ts'), options: { gate, tag: 'late' }, loadTimeoutMs: 60_000 }],
+        plugins: [
+          {
+            module: join(MCP, 'slow-load.ts'),
+            options: { gate, tag: 'late' },
+            isolation: 'inline',
+            loadTimeoutMs: 60_000,
+          },
+        ],
         log: { audit: false },
       }),
     );
@@ -150,7 +164,7 @@ describe('rousseau-host start --mcp before the client initializes', function () 
       'rousseau.config.json',
       JSON.stringify({
         builtins: false,
-        plugins: [{ module: join(MCP, 'slow-load.ts'), options: { tag: 'quiet' } }],
+        plugins: [{ module: join(MCP, 'slow-load.ts'), options: { tag: 'quiet' }, isolation: 'inline' }],
         log: { audit: false },
       }),
     );
