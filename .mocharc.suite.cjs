@@ -14,7 +14,7 @@
 // 222 s of CPU, and three workers share that out at ~200 s whatever the order. On Dec 3 a fourth
 // pushed tests with a time budget of their own (a load timeout, a regex budget) past it on a busy
 // machine; on Dec 6, at 216 s of CPU, four passed all 1,227 tests in 144 s at load 1.3-5.5 (three:
-// 196-210 s at load 2-5.4). `npm test -- --jobs N` overrides.
+// 196-210 s, load up to 5.4). `npm test -- --jobs N` overrides.
 // `npx mocha FILE` still reads .mocharc.json alone: one file, serial.
 const { readdirSync } = require('node:fs');
 const { join, relative } = require('node:path');
