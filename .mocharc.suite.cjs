@@ -56,6 +56,7 @@ const LONGEST_FIRST = [
   'test/watch.test.ts',
   'test/mcp/elicitation.test.ts',
   'test/mcp/startup.test.ts',
+  'test/cli/add.test.ts',
   'test/tracing.test.ts',
   'test/mcp/handshake.test.ts',
   'test/mcp/in-flight.test.ts',
