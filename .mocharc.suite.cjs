@@ -8,9 +8,13 @@
 // handshake, the CLI's call, start and signals, the scaffolder, the schema files) were the last to
 // end. The walks that pack the packages and install them with npm are not here: they are
 // `*.e2e.ts`, run by `npm run test:e2e` (.mocharc.e2e.cjs).
-// Three workers on two cores: the long files mostly wait (on child processes, sleeps and timeouts
-// that must fire), and a third worker fills that time; a fourth, on a busy machine, pushed tests with a
-// time budget of their own (a load timeout, a regex budget) past it. `npm test -- --jobs N` overrides.
+// Four workers on two cores: the long files mostly wait (on child processes, sleeps and timeouts
+// that must fire). With three, a run used 62% of the two cores (243 s of CPU in 196 s): a run that
+// logged each file's CPU (its own and its children's) had its files' walls sum to 603 s against
+// 222 s of CPU, and three workers share that out at ~200 s whatever the order. On Dec 3 a fourth
+// pushed tests with a time budget of their own (a load timeout, a regex budget) past it on a busy
+// machine; on Dec 6, at 216 s of CPU, four passed all 1,227 tests in 144 s at load 1.3-5.5 (three:
+// 196-210 s, load up to 5.4). `npm test -- --jobs N` overrides.
 // `npx mocha FILE` still reads .mocharc.json alone: one file, serial.
 const { readdirSync } = require('node:fs');
 const { join, relative } = require('node:path');
@@ -52,6 +56,7 @@ const LONGEST_FIRST = [
   'test/watch.test.ts',
   'test/mcp/elicitation.test.ts',
   'test/mcp/startup.test.ts',
+  'test/cli/add.test.ts',
   'test/tracing.test.ts',
   'test/mcp/handshake.test.ts',
   'test/mcp/in-flight.test.ts',
@@ -104,6 +109,6 @@ const rank = (file) => {
 module.exports = {
   ...require('./.mocharc.json'),
   parallel: true,
-  jobs: 3,
+  jobs: 4,
   spec: testFiles(join(__dirname, 'test')).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)),
 };

@@ -7,6 +7,8 @@ describe('rousseau-host call', function () {
   this.timeout(60_000); // each test spawns the real CLI a few times
   const t = projectPerTest();
   const config = t.config;
+  // The plugins run inline but in the first test: what `call` prints does not depend on where a
+  // plugin runs once that test has shown it for both, and each host's worker thread cost ~0.17 s of CPU.
 
   it('what a plugin prints to stdout goes to stderr: --json stdout stays one JSON document (inline and worker)', async () => {
     const noisy = join(FIXTURES, 'mcp', 'noisy.ts');
@@ -31,7 +33,11 @@ describe('rousseau-host call', function () {
   });
 
   it('call: the content on stdout, exit 0; an error result exits 1; --json has the documented shape', async () => {
-    config({ builtins: false, plugins: [{ module: fixture('kit.ts') }], policy: { default: 'allow' } });
+    config({
+      builtins: false,
+      plugins: [{ module: fixture('kit.ts'), isolation: 'inline' }],
+      policy: { default: 'allow' },
+    });
     const ok = await runCli(['call', 'greet', '{"who":"Ada"}'], { cwd: t.dir });
     expect(ok.code).to.equal(0);
     expect(ok.stdout).to.equal('hello Ada\n');
@@ -60,7 +66,7 @@ describe('rousseau-host call', function () {
   it('call -: stdin is read no further than limits.maxInputChars, and the call refuses it, naming the bound', async () => {
     config({
       builtins: false,
-      plugins: [{ module: fixture('kit.ts') }],
+      plugins: [{ module: fixture('kit.ts'), isolation: 'inline' }],
       policy: { default: 'allow' },
       limits: { maxInputChars: 2048 },
     });
@@ -80,7 +86,7 @@ describe('rousseau-host call', function () {
   it('call: an unknown tool with a plugin that failed to load says so on stderr, naming the plugin', async () => {
     config({
       builtins: false,
-      plugins: [{ module: fixture('kit.ts') }, { module: './no-such-plugin.ts' }],
+      plugins: [{ module: fixture('kit.ts'), isolation: 'inline' }, { module: './no-such-plugin.ts' }],
       policy: { default: 'allow' },
     });
     const called = await runCli(['call', 'count_words', '{}'], { cwd: t.dir });
@@ -93,7 +99,11 @@ describe('rousseau-host call', function () {
   });
 
   it('call: --json shows blocks and data; text mode prints the text and names the other blocks, never their base64; tools --json lists outputSchema', async () => {
-    config({ builtins: false, plugins: [{ module: fixture('rich.ts') }], policy: { default: 'allow' } });
+    config({
+      builtins: false,
+      plugins: [{ module: fixture('rich.ts'), isolation: 'inline' }],
+      policy: { default: 'allow' },
+    });
     const json = await runCli(['call', 'every_block', '--json'], { cwd: t.dir });
     expect(json.code, json.stderr).to.equal(0);
     const result = JSON.parse(json.stdout) as { blocks: { type: string; data?: string }[] };
@@ -126,7 +136,7 @@ describe('rousseau-host call', function () {
   it('call: an ask decision is denied without a terminal, approved with --yes', async () => {
     config({
       builtins: false,
-      plugins: [{ module: fixture('echo.ts') }],
+      plugins: [{ module: fixture('echo.ts'), isolation: 'inline' }],
       policy: { default: 'ask', readOnlyDefault: 'ask' },
     });
     const denied = await runCli(['call', 'echo', '{"text":"x"}', '--json'], { cwd: t.dir });

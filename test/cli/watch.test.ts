@@ -14,7 +14,12 @@ import { helperSource, pluginSource } from '../fixtures/reload/live-plugin.ts';
 import { BIN, tempDir, until } from '../helpers.ts';
 import { openTerminal } from './terminal.ts';
 
-/** The live plugin (tool `word`, answering "one") and a config that serves it: returns the config's path. */
+/**
+ * The live plugin (tool `word`, answering "one") and a config that serves it: returns the config's
+ * path. Inline: these tests are about the watch and what it tells clients; test/reload.test.ts
+ * reloads in each isolation. In a worker, every edit started a thread that loaded Babel for the
+ * new source (jiti's cache misses on an edit): ~0.5 s of CPU a save.
+ */
 function writeProject(tmp: ReturnType<typeof tempDir>): string {
   tmp.write('live/index.ts', pluginSource('word'));
   tmp.write('live/helper.ts', helperSource('one'));
@@ -22,7 +27,7 @@ function writeProject(tmp: ReturnType<typeof tempDir>): string {
     'rousseau.config.json',
     JSON.stringify({
       builtins: false,
-      plugins: ['./live/index.ts'],
+      plugins: [{ module: './live/index.ts', isolation: 'inline' }],
       policy: { default: 'allow' },
       log: { audit: false },
     }),
@@ -51,7 +56,7 @@ describe('rousseau-host start --watch --mcp', function () {
     client = new Client({ name: 'watch-test', version: '1.0.0' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanges++);
     await client.connect(transport);
-    // The watch starts once the plugin has loaded: seconds in a worker on a busy machine.
+    // The watch starts once the plugin has loaded: seconds on a busy machine.
     await until(() => stderr.includes('watching'), {
       timeoutMs: 20_000,
       message: () => `the watch to start; stderr: ${stderr}`,
