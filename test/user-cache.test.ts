@@ -1,10 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { node22 } from '../scripts/node22.ts';
 import { userCacheDir } from '../core/user-cache.ts';
-import { ROOT, tempDir } from './helpers.ts';
+import { tempDir } from './helpers.ts';
 
 /** Runs `body` with these environment variables set (undefined: unset), then puts them back. */
 function withEnv<T>(env: Record<string, string | undefined>, body: () => T): T {
@@ -72,41 +70,6 @@ describe("userCacheDir: the user's own cache, or none", () => {
         join(home, '.cache', 'rousseau-host', 'ts'),
       );
       expect(existsSync(join(process.cwd(), 'relative'))).to.equal(false);
-    } finally {
-      tmp.cleanup();
-    }
-  });
-});
-
-describe("the CLI's compile cache", () => {
-  it("keeps V8's compiled code in the user's cache on Node 22, and nothing on Node 20", function () {
-    this.timeout(120_000); // the first run may install node@22 from npm's cache
-    const tmp = tempDir();
-    try {
-      const bin = join(ROOT, 'bin', 'rousseau-host.js');
-      const run = (node: string, root: string, env: NodeJS.ProcessEnv = {}) => {
-        const { status, stderr } = spawnSync(node, [bin, '--version'], {
-          encoding: 'utf8',
-          env: { ...process.env, NODE_COMPILE_CACHE: undefined, ...env, RH_CACHE_DIR: root },
-        });
-        expect(stderr).to.equal('');
-        expect(status).to.equal(0);
-      };
-      const on22 = join(tmp.dir, 'on22');
-      run(node22(), on22);
-      // Node keeps a folder per version inside, with an entry per module compiled.
-      const [version] = readdirSync(join(on22, 'v8'));
-      expect(version).to.match(/^v22\./);
-      expect(readdirSync(join(on22, 'v8', version!)).length).to.be.greaterThan(3);
-      // A user's own NODE_COMPILE_CACHE stands: the host puts none of its own beside it.
-      const theirs = join(tmp.dir, 'theirs');
-      run(node22(), join(tmp.dir, 'unused'), { NODE_COMPILE_CACHE: theirs });
-      expect(existsSync(join(tmp.dir, 'unused', 'v8'))).to.equal(false);
-      expect(readdirSync(theirs)).to.have.length(1);
-      // Node 20 has no compile cache: nothing is made.
-      const on20 = join(tmp.dir, 'on20');
-      run(process.execPath, on20);
-      expect(existsSync(on20)).to.equal(false);
     } finally {
       tmp.cleanup();
     }

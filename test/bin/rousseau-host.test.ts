@@ -1,31 +1,65 @@
-// bin/rousseau-host.js on Node 22: the CLI keeps V8's compiled code in Node's compile cache, in
-// Node's own place under the temp directory, unless NODE_DISABLE_COMPILE_CACHE is set.
-import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
+// bin/rousseau-host.js: on Node 22 the CLI keeps V8's compiled code in Node's compile cache, in the
+// user's own cache folder (core/user-cache.ts), unless the user says otherwise.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { expect } from 'chai';
 import { node22 } from '../../scripts/node22.ts';
 import { BIN, tempDir } from '../helpers.ts';
 
-/** The files `rousseau-host --version` left in the compile cache of a temp directory of its own. */
-function cachedAfterVersion(env: NodeJS.ProcessEnv): string[] {
-  const tmp = tempDir();
-  try {
-    const { NODE_COMPILE_CACHE: _, ...rest } = process.env;
-    const printed = execFileSync(node22(), [BIN, '--version'], { env: { ...rest, TMPDIR: tmp.dir, ...env } });
-    expect(printed.toString().trim()).to.match(/^\d+\.\d+\.\d+/);
-    const cache = join(tmp.dir, 'node-compile-cache');
-    return existsSync(cache) ? readdirSync(cache, { recursive: true, encoding: 'utf8' }) : [];
-  } finally {
-    tmp.cleanup();
-  }
-}
-
-describe('bin/rousseau-host.js', function () {
+describe('bin/rousseau-host.js: the compile cache', function () {
   this.timeout(120_000); // the first run may install node@22 from npm's cache
 
-  it("keeps the code it compiled in Node's compile cache on Node 22; NODE_DISABLE_COMPILE_CACHE=1 turns that off", () => {
-    expect(cachedAfterVersion({})).to.not.be.empty;
-    expect(cachedAfterVersion({ NODE_DISABLE_COMPILE_CACHE: '1' })).to.deep.equal([]);
+  /** Runs `--version` with `node` and the host's cache folder at `root`. */
+  function version(node: string, root: string, env: NodeJS.ProcessEnv = {}): void {
+    const { status, stdout, stderr } = spawnSync(node, [BIN, '--version'], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_COMPILE_CACHE: undefined, ...env, RH_CACHE_DIR: root },
+    });
+    expect(stderr).to.equal('');
+    expect(status).to.equal(0);
+    expect(stdout.trim()).to.match(/^\d+\.\d+\.\d+/);
+  }
+  const entries = (dir: string) => (existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: 'utf8' }) : []);
+
+  it("keeps V8's compiled code in the user's cache folder on Node 22, one folder per Node version", () => {
+    const tmp = tempDir();
+    try {
+      version(node22(), tmp.dir);
+      const [folder, ...others] = readdirSync(join(tmp.dir, 'v8'));
+      expect(others).to.deep.equal([]);
+      expect(folder).to.match(/^v22\./);
+      expect(entries(join(tmp.dir, 'v8', folder!)).length).to.be.greaterThan(3);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it("leaves the user's own choice standing: NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE, RH_CACHE_DIR=false", () => {
+    const tmp = tempDir();
+    try {
+      const theirs = join(tmp.dir, 'theirs');
+      version(node22(), join(tmp.dir, 'a'), { NODE_COMPILE_CACHE: theirs });
+      expect(entries(join(tmp.dir, 'a', 'v8'))).to.deep.equal([]);
+      expect(readdirSync(theirs)).to.have.length(1);
+      version(node22(), join(tmp.dir, 'b'), { NODE_DISABLE_COMPILE_CACHE: '1' });
+      expect(entries(join(tmp.dir, 'b', 'v8'))).to.deep.equal([]);
+      const tmpdir = join(tmp.dir, 'tmpdir');
+      version(node22(), 'false', { TMPDIR: tmpdir });
+      expect(entries(tmpdir)).to.deep.equal([]); // not Node's default place either
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('makes nothing on Node 20, which has no compile cache', () => {
+    const tmp = tempDir();
+    try {
+      const root = join(tmp.dir, 'root');
+      version(process.execPath, root);
+      expect(existsSync(root)).to.equal(false);
+    } finally {
+      tmp.cleanup();
+    }
   });
 });
