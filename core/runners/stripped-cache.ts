@@ -31,7 +31,7 @@ import {
 } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { homedir, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 
 /** `node:module`'s stripper (Node ≥ 22.13), beyond the Node 20 typings. */
@@ -173,7 +173,10 @@ function cacheDir(): string | undefined {
   // in NODE_OPTIONS, quoted, `=true`): transformed (enums and all) is not what the stripper makes.
   if (!strip || (process.features as { typescript?: unknown }).typescript !== 'strip') return dir;
   if (process.env.RH_TS_CACHE === 'false') return dir;
-  const root = ownDirectory(cacheRoot());
+  // A relative path ($HOME=., XDG_CACHE_HOME=.cache) is a folder of the workspace: a repository's
+  // files are the user's once cloned, so a kept file it ships would pass every check below.
+  const chosen = cacheRoot();
+  const root = isAbsolute(chosen) ? ownDirectory(chosen) : undefined;
   if (root && unswappable(dirname(root))) dir = ownDirectory(join(root, `ts-${process.version}`));
   return dir;
 }

@@ -55,6 +55,7 @@ describe('Node 22: TypeScript stripped once, kept by the hash of its text', func
 
   function load(dir: string, env: NodeJS.ProcessEnv, ...files: string[]): Record<string, Loaded> {
     const { stdout, stderr, status } = spawnSync(node, [SCRIPT, dir, ...files], {
+      cwd: dir,
       encoding: 'utf8',
       env: { ...process.env, ...env },
     });
@@ -194,6 +195,26 @@ describe('Node 22: TypeScript stripped once, kept by the hash of its text', func
       rmSync(kept);
       mkdirSync(kept);
       expect(said(tmp.dir, cache)).to.equal('real');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('is off where the path to it is relative: the workspace, whose files the user did not write', () => {
+    const tmp = tempDir();
+    try {
+      // A cloned repository's files are the user's: a kept file it ships would pass every check.
+      const helper = wordPlugin(tmp, 'real');
+      const shipped = join(tmp.dir, '.cache', 'rousseau-host');
+      said(tmp.dir, shipped);
+      writeFileSync(entry(shipped, helper), sameLength(helper, 'planted'));
+      expect(said(tmp.dir, shipped)).to.equal('planted');
+      const relative = [
+        { RH_TS_CACHE: '.cache/rousseau-host' },
+        { RH_TS_CACHE: '', XDG_CACHE_HOME: '.cache' },
+        { RH_TS_CACHE: '', XDG_CACHE_HOME: '', HOME: '.' },
+      ];
+      for (const env of relative) expect(said(tmp.dir, '', env), JSON.stringify(env)).to.equal('real');
     } finally {
       tmp.cleanup();
     }
