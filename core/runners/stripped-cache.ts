@@ -80,7 +80,7 @@ function readKept(file: string, length: number): string | undefined {
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     const stat = fstatSync(fd);
-    return stat.isFile() && stat.size === length && ownAndClosed(stat) ? readFileSync(fd, 'utf8') : undefined;
+    return stat.isFile() && stat.size === length && onlyTheUserWrites(stat) ? readFileSync(fd, 'utf8') : undefined;
   } catch {
     return undefined; // stripped again, and written over
   } finally {
@@ -196,7 +196,7 @@ function cacheRoot(): string {
 const uid = process.getuid?.();
 
 /** Whether a file or directory is this user's and no one else can write to it. */
-function ownAndClosed(stat: Stats): boolean {
+function onlyTheUserWrites(stat: Stats): boolean {
   return (stat.mode & 0o022) === 0 && (uid === undefined || stat.uid === uid);
 }
 
@@ -209,7 +209,7 @@ function ownDirectory(path: string): string | undefined {
   try {
     mkdirSync(path, { recursive: true, mode: 0o700 });
     const stat = lstatSync(path);
-    return stat.isDirectory() && ownAndClosed(stat) ? realpathSync(path) : undefined;
+    return stat.isDirectory() && onlyTheUserWrites(stat) ? realpathSync(path) : undefined;
   } catch {
     return undefined;
   }
