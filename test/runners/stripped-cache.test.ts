@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   mkdirSync,
@@ -12,7 +12,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { node22 } from '../../scripts/node22.ts';
 import { FIXTURES, tempDir } from '../helpers.ts';
@@ -257,6 +258,32 @@ describe('Node 22: TypeScript stripped once, kept by the hash of its text', func
         expect(out['linked.ts'], env.RH_TS_CACHE).to.deep.equal({ status: 'loaded', loader: 'jiti', said: 'linked' });
       }
       expect(readdirSync(join(cache, readdirSync(cache)[0]!))).to.have.length(1); // uses.ts only
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('serves whole files to hosts that start at the same moment on an empty cache', async () => {
+    const tmp = tempDir();
+    try {
+      const cache = join(tmp.dir, 'cache');
+      tmp.write('package.json', '{ "name": "plugins", "type": "module" }');
+      const sources = Array.from({ length: 20 }, (_, i) => plugin(`p${i}`, `return 'p${i}';`));
+      const files = sources.map((source, i) => basename(tmp.write(`p${i}.ts`, source)));
+      const run = promisify(execFile);
+      const env = { ...process.env, RH_TS_CACHE: cache };
+      const starts = [0, 1, 2].map(() =>
+        run(node, [SCRIPT, tmp.dir, ...files], { cwd: tmp.dir, env, timeout: 60_000 }),
+      );
+      for (const { stdout, stderr } of await Promise.all(starts)) {
+        expect(stderr).to.equal('');
+        const out = JSON.parse(stdout) as Record<string, Loaded>;
+        for (const [i, file] of files.entries())
+          expect(out[file]).to.deep.equal({ status: 'loaded', loader: 'native', said: `p${i}` });
+      }
+      // One whole file per plugin, and no write of one left behind.
+      expect(readdirSync(join(cache, readdirSync(cache)[0]!))).to.have.length(20);
+      for (const source of sources) expect(readFileSync(entry(cache, source), 'utf8')).to.have.length(source.length);
     } finally {
       tmp.cleanup();
     }
