@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { node22 } from '../../scripts/node22.ts';
@@ -43,8 +43,9 @@ export default definePlugin({ name: '${name}', version: '1.0.0', tools: [defineT
 const entry = (cache: string, source: string) =>
   join(cache, readdirSync(cache)[0]!, `${createHash('sha256').update(source).digest('hex')}.js`);
 
-/** A module saying `word`, as long as `source`: stripped text is, so only such a file is served. */
-const sameLength = (source: string, word: string) => `${`export const word = '${word}';`.padEnd(source.length - 1)}\n`;
+/** A module saying `word`, as long as `source` (lines ending in `end`): stripped text is, so only such a file is served. */
+const sameLength = (source: string, word: string, end = '\n') =>
+  `${`export const word = '${word}';`.padEnd(source.length - end.length)}${end}`;
 
 describe('Node 22: TypeScript stripped once, kept by the hash of its text', function () {
   this.timeout(120_000); // the first run may install node@22 from npm's cache
@@ -128,11 +129,25 @@ describe('Node 22: TypeScript stripped once, kept by the hash of its text', func
       const link = join(tmp.dir, 'link');
       symlinkSync(cache, link);
       expect(said(tmp.dir, link)).to.equal('real');
-      // Unset, the cache is the user's ($XDG_CACHE_HOME), not the workspace.
+      // Unset, the cache is the user's ($XDG_CACHE_HOME), not the workspace; what it makes no one
+      // else can read, whatever the umask (the child's is this process's).
       const xdg = join(tmp.dir, 'xdg');
-      mkdirSync(xdg);
-      load(tmp.dir, { RH_TS_CACHE: '', XDG_CACHE_HOME: xdg }, 'plain.ts');
-      expect(readdirSync(join(xdg, 'rousseau-host'))).to.deep.equal([readdirSync(cache)[0]]);
+      const umask = process.umask(0);
+      try {
+        load(tmp.dir, { RH_TS_CACHE: '', XDG_CACHE_HOME: xdg }, 'plain.ts');
+      } finally {
+        process.umask(umask);
+      }
+      const made = join(xdg, 'rousseau-host', readdirSync(cache)[0]!);
+      expect(readdirSync(join(xdg, 'rousseau-host'))).to.deep.equal([basename(made)]);
+      const modes = [xdg, dirname(made), made, ...readdirSync(made).map((name) => join(made, name))];
+      expect(modes.map((path) => (statSync(path).mode & 0o777).toString(8))).to.deep.equal([
+        '700',
+        '700',
+        '700',
+        '600',
+        '600',
+      ]);
     } finally {
       tmp.cleanup();
     }
@@ -201,6 +216,25 @@ describe('Node 22: TypeScript stripped once, kept by the hash of its text', func
       rmSync(kept);
       mkdirSync(kept);
       expect(said(tmp.dir, cache)).to.equal('real');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('keys a file by its bytes, a BOM and CRLF line ends kept as they are', () => {
+    const tmp = tempDir();
+    try {
+      const cache = join(tmp.dir, 'cache');
+      wordPlugin(tmp, 'real');
+      // The stripper drops a leading BOM, as Node's loader does before stripping: one byte shorter.
+      const helper = `\uFEFFexport const word: string = 'bom';\r\n`;
+      tmp.write('helper.ts', helper);
+      expect(said(tmp.dir, cache)).to.equal('bom');
+      const kept = readFileSync(entry(cache, helper), 'utf8');
+      expect(kept).to.have.length(helper.length - 1);
+      expect(kept).to.match(/^export const word\s+= 'bom';\r\n$/);
+      writeFileSync(entry(cache, helper), sameLength(kept, 'planted', '\r\n'));
+      expect(said(tmp.dir, cache)).to.equal('planted');
     } finally {
       tmp.cleanup();
     }
