@@ -31,7 +31,7 @@ import {
 } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { homedir, tmpdir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { threadId } from 'node:worker_threads';
 
 /** `node:module`'s stripper (Node ≥ 22.13), beyond the Node 20 typings. */
@@ -175,9 +175,15 @@ function cacheDir(): string | undefined {
   if (process.env.RH_TS_CACHE === 'false') return dir;
   // A relative path ($HOME=., XDG_CACHE_HOME=.cache) is a folder of the workspace: a repository's
   // files are the user's once cloned, so a kept file it ships would pass every check below.
-  const chosen = cacheRoot();
-  const root = isAbsolute(chosen) ? ownDirectory(chosen) : undefined;
-  if (root && unswappable(dirname(root))) dir = ownDirectory(join(root, `ts-${process.version}`));
+  const named = cacheRoot();
+  if (!isAbsolute(named)) return dir;
+  // `..` taken out as text, so that the folders walked above it are the ones the path goes through.
+  const chosen = normalize(named);
+  const root = ownDirectory(chosen);
+  // Above the root as named (whoever can write to the folder of a symlink on the way can point it
+  // elsewhere) and as it resolved.
+  if (root && unswappable(dirname(chosen)) && unswappable(dirname(root)))
+    dir = ownDirectory(join(root, `ts-${process.version}`));
   return dir;
 }
 
@@ -219,8 +225,8 @@ function ownDirectory(path: string): string | undefined {
 const STICKY = 0o1000;
 
 /**
- * Whether `dir` and every folder above it are this user's or root's, and none can be written to by
- * anyone else unless sticky (as /tmp is: there only an entry's owner may rename it): whoever could
+ * Whether `dir` and every folder (or symlink) above it are this user's or root's, and no folder can
+ * be written to by anyone else unless sticky (as /tmp is: there only an entry's owner may rename it): whoever could
  * write to one could move the cache away, after it was checked, and put their own in its place.
  */
 function unswappable(dir: string): boolean {
@@ -228,7 +234,9 @@ function unswappable(dir: string): boolean {
     try {
       const stat = lstatSync(up);
       if (uid !== undefined && stat.uid !== uid && stat.uid !== 0) return false;
-      if ((stat.mode & 0o022) !== 0 && (stat.mode & STICKY) === 0) return false;
+      // A symlink's own mode means nothing (0777 on Linux): the folder it is in, checked next, says
+      // who could replace it.
+      if (!stat.isSymbolicLink() && (stat.mode & 0o022) !== 0 && (stat.mode & STICKY) === 0) return false;
     } catch {
       return false;
     }

@@ -191,9 +191,14 @@ describe('Node 22: TypeScript stripped once, kept by the hash of its text', func
       chmodSync(shared, 0o1777);
       expect(said(tmp.dir, cache)).to.equal('planted');
       chmodSync(shared, 0o700);
-      // A symlink above the cache is followed once, and the directories it leads to are checked.
-      symlinkSync(shared, join(tmp.dir, 'alias'));
-      expect(said(tmp.dir, join(tmp.dir, 'alias', 'cache'))).to.equal('planted');
+      // A symlink above the cache is followed once, and the directories it leads to are checked;
+      // so is the folder it sits in, where whoever can write could point it elsewhere.
+      const open = join(tmp.dir, 'open');
+      mkdirSync(open);
+      symlinkSync(shared, join(open, 'alias'));
+      expect(said(tmp.dir, join(open, 'alias', 'cache'))).to.equal('planted');
+      chmodSync(open, 0o777);
+      expect(said(tmp.dir, join(open, 'alias', 'cache'))).to.equal('real');
 
       // An entry others could write to, or a symlink, is not served: stripped again and written over.
       chmodSync(kept, 0o646);
