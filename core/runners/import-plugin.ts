@@ -203,6 +203,9 @@ function registerResolveHook(): void {
     load(url, context, next) {
       const loaded = next(url, context);
       if (loaded.format !== 'module-typescript' || loaded.source == null) return loaded;
+      // Node refuses to strip types under node_modules (a dependency, or where a symlinked plugin
+      // leads), and the plugin goes to jiti: served stripped, it would run where Node said no.
+      if (url.includes('/node_modules/')) return loaded;
       const stripped = strippedSource(loaded.source);
       return stripped === undefined ? loaded : { format: 'module', source: stripped, shortCircuit: true };
     },

@@ -6,16 +6,29 @@
  * loader as JavaScript: a plugin unchanged since the last start is not stripped again. Stripping
  * keeps every line and column where it was, so a throw's place in the plugin reads the same.
  *
- * The cache is the user's own directory (`RH_TS_CACHE`, else `$XDG_CACHE_HOME` or `~/.cache`, else
- * the temp dir), never the workspace: its files are run as code, so a directory another user could
- * write to, or a symlink, turns the cache off instead (docs/plugins.md, "How a plugin is loaded").
+ * The cache is a folder of the user's own cache (core/user-cache.ts: never the workspace, and off
+ * where anyone else could write to it or swap it), one per Node version; its files are run as code,
+ * so a kept file is served only when it is this user's, no one else's to write, and whole
+ * (docs/plugins.md, "How a plugin is loaded").
  */
 
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import * as nodeModule from 'node:module';
-import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
+import { onlyTheUserWrites, userCacheDir } from '../user-cache.ts';
 
 /** `node:module`'s stripper (Node ≥ 22.13), beyond the Node 20 typings. */
 const strip = (nodeModule as { stripTypeScriptTypes?: (code: string, options: { mode: 'strip' }) => string })
@@ -29,20 +42,46 @@ const strip = (nodeModule as { stripTypeScriptTypes?: (code: string, options: { 
 export function strippedSource(source: string | Uint8Array): string | undefined {
   const dir = cacheDir();
   if (dir === undefined) return undefined;
-  const file = join(dir, `${process.getBuiltinModule('node:crypto').hash('sha256', source, 'hex')}.js`);
-  // Asked first rather than read and caught: a first start misses every file, and each throw
-  // (an error with its stack) costs more than the question.
-  if (existsSync(file)) {
-    try {
-      return readFileSync(file, 'utf8');
-    } catch {
-      // unreadable: stripped again below, and written over
-    }
-  }
+  const bytes = typeof source === 'string' ? Buffer.from(source) : source;
+  const file = join(dir, `${process.getBuiltinModule('node:crypto').hash('sha256', bytes, 'hex')}.js`);
+  const length = strippedLength(bytes);
+  const kept = readKept(file, length);
+  if (kept !== undefined) return kept;
   const stripped = stripQuietly(typeof source === 'string' ? source : Buffer.from(source).toString('utf8'));
-  if (stripped === undefined) return undefined;
-  keep(file, stripped);
+  // Text that is not valid UTF-8 strips to another length; it is stripped at each start instead.
+  if (stripped !== undefined && Buffer.byteLength(stripped) === length) keep(file, stripped);
   return stripped;
+}
+
+/**
+ * How many bytes the stripped text of `bytes` has: as many, since the stripper blanks each type out
+ * with characters of the same UTF-8 width (every line and column stays where it was), less a leading
+ * BOM, which it drops. A kept file of another size is not all of the stripped text (a write cut
+ * short by a crash or a full disk), so it is not served.
+ */
+function strippedLength(bytes: Uint8Array): number {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.length - 3 : bytes.length;
+}
+
+/**
+ * The text kept at `file`, when it is a whole regular file of this user's that no one else can write
+ * to; the checks are made on the file opened, so what was checked is what is read. O_NOFOLLOW: not
+ * through a symlink; O_NONBLOCK: a FIFO put there does not hang the load.
+ */
+function readKept(file: string, length: number): string | undefined {
+  // Asked first rather than opened and caught: a first start misses every file, and each throw
+  // (an error with its stack) costs more than the question.
+  if (!existsSync(file)) return undefined;
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    return stat.isFile() && stat.size === length && onlyTheUserWrites(stat) ? readFileSync(fd, 'utf8') : undefined;
+  } catch {
+    return undefined; // stripped again, and written over
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /**
@@ -65,8 +104,9 @@ function keep(file: string, text: string): void {
 }
 
 /**
- * Each file written whole under a name of this thread's, then renamed: another host starting at the
- * same moment reads the old file or the new one, never half of one. A failure (a full disk, a
+ * Each file written whole under a name of this thread's, then renamed, so another host starting at
+ * the same moment reads the old file or the new one, never half of one. `wx`: never written through
+ * whatever already has that name (a symlink, a crashed write's leftover). A failure (a full disk, a
  * read-only cache) leaves that file to be stripped again next time.
  */
 function writeKept(): void {
@@ -74,13 +114,53 @@ function writeKept(): void {
   writeTimer = undefined;
   process.off('exit', writeKept);
   for (const { file, text } of unwritten.splice(0)) {
+    prune(dirname(file));
     const partial = `${file}.${process.pid}-${threadId}`;
     try {
-      writeFileSync(partial, text, { mode: 0o600 });
+      writeFileSync(partial, text, { mode: 0o600, flag: 'wx' });
       renameSync(partial, file);
     } catch {
-      rmSync(partial, { force: true });
+      try {
+        rmSync(partial, { force: true });
+      } catch {
+        // a directory by that name: pruned in time
+      }
     }
+  }
+}
+
+/** Kept files per Node version at most: past that, the oldest written go, down to three quarters. */
+const MOST_KEPT = 1000;
+/** A folder of another Node version not written to for this long is removed. */
+const UNUSED_VERSION_MS = 30 * 86_400_000;
+/** The names this cache writes in a version's folder: a SHA-256, and a write of one under way. */
+const KEPT_NAME = /^[0-9a-f]{64}\.js(\.\d+-\d+)?$/;
+let pruned = false;
+
+/**
+ * Bounds the cache, once per thread and only on a start that writes to it: an edited plugin leaves
+ * its old versions behind (a watched one, one per save), a Node upgrade its old folder. Age is the
+ * time a file was written; a file still in use that goes is stripped and kept again.
+ */
+function prune(dir: string): void {
+  if (pruned) return;
+  pruned = true;
+  try {
+    const root = dirname(dir);
+    for (const name of readdirSync(root)) {
+      const path = join(root, name);
+      if (name.startsWith('ts-v') && path !== dir && Date.now() - lstatSync(path).mtimeMs > UNUSED_VERSION_MS)
+        rmSync(path, { recursive: true, force: true });
+    }
+    const names = readdirSync(dir).filter((name) => KEPT_NAME.test(name));
+    if (names.length < MOST_KEPT) return;
+    const byAge = names
+      .map((name) => ({ path: join(dir, name), written: lstatSync(join(dir, name)).mtimeMs }))
+      .sort((a, b) => a.written - b.written);
+    for (const { path } of byAge.slice(0, names.length - (MOST_KEPT * 3) / 4))
+      rmSync(path, { recursive: true, force: true });
+  } catch {
+    // another host pruning at the same moment: the rest waits for a later start
   }
 }
 
@@ -107,48 +187,12 @@ function stripQuietly(code: string): string | undefined {
 let dir: string | null | undefined = null;
 
 function cacheDir(): string | undefined {
-  if (dir !== null) return dir;
-  dir = undefined;
-  if (!strip || transformsTypes() || process.env.RH_TS_CACHE === 'false') return dir;
-  // The root as well as the directory in it: whoever owns the root could swap the directory.
-  const root = ownDirectory(cacheRoot());
-  if (root) dir = ownDirectory(join(root, `ts-${process.version}`));
+  // Node's own word for what it does to TypeScript, however it was asked (`--experimental-transform-types`
+  // in NODE_OPTIONS, quoted, `=true`): transformed (enums and all) is not what the stripper makes.
+  if (dir === null)
+    dir =
+      strip && (process.features as { typescript?: unknown }).typescript === 'strip'
+        ? userCacheDir(`ts-${process.version}`)
+        : undefined;
   return dir;
-}
-
-function cacheRoot(): string {
-  const chosen = process.env.RH_TS_CACHE;
-  if (chosen) return chosen;
-  const xdg = process.env.XDG_CACHE_HOME;
-  if (xdg) return join(xdg, 'rousseau-host');
-  try {
-    return join(homedir(), '.cache', 'rousseau-host');
-  } catch {
-    return join(tmpdir(), `rousseau-host-${process.getuid?.() ?? 'user'}`);
-  }
-}
-
-/** Node transforms TypeScript (enums and all) rather than strips it: its output is not the stripper's. */
-function transformsTypes(): boolean {
-  return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].includes(
-    '--experimental-transform-types',
-  );
-}
-
-/**
- * `path`, made if missing (readable by its owner only), when it is a directory of this user's that
- * no one else can write to; `undefined` otherwise.
- */
-function ownDirectory(path: string): string | undefined {
-  try {
-    mkdirSync(path, { recursive: true, mode: 0o700 });
-    const stat = lstatSync(path);
-    if (!stat.isDirectory()) return undefined; // a symlink, or a file
-    if ((stat.mode & 0o022) !== 0) return undefined;
-    const uid = process.getuid?.();
-    if (uid !== undefined && stat.uid !== uid) return undefined;
-    return path;
-  } catch {
-    return undefined;
-  }
 }

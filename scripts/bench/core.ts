@@ -237,8 +237,8 @@ function nativeLoad(dir: string): Row[] {
       const env = {
         ...process.env,
         ...(name === 'cold'
-          ? { JITI_REBUILD_FS_CACHE: 'true', RH_TS_CACHE: stripCache.cold }
-          : { RH_TS_CACHE: stripCache.warm }),
+          ? { JITI_REBUILD_FS_CACHE: 'true', RH_CACHE_DIR: stripCache.cold }
+          : { RH_CACHE_DIR: stripCache.warm }),
       };
       const t0 = performance.now();
       const out = JSON.parse(execFileSync(node, [script, dir, '100'], { env }).toString()) as {

@@ -21,7 +21,7 @@ interface Outcome {
  */
 function run(node: string): Outcome {
   const cache = tempDir();
-  const env = { ...process.env, RH_TS_CACHE: cache.dir };
+  const env = { ...process.env, RH_CACHE_DIR: cache.dir };
   const { stdout, stderr, status } = spawnSync(node, [SCRIPT], { encoding: 'utf8', env });
   cache.cleanup();
   expect(stderr).to.equal('');
