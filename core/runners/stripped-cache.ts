@@ -42,12 +42,14 @@ const strip = (nodeModule as { stripTypeScriptTypes?: (code: string, options: { 
 export function strippedSource(source: string | Uint8Array): string | undefined {
   const dir = cacheDir();
   if (dir === undefined) return undefined;
-  const bytes = typeof source === 'string' ? Buffer.from(source) : source;
+  // A view of Node's bytes, not a copy.
+  const bytes =
+    typeof source === 'string' ? Buffer.from(source) : Buffer.from(source.buffer, source.byteOffset, source.byteLength);
   const file = join(dir, `${process.getBuiltinModule('node:crypto').hash('sha256', bytes, 'hex')}.js`);
   const length = strippedLength(bytes);
   const kept = readKept(file, length);
   if (kept !== undefined) return kept;
-  const stripped = stripQuietly(typeof source === 'string' ? source : Buffer.from(source).toString('utf8'));
+  const stripped = stripQuietly(typeof source === 'string' ? source : bytes.toString('utf8'));
   // Text that is not valid UTF-8 strips to another length; it is stripped at each start instead.
   if (stripped !== undefined && Buffer.byteLength(stripped) === length) keep(file, stripped);
   return stripped;
