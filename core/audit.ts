@@ -412,7 +412,9 @@ export function createAuditSink(
   };
   const armIfPending = () => {
     looking = false;
-    if (records.length > 0 && !closed) timer ??= setTimeout(onTimer, AUDIT_BATCH_MS).unref();
+    // The window counts from the batch's first line, not from here: a long turn has used part of it.
+    if (records.length > 0 && !closed)
+      timer ??= setTimeout(onTimer, Math.max(0, AUDIT_BATCH_MS - (Date.now() - times[0]!))).unref();
   };
   const block = new Block();
   // The head of a batch's lines: they mostly share their millisecond, so it is built about once a batch.

@@ -5,7 +5,8 @@
  * user could write to or swap turns off for that run rather than being trusted: a relative path (a
  * folder of the workspace, whose files a cloned repository chose), a folder that is a symlink, is
  * another user's or that others can write to, or any folder above it that someone else could write
- * to; so does `RH_CACHE_DIR=false` (docs/plugins.md, "How a plugin is loaded").
+ * to; so does `RH_CACHE_DIR=false`, and so it is on Windows (docs/plugins.md, "How a plugin is
+ * loaded"). An absolute path the user set into a workspace (an `.envrc`) is the user's choice.
  */
 
 import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
@@ -18,8 +19,12 @@ import { dirname, isAbsolute, join, normalize } from 'node:path';
  * user's alone. Asked once per thread and name by its callers: it walks every folder above.
  */
 export function userCacheDir(name: string): string | undefined {
+  // Windows reports every writable folder as writable by all (mode 0o666): nothing here can tell
+  // the user's own from anyone's, so there is no cache there.
+  if (process.platform === 'win32') return undefined;
   const named = cacheRoot();
-  if (named === undefined) return undefined;
+  // Checked once, on whatever the root came from (`TMPDIR=.` too): a relative one is in the workspace.
+  if (named === undefined || !isAbsolute(named)) return undefined;
   // `..` taken out as text, so that the folders walked above it are the ones the path goes through.
   const chosen = normalize(named);
   const root = ownDirectory(chosen);
@@ -47,11 +52,11 @@ export function enableCompileCache(): void {
   }
 }
 
-/** Where the cache is, as absolute as the user said it; `undefined` for none, or a relative one. */
+/** Where the cache is, as the user said it; `undefined` for none. */
 function cacheRoot(): string | undefined {
   const chosen = process.env.RH_CACHE_DIR;
   if (chosen === 'false') return undefined;
-  if (chosen) return isAbsolute(chosen) ? chosen : undefined;
+  if (chosen) return chosen;
   // A relative one is ignored, as the XDG spec says.
   const xdg = process.env.XDG_CACHE_HOME;
   if (xdg && isAbsolute(xdg)) return join(xdg, 'rousseau-host');
@@ -61,8 +66,7 @@ function cacheRoot(): string | undefined {
   } catch {
     // no home directory: the temp dir below
   }
-  if (home) return isAbsolute(home) ? join(home, '.cache', 'rousseau-host') : undefined;
-  return join(tmpdir(), `rousseau-host-${process.getuid?.() ?? 'user'}`);
+  return home ? join(home, '.cache', 'rousseau-host') : join(tmpdir(), `rousseau-host-${uid}`);
 }
 
 const uid = process.getuid?.();

@@ -70,6 +70,14 @@ describe("userCacheDir: the user's own cache, or none", () => {
         join(home, '.cache', 'rousseau-host', 'ts'),
       );
       expect(existsSync(join(process.cwd(), 'relative'))).to.equal(false);
+      // No home, and a relative temp dir: the fallback would be a folder of the workspace.
+      expect(
+        withEnv({ RH_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: '', TMPDIR: '.' }, () =>
+          userCacheDir('ts'),
+        ),
+      ).to.equal(undefined);
+      expect(withEnv({ RH_CACHE_DIR: 'relative/cache' }, () => userCacheDir('ts'))).to.equal(undefined);
+      expect(existsSync(join(process.cwd(), 'relative'))).to.equal(false);
     } finally {
       tmp.cleanup();
     }

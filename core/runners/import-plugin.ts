@@ -99,7 +99,7 @@ interface Resolved {
 type NextResolve = (specifier: string, context?: ResolveContext) => Resolved;
 interface Loaded {
   format?: string | null | undefined;
-  source?: string | Uint8Array | null | undefined;
+  source?: string | ArrayBufferView | ArrayBuffer | null | undefined;
   shortCircuit?: boolean;
 }
 type NextLoad = (url: string, context?: object) => Loaded;
@@ -206,7 +206,12 @@ function registerResolveHook(): void {
       // Node refuses to strip types under node_modules (a dependency, or where a symlinked plugin
       // leads), and the plugin goes to jiti: served stripped, it would run where Node said no.
       if (url.includes('/node_modules/')) return loaded;
-      const stripped = strippedSource(loaded.source);
+      let stripped: string | undefined;
+      try {
+        stripped = strippedSource(loaded.source);
+      } catch {
+        // the cache's own trouble: Node strips the text as it would without one
+      }
       return stripped === undefined ? loaded : { format: 'module', source: stripped, shortCircuit: true };
     },
   });

@@ -22,6 +22,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmdirSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -39,12 +40,16 @@ const strip = (nodeModule as { stripTypeScriptTypes?: (code: string, options: { 
  * (and kept). `undefined` when there is no cache or Node's stripper refuses the text: Node's loader
  * then strips it itself, and says what it refused.
  */
-export function strippedSource(source: string | Uint8Array): string | undefined {
+export function strippedSource(source: string | ArrayBufferView | ArrayBuffer): string | undefined {
   const dir = cacheDir();
   if (dir === undefined) return undefined;
   // A view of Node's bytes, not a copy.
   const bytes =
-    typeof source === 'string' ? Buffer.from(source) : Buffer.from(source.buffer, source.byteOffset, source.byteLength);
+    typeof source === 'string'
+      ? Buffer.from(source)
+      : ArrayBuffer.isView(source)
+        ? Buffer.from(source.buffer, source.byteOffset, source.byteLength)
+        : Buffer.from(source);
   const file = join(dir, `${process.getBuiltinModule('node:crypto').hash('sha256', bytes, 'hex')}.js`);
   const length = strippedLength(bytes);
   const kept = readKept(file, length);
@@ -89,7 +94,10 @@ function readKept(file: string, length: number): string | undefined {
 /**
  * Stripped texts not written yet. Creating a file costs the thread ~0.15 ms (a journalling file
  * system), 6% of a first start's load of 100 plugins, so they are written once the imports have
- * stopped coming for a moment (the host is then loaded and waiting), or as the thread exits.
+ * stopped coming for a moment (the host is then loaded and waiting), or as the process exits. A
+ * worker thread ended before its timer fired (terminated) leaves them unwritten: they are stripped
+ * again next time (an isolate imports TypeScript through jiti; only a `.ts` file imported by a
+ * JavaScript plugin there comes here).
  */
 const unwritten: { file: string; text: string }[] = [];
 let writeTimer: NodeJS.Timeout | undefined;
@@ -137,12 +145,17 @@ const MOST_KEPT = 1000;
 const UNUSED_VERSION_MS = 30 * 86_400_000;
 /** The names this cache writes in a version's folder: a SHA-256, and a write of one under way. */
 const KEPT_NAME = /^[0-9a-f]{64}\.js(\.\d+-\d+)?$/;
+/** A version's folder in the cache root, as `cacheDir` names it. */
+const VERSION_PREFIX = 'ts-';
+const VERSION_FOLDER = new RegExp(`^${VERSION_PREFIX}v\\d+\\.\\d+\\.\\d+$`);
 let pruned = false;
 
 /**
  * Bounds the cache, once per thread and only on a start that writes to it: an edited plugin leaves
  * its old versions behind (a watched one, one per save), a Node upgrade its old folder. Age is the
- * time a file was written; a file still in use that goes is stripped and kept again.
+ * time a file was written; a file still in use that goes is stripped and kept again. Only what this
+ * cache wrote goes: its own files, and a version folder once emptied of them (`RH_CACHE_DIR` may
+ * name a folder that holds other things).
  */
 function prune(dir: string): void {
   if (pruned) return;
@@ -151,19 +164,36 @@ function prune(dir: string): void {
     const root = dirname(dir);
     for (const name of readdirSync(root)) {
       const path = join(root, name);
-      if (name.startsWith('ts-v') && path !== dir && Date.now() - lstatSync(path).mtimeMs > UNUSED_VERSION_MS)
-        rmSync(path, { recursive: true, force: true });
+      if (!VERSION_FOLDER.test(name) || path === dir) continue;
+      try {
+        const stat = lstatSync(path);
+        if (stat.isDirectory() && onlyTheUserWrites(stat) && Date.now() - stat.mtimeMs > UNUSED_VERSION_MS) {
+          removeKept(
+            path,
+            readdirSync(path).filter((file) => KEPT_NAME.test(file)),
+          );
+          rmdirSync(path);
+        }
+      } catch {
+        // something else in it, or another host removing it too: it stays
+      }
     }
     const names = readdirSync(dir).filter((name) => KEPT_NAME.test(name));
     if (names.length < MOST_KEPT) return;
     const byAge = names
-      .map((name) => ({ path: join(dir, name), written: lstatSync(join(dir, name)).mtimeMs }))
+      .map((name) => ({ name, written: lstatSync(join(dir, name)).mtimeMs }))
       .sort((a, b) => a.written - b.written);
-    for (const { path } of byAge.slice(0, names.length - (MOST_KEPT * 3) / 4))
-      rmSync(path, { recursive: true, force: true });
+    removeKept(
+      dir,
+      byAge.slice(0, names.length - (MOST_KEPT * 3) / 4).map(({ name }) => name),
+    );
   } catch {
     // another host pruning at the same moment: the rest waits for a later start
   }
+}
+
+function removeKept(dir: string, names: string[]): void {
+  for (const name of names) rmSync(join(dir, name), { force: true });
 }
 
 /**
@@ -194,7 +224,7 @@ function cacheDir(): string | undefined {
   if (dir === null)
     dir =
       strip && (process.features as { typescript?: unknown }).typescript === 'strip'
-        ? userCacheDir(`ts-${process.version}`)
+        ? userCacheDir(`${VERSION_PREFIX}${process.version}`)
         : undefined;
   return dir;
 }

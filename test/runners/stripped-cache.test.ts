@@ -349,11 +349,19 @@ describe('Node 22: TypeScript stripped once, kept by the hash of its text', func
       old(`${fake(0)}.123-0`, 2000);
       writeFileSync(join(dir, 'notes.txt'), 'not the cache’s');
       old(join(dir, 'notes.txt'), 2000);
-      for (const [name, days] of [
-        ['ts-v22.0.0', 31],
-        ['ts-v22.1.0', 29],
+      // Another Node version's folder: unused for 31 days it goes, for 29 it stays; one that holds a
+      // file the cache did not write keeps that file and stays; a folder of the user's whose name only
+      // looks like one (RH_CACHE_DIR may be a folder that holds other things) is left alone.
+      const kept = `${createHash('sha256').update('kept').digest('hex')}.js`;
+      for (const [name, days, other] of [
+        ['ts-v22.0.0', 31, undefined],
+        ['ts-v22.1.0', 29, undefined],
+        ['ts-v22.2.0', 31, 'notes.txt'],
+        ['ts-validator', 100, 'index.ts'],
       ] as const) {
-        mkdirSync(join(cache, name, 'x'), { recursive: true, mode: 0o700 });
+        mkdirSync(join(cache, name), { mode: 0o700 });
+        writeFileSync(join(cache, name, kept), 'export {};\n', { mode: 0o600 });
+        if (other) writeFileSync(join(cache, name, other), 'the user’s', { mode: 0o600 });
         old(join(cache, name), days);
       }
       mkdirSync(join(cache, 'mine'));
@@ -368,7 +376,11 @@ describe('Node 22: TypeScript stripped once, kept by the hash of its text', func
         `${fake(0).slice(dir.length + 1)}`,
         `${fake(0).slice(dir.length + 1)}.123-0`,
       ]);
-      expect(readdirSync(cache).sort()).to.deep.equal(['mine', 'ts-v22.1.0', version].sort());
+      expect(readdirSync(cache).sort()).to.deep.equal(
+        ['mine', 'ts-v22.1.0', 'ts-v22.2.0', 'ts-validator', version].sort(),
+      );
+      expect(readdirSync(join(cache, 'ts-v22.2.0'))).to.deep.equal(['notes.txt']);
+      expect(readdirSync(join(cache, 'ts-validator')).sort()).to.deep.equal(['index.ts', kept].sort());
     } finally {
       tmp.cleanup();
     }
