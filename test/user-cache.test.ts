@@ -22,64 +22,54 @@ function withEnv<T>(env: Record<string, string | undefined>, body: () => T): T {
 }
 
 describe("userCacheDir: the user's own cache, or none", () => {
+  /** Each test's own temp dir, removed after it. */
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir();
+  });
+  afterEach(() => tmp.cleanup());
+
   it('makes <root>/<name> readable by its owner only, under RH_CACHE_DIR', () => {
-    const tmp = tempDir();
-    try {
-      const root = join(tmp.dir, 'root');
-      const dir = withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'));
-      expect(dir).to.equal(join(root, 'ts'));
-      expect(statSync(root).mode & 0o777).to.equal(0o700);
-      expect(statSync(dir!).mode & 0o777).to.equal(0o700);
-      expect(withEnv({ RH_CACHE_DIR: 'false' }, () => userCacheDir('ts'))).to.equal(undefined);
-    } finally {
-      tmp.cleanup();
-    }
+    const root = join(tmp.dir, 'root');
+    const dir = withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'));
+    expect(dir).to.equal(join(root, 'ts'));
+    expect(statSync(root).mode & 0o777).to.equal(0o700);
+    expect(statSync(dir!).mode & 0o777).to.equal(0o700);
+    expect(withEnv({ RH_CACHE_DIR: 'false' }, () => userCacheDir('ts'))).to.equal(undefined);
   });
 
   it('trusts no folder others can write to, the root or the one in it, and no symlink', () => {
-    const tmp = tempDir();
-    try {
-      const root = join(tmp.dir, 'root');
-      withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'));
-      chmodSync(join(root, 'ts'), 0o777);
-      expect(withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'))).to.equal(undefined);
-      chmodSync(join(root, 'ts'), 0o700);
-      chmodSync(root, 0o775);
-      expect(withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'))).to.equal(undefined);
-      chmodSync(root, 0o700);
-      expect(withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'))).to.equal(join(root, 'ts'));
-      const link = join(tmp.dir, 'link');
-      symlinkSync(root, link);
-      expect(withEnv({ RH_CACHE_DIR: link }, () => userCacheDir('ts'))).to.equal(undefined);
-    } finally {
-      tmp.cleanup();
-    }
+    const root = join(tmp.dir, 'root');
+    withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'));
+    chmodSync(join(root, 'ts'), 0o777);
+    expect(withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'))).to.equal(undefined);
+    chmodSync(join(root, 'ts'), 0o700);
+    chmodSync(root, 0o775);
+    expect(withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'))).to.equal(undefined);
+    chmodSync(root, 0o700);
+    expect(withEnv({ RH_CACHE_DIR: root }, () => userCacheDir('ts'))).to.equal(join(root, 'ts'));
+    const link = join(tmp.dir, 'link');
+    symlinkSync(root, link);
+    expect(withEnv({ RH_CACHE_DIR: link }, () => userCacheDir('ts'))).to.equal(undefined);
   });
 
   it('defaults to $XDG_CACHE_HOME, or ~/.cache when it is unset or relative: never the workspace', () => {
-    const tmp = tempDir();
-    try {
-      const xdg = join(tmp.dir, 'xdg');
-      const home = join(tmp.dir, 'home');
-      mkdirSync(home);
-      const env = { RH_CACHE_DIR: undefined, HOME: home };
-      expect(withEnv({ ...env, XDG_CACHE_HOME: xdg }, () => userCacheDir('ts'))).to.equal(
-        join(xdg, 'rousseau-host', 'ts'),
-      );
-      expect(withEnv({ ...env, XDG_CACHE_HOME: 'relative/cache' }, () => userCacheDir('ts'))).to.equal(
-        join(home, '.cache', 'rousseau-host', 'ts'),
-      );
-      expect(existsSync(join(process.cwd(), 'relative'))).to.equal(false);
-      // No home, and a relative temp dir: the fallback would be a folder of the workspace.
-      expect(
-        withEnv({ RH_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: '', TMPDIR: '.' }, () =>
-          userCacheDir('ts'),
-        ),
-      ).to.equal(undefined);
-      expect(withEnv({ RH_CACHE_DIR: 'relative/cache' }, () => userCacheDir('ts'))).to.equal(undefined);
-      expect(existsSync(join(process.cwd(), 'relative'))).to.equal(false);
-    } finally {
-      tmp.cleanup();
-    }
+    const xdg = join(tmp.dir, 'xdg');
+    const home = join(tmp.dir, 'home');
+    mkdirSync(home);
+    const env = { RH_CACHE_DIR: undefined, HOME: home };
+    expect(withEnv({ ...env, XDG_CACHE_HOME: xdg }, () => userCacheDir('ts'))).to.equal(
+      join(xdg, 'rousseau-host', 'ts'),
+    );
+    expect(withEnv({ ...env, XDG_CACHE_HOME: 'relative/cache' }, () => userCacheDir('ts'))).to.equal(
+      join(home, '.cache', 'rousseau-host', 'ts'),
+    );
+    expect(existsSync(join(process.cwd(), 'relative'))).to.equal(false);
+    // No home, and a relative temp dir: the fallback would be a folder of the workspace.
+    expect(
+      withEnv({ RH_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined, HOME: '', TMPDIR: '.' }, () => userCacheDir('ts')),
+    ).to.equal(undefined);
+    expect(withEnv({ RH_CACHE_DIR: 'relative/cache' }, () => userCacheDir('ts'))).to.equal(undefined);
+    expect(existsSync(join(process.cwd(), 'relative'))).to.equal(false);
   });
 });

@@ -9,6 +9,13 @@ import { node22 } from '../../scripts/node22.ts';
 import { BIN, tempDir } from '../helpers.ts';
 
 describe('bin/rousseau-host.js: the compile cache', function () {
+  /** Each test's own temp dir, removed after it. */
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir();
+  });
+  afterEach(() => tmp.cleanup());
+
   this.timeout(120_000); // the first run may install node@22 from npm's cache
 
   /** Runs `--version` with `node` and the host's cache folder at `root`. */
@@ -24,45 +31,30 @@ describe('bin/rousseau-host.js: the compile cache', function () {
   const entries = (dir: string) => (existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: 'utf8' }) : []);
 
   it("keeps V8's compiled code in the user's cache folder on Node 22, one folder per Node version", () => {
-    const tmp = tempDir();
-    try {
-      version(node22(), tmp.dir);
-      const [folder, ...others] = readdirSync(join(tmp.dir, 'v8'));
-      expect(others).to.deep.equal([]);
-      expect(folder).to.match(/^v22\./);
-      expect(entries(join(tmp.dir, 'v8', folder!)).length).to.be.greaterThan(3);
-    } finally {
-      tmp.cleanup();
-    }
+    version(node22(), tmp.dir);
+    const [folder, ...others] = readdirSync(join(tmp.dir, 'v8'));
+    expect(others).to.deep.equal([]);
+    expect(folder).to.match(/^v22\./);
+    expect(entries(join(tmp.dir, 'v8', folder!)).length).to.be.greaterThan(3);
   });
 
   it("leaves the user's own choice standing: NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE, RH_CACHE_DIR=false", () => {
-    const tmp = tempDir();
-    try {
-      const theirs = join(tmp.dir, 'theirs');
-      version(node22(), join(tmp.dir, 'a'), { NODE_COMPILE_CACHE: theirs });
-      expect(entries(join(tmp.dir, 'a', 'v8'))).to.deep.equal([]);
-      expect(readdirSync(theirs)).to.have.length(1);
-      version(node22(), join(tmp.dir, 'b'), { NODE_DISABLE_COMPILE_CACHE: '1' });
-      expect(entries(join(tmp.dir, 'b', 'v8'))).to.deep.equal([]);
-      const tmpdir = join(tmp.dir, 'tmpdir');
-      version(node22(), 'false', { TMPDIR: tmpdir });
-      expect(entries(tmpdir)).to.deep.equal([]); // not Node's default place either
-    } finally {
-      tmp.cleanup();
-    }
+    const theirs = join(tmp.dir, 'theirs');
+    version(node22(), join(tmp.dir, 'a'), { NODE_COMPILE_CACHE: theirs });
+    expect(entries(join(tmp.dir, 'a', 'v8'))).to.deep.equal([]);
+    expect(readdirSync(theirs)).to.have.length(1);
+    version(node22(), join(tmp.dir, 'b'), { NODE_DISABLE_COMPILE_CACHE: '1' });
+    expect(entries(join(tmp.dir, 'b', 'v8'))).to.deep.equal([]);
+    const tmpdir = join(tmp.dir, 'tmpdir');
+    version(node22(), 'false', { TMPDIR: tmpdir });
+    expect(entries(tmpdir)).to.deep.equal([]); // not Node's default place either
   });
 
   it('on the running Node: a cache where Node has one (22.1 and later), nothing where it has none (20)', () => {
-    const tmp = tempDir();
-    try {
-      const root = join(tmp.dir, 'root');
-      version(process.execPath, root);
-      const hasCache = typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === 'function';
-      expect(entries(join(root, 'v8')).length > 0).to.equal(hasCache);
-      if (!hasCache) expect(existsSync(root)).to.equal(false);
-    } finally {
-      tmp.cleanup();
-    }
+    const root = join(tmp.dir, 'root');
+    version(process.execPath, root);
+    const hasCache = typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+    expect(entries(join(root, 'v8')).length > 0).to.equal(hasCache);
+    if (!hasCache) expect(existsSync(root)).to.equal(false);
   });
 });
