@@ -20,6 +20,10 @@ export function node22(): string {
     execFileSync('npm', ['install', '--prefer-offline', '--no-save', '--no-audit', '--no-fund', 'node@22'], {
       cwd: prefix,
       stdio: 'ignore',
+      // `npm test` sets the machine's extra CA certificates aside for this, its one trip to a registry (.mocharc.suite.cjs).
+      env: process.env.RH_EXTRA_CA_CERTS
+        ? { ...process.env, NODE_EXTRA_CA_CERTS: process.env.RH_EXTRA_CA_CERTS }
+        : process.env,
     });
   }
   return bin;

@@ -25,11 +25,14 @@ function kind(args) {
 const files = new Map();
 const kinds = new Map();
 const fileOf = (name) => {
-  if (!files.has(name)) files.set(name, { own: 0, children: 0, spawned: 0, threads: 0 });
+  if (!files.has(name)) files.set(name, { own: 0, children: 0, spawned: 0, threads: 0, wall: 0 });
   return files.get(name);
 };
 for (const r of records) {
-  if (r.rec === 'file') fileOf(r.file).own += r.cpu;
+  if (r.rec === 'file') {
+    fileOf(r.file).own += r.cpu;
+    fileOf(r.file).wall += r.wall ?? 0;
+  }
   if (!workers.has(r.pid)) continue;
   if (r.rec === 'thread' && r.entry !== 'eval' && r.file) fileOf(r.file).threads++;
   if (r.rec === 'child') {
@@ -48,10 +51,10 @@ console.log(
   `mocha workers (${workers.size}): ${s(workerCpu)} s of their own CPU, ${threads} plugin worker threads among it`,
 );
 console.log(`their child processes:${s(childCpu)} s, with what those started\n`);
-console.log(`${'test file'.padEnd(50)}  total    own  child  spawned  threads`);
+console.log(`${'test file'.padEnd(50)}  total    own  child  spawned  threads    wall`);
 for (const [name, f] of [...files].sort((a, b) => b[1].own + b[1].children - (a[1].own + a[1].children)))
   console.log(
-    `${name.padEnd(50)} ${s(f.own + f.children)} ${s(f.own)} ${s(f.children)} ${String(f.spawned).padStart(8)} ${String(f.threads).padStart(8)}`,
+    `${name.padEnd(50)} ${s(f.own + f.children)} ${s(f.own)} ${s(f.children)} ${String(f.spawned).padStart(8)} ${String(f.threads).padStart(8)} ${s(f.wall)}`,
   );
 console.log(`\n${'child process'.padEnd(40)}    cpu  count  by a signal`);
 for (const [name, k] of [...kinds].sort((a, b) => b[1].cpu - a[1].cpu))
