@@ -15,6 +15,9 @@ exports.mochaHooks = {
   },
   afterAll() {
     const { user, system } = process.cpuUsage(start);
-    appendFileSync(process.env.TEST_CPU_LOG, `${JSON.stringify({ rec: 'file', file, cpu: (user + system) / 1e6, wall: (performance.now() - began) / 1e3, pid: process.pid, at: Date.now() / 1e3 })}\n`);
+    appendFileSync(
+      process.env.TEST_CPU_LOG,
+      `${JSON.stringify({ rec: 'file', file, cpu: (user + system) / 1e6, wall: (performance.now() - began) / 1e3, pid: process.pid, at: Date.now() / 1e3 })}\n`,
+    );
   },
 };
