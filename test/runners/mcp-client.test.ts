@@ -65,8 +65,14 @@ describe('MCP servers as plugins', function () {
   this.timeout(20_000);
   let host: Host;
 
+  // One host for the describe, its servers ~0.55 s of CPU apiece to start: beside them, a server
+  // that cannot start; the last test closes it.
   before(async () => {
-    host = await hostWith([fixture('fixture', { timeoutMs: 3000 }), fixture('quick', { timeoutMs: 300 })]);
+    host = await hostWith([
+      fixture('fixture', { timeoutMs: 3000 }),
+      fixture('quick', { timeoutMs: 300 }),
+      { name: 'missing', mcp: { command: join(FIXTURES, 'mcp', 'no-such-server') } },
+    ]);
   });
   after(() => host.close());
 
@@ -157,6 +163,31 @@ describe('MCP servers as plugins', function () {
     );
     expect(after).to.not.equal(before);
     expect(await host.call('fixture_echo', { text: 'back' })).to.include({ isError: false, content: 'back' });
+  });
+
+  it('fails only the plugin whose server cannot start, naming it', () => {
+    const missing = host.plugins().find((p) => p.name === 'missing')!;
+    expect(missing.status).to.equal('failed');
+    expect(missing.error!.code, missing.error!.message).to.equal('RH_ERR_MCP_CONNECT');
+    expect(missing.error!.message).to.include("'missing'");
+    expect(host.plugins().find((p) => p.name === 'fixture')!.status).to.equal('loaded');
+  });
+
+  // Last: it closes the describe's host (the `after` hook's close is then a no-op).
+  it('ends every server process on close, including one restarted after a crash', async () => {
+    const first = await serverPid(host, 'fixture_stats');
+    expect(await host.call('fixture_die', {})).to.include({ code: 'crashed' });
+    const pids = [
+      await until(
+        async () => ((await host.call('fixture_stats', {})).isError ? undefined : serverPid(host, 'fixture_stats')),
+        { message: 'a restart' },
+      ),
+      await serverPid(host, 'quick_stats'),
+    ];
+    expect(pids[0]).to.not.equal(first);
+    for (const pid of pids) expect(alive(pid)).to.equal(true);
+    await host.close();
+    await until(() => pids.every((pid) => !alive(pid)), { message: 'every server to exit' });
   });
 });
 
@@ -287,33 +318,5 @@ describe('MCP servers as plugins: failures and lifetime', function () {
     } finally {
       await host.close();
     }
-  });
-
-  // One host for both: each MCP fixture server is ~0.55 s of CPU to start, and the servers that
-  // load beside the one that cannot are the ones close must end.
-  it('fails only the plugin whose server cannot start, naming it; ends every server process on close, including one restarted after a crash', async () => {
-    const host = await hostWith([
-      { name: 'missing', mcp: { command: join(FIXTURES, 'mcp', 'no-such-server') } },
-      fixture('a'),
-      fixture('b'),
-    ]);
-    const [missing, a, b] = host.plugins();
-    expect(missing!.status).to.equal('failed');
-    expect(missing!.error!.code, missing!.error!.message).to.equal('RH_ERR_MCP_CONNECT');
-    expect(missing!.error!.message).to.include("'missing'");
-    expect(a!.status).to.equal('loaded');
-    expect(b!.status).to.equal('loaded');
-    const first = await serverPid(host, 'a_stats');
-    expect(await host.call('a_die', {})).to.include({ code: 'crashed' });
-    const pids = [
-      await until(async () => ((await host.call('a_stats', {})).isError ? undefined : serverPid(host, 'a_stats')), {
-        message: 'a restart',
-      }),
-      await serverPid(host, 'b_stats'),
-    ];
-    expect(pids[0]).to.not.equal(first);
-    for (const pid of pids) expect(alive(pid)).to.equal(true);
-    await host.close();
-    await until(() => pids.every((pid) => !alive(pid)), { message: 'every server to exit' });
   });
 });
