@@ -12,16 +12,37 @@ import { openTerminal, type Terminal } from './terminal.ts';
 /** Colour as a terminal would have it: the test runner's own NO_COLOR / FORCE_COLOR do not leak in. */
 const COLOUR = { NO_COLOR: '', FORCE_COLOR: '' };
 const SGR = /\u001b\[[0-9;]*m/;
+const MARKDOWN = '# Plan\n\nThe **key** step:\n\n- one `x`\n- two\n\n```js\nconst n = 42; // why\n```\n';
+
+/** Asks for the MARKDOWN answer at the prompt and checks how it shows, coloured or not. */
+async function expectMarkdown(term: Terminal, colour: boolean): Promise<void> {
+  term.type('plan');
+  term.press('Enter');
+  await term.waitFor(/const n = 42/);
+  const screen = term.screen();
+  expect(screen).to.contain('The key step:').and.contain('• one x').and.contain('• two');
+  expect(screen).not.to.contain('**key**');
+  expect(screen).to.match(/^Plan$/m);
+  if (!colour) expect(term.raw()).not.to.match(SGR);
+  else {
+    expect(term.raw()).to.contain('\u001b[1mkey\u001b[22m');
+    expect(term.raw()).to.contain('\u001b[33m42\u001b[39m'); // a number in the code block
+    expect(term.raw()).to.contain('\u001b[35mconst\u001b[39m'); // a keyword
+  }
+}
 
 describe('rousseau-host start on a terminal (REPL)', function () {
   this.timeout(40_000);
   let term: Terminal | undefined;
   afterEach(() => term?.close());
 
-  it('shows a slow call as one line updated in place: a progress bar while it runs, then its result', async () => {
+  // The answer without colour is checked in this session, itself under NO_COLOR: a terminal of its
+  // own is a CLI process (~0.4 s of CPU).
+  it('shows a slow call as one line updated in place: a progress bar while it runs, then its result; renders the answer as markdown without colour under NO_COLOR', async () => {
     const { tmp, script } = workspace([
       { text: 'Counting.', toolCalls: [{ name: 'slow', input: { ms: 400 } }] },
       { text: 'Counted.' },
+      { text: MARKDOWN },
     ]);
     try {
       term = openTerminal(['start', '--replay', script], { cwd: tmp.dir, env: { ...NO_KEYS, NO_COLOR: '1' } });
@@ -35,6 +56,8 @@ describe('rousseau-host start on a terminal (REPL)', function () {
       expect(screen).to.match(/✓ slow \{"ms":400\} {2}\d+ ms {2}counted to 10/);
       expect(screen.match(/slow \{"ms":400\}/g), screen).to.have.length(1);
       expect(screen).to.contain('[end_turn: 2 turn(s), 1 tool call(s)]');
+      await term.waitFor(/you> /, 2);
+      await expectMarkdown(term, false);
       term.press('C-d');
       expect(await term.exited()).to.equal(0);
     } finally {
@@ -106,35 +129,16 @@ describe('rousseau-host start on a terminal (REPL)', function () {
     }
   });
 
-  it('renders the answer as markdown in colour on a terminal, and without colour under NO_COLOR', async () => {
-    const answer = '# Plan\n\nThe **key** step:\n\n- one `x`\n- two\n\n```js\nconst n = 42; // why\n```\n';
-    for (const noColour of [false, true]) {
-      const { tmp, script } = workspace([{ text: answer }]);
-      try {
-        term = openTerminal(['start', '--replay', script], {
-          cwd: tmp.dir,
-          env: { ...NO_KEYS, ...COLOUR, ...(noColour ? { NO_COLOR: '1' } : {}) },
-        });
-        await term.waitFor(/you> /);
-        term.type('plan');
-        term.press('Enter');
-        await term.waitFor(/const n = 42/);
-        const screen = term.screen();
-        expect(screen).to.contain('The key step:').and.contain('• one x').and.contain('• two');
-        expect(screen).not.to.contain('**key**');
-        expect(screen).to.match(/^Plan$/m);
-        if (noColour) expect(term.raw()).not.to.match(SGR);
-        else {
-          expect(term.raw()).to.contain('\u001b[1mkey\u001b[22m');
-          expect(term.raw()).to.contain('\u001b[33m42\u001b[39m'); // a number in the code block
-          expect(term.raw()).to.contain('\u001b[35mconst\u001b[39m'); // a keyword
-        }
-        term.press('C-d');
-        expect(await term.exited()).to.equal(0);
-      } finally {
-        term?.close();
-        tmp.cleanup();
-      }
+  it('renders the answer as markdown in colour on a terminal', async () => {
+    const { tmp, script } = workspace([{ text: MARKDOWN }]);
+    try {
+      term = openTerminal(['start', '--replay', script], { cwd: tmp.dir, env: { ...NO_KEYS, ...COLOUR } });
+      await term.waitFor(/you> /);
+      await expectMarkdown(term, true);
+      term.press('C-d');
+      expect(await term.exited()).to.equal(0);
+    } finally {
+      tmp.cleanup();
     }
   });
 });

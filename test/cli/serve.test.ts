@@ -57,14 +57,13 @@ async function startServe(dir: string, args: string[] = []): Promise<Served> {
   };
 }
 
-async function connect(url: string): Promise<Client> {
+async function connect(url: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'serve-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    }),
-  );
-  return client;
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+  });
+  await client.connect(transport);
+  return { client, transport };
 }
 
 const auditOf = (dir: string) => {
@@ -85,15 +84,19 @@ describe('rousseau-host serve', function () {
     t.cleanup();
   });
 
-  it('on SIGTERM answers the call in flight, refuses new connections, audits the call and exits 0; the token is nowhere', async () => {
+  // A `serve` costs ~1 s of CPU to start: the startup options (--host-id here, --host below) are
+  // checked on the servers the shutdown tests start, not on servers of their own.
+  it('on SIGTERM answers the call in flight, refuses new connections, audits the call and exits 0; the token is nowhere; --host-id marks session ids and audit lines', async () => {
     project(t, { auth: { tokens: [{ name: 'ci', tokenEnv: 'RH_TEST_TOKEN' }] }, shutdownTimeoutMs: 20_000 });
-    // Debug logs: the most the server ever says, and still no token in it.
-    served = await startServe(t.dir, ['--log-level', 'debug']);
+    // Debug logs: the most the server ever says, and still no token in it. --host-id as the hosts
+    // behind a load balancer are started.
+    served = await startServe(t.dir, ['--log-level', 'debug', '--host-id', 'h2']);
     expect(served.stderr()).to.include('auth: bearer tokens (ci)');
     const wrong = 'wrong-token-8d1e4f0b2c7a95';
     const refused = await fetch(served.url, { method: 'POST', headers: { authorization: `Bearer ${wrong}` } });
     expect(refused.status).to.equal(401);
-    const client = await connect(served.url);
+    const { client, transport } = await connect(served.url);
+    expect(transport.sessionId).to.match(/^h2\./);
     const call = client.callTool({ name: 'slow', arguments: { ms: 3000, tag: 'finished after SIGTERM' } });
     // The call has reached the tool once its decision is in the audit file.
     await until(() => auditOf(t.dir).includes('"decision"'), { message: () => `the decision; ${served!.stderr()}` });
@@ -119,16 +122,20 @@ describe('rousseau-host serve', function () {
       .map((l) => JSON.parse(l) as { event: string; tool: string; code?: string; outcome?: string; caller?: string })
       .find((l) => l.event === 'call' && l.tool === 'slow');
     expect(line).to.deep.include({ outcome: 'ok', caller: 'ci' });
+    expect(audit).to.match(/"host":"h2","event":"call"/);
     for (const token of [TOKEN, wrong]) {
       expect(audit).to.not.include(token);
       expect(served.stderr()).to.not.include(token);
     }
   });
 
-  it('cancels a call still running at serve.shutdownTimeoutMs, audits it as cancelled and exits 0', async () => {
-    project(t, { auth: { tokens: [{ name: 'ci', tokenEnv: 'RH_TEST_TOKEN' }] }, shutdownTimeoutMs: 300 });
-    served = await startServe(t.dir);
-    const client = await connect(served.url);
+  it('cancels a call still running at serve.shutdownTimeoutMs, audits it as cancelled and exits 0; takes --host and --port over serve.host and serve.port, and says it serves loopback only without auth', async () => {
+    project(t, { host: '127.0.0.2', port: 1, shutdownTimeoutMs: 300 });
+    served = await startServe(t.dir, ['--host', '127.0.0.1']);
+    expect(served.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(served.url).to.not.include(':1/');
+    expect(served.stderr()).to.include('auth: none, loopback only');
+    const { client } = await connect(served.url);
     // The SDK client keeps trying to resume the stream of a call whose server went away: no answer to wait for.
     void client.callTool({ name: 'slow', arguments: { ms: 30_000, tag: 'never' } }).catch(() => {});
     await until(() => auditOf(t.dir).includes('"decision"'), { message: () => `the decision; ${served!.stderr()}` });
@@ -157,38 +164,13 @@ describe('rousseau-host serve', function () {
     expect(r.stderr).to.include('token "deploy"').and.include('RH_TEST_NOT_SET=$(openssl rand -hex 32)');
   });
 
-  it('takes --host and --port over serve.host and serve.port, and says it serves loopback only without auth', async () => {
-    project(t, { host: '127.0.0.2', port: 1 });
-    served = await startServe(t.dir, ['--host', '127.0.0.1']);
-    expect(served.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    expect(served.url).to.not.include(':1/');
-    expect(served.stderr()).to.include('auth: none, loopback only');
-    served.child.kill('SIGTERM');
-    expect(await served.exited).to.equal(0);
-  });
-
-  it('takes --host-id, as the hosts behind a load balancer are started: session ids and audit lines carry it', async () => {
-    project(t, { auth: { tokens: [{ name: 'ci', tokenEnv: 'RH_TEST_TOKEN' }] } });
-    served = await startServe(t.dir, ['--host-id', 'h2']);
-    const transport = new StreamableHTTPClientTransport(new URL(served.url), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    });
-    const client = new Client({ name: 'serve-test', version: '1.0.0' });
-    await client.connect(transport);
-    expect(transport.sessionId).to.match(/^h2\./);
-    await client.callTool({ name: 'slow', arguments: { ms: 1, tag: 'h2' } });
-    await client.close();
-    served.child.kill('SIGTERM');
-    expect(await served.exited, served.stderr()).to.equal(0);
-    expect(auditOf(t.dir)).to.match(/"host":"h2","event":"call"/);
-    const bad = await runCli(['serve', '--port', '0', '--host-id', 'h2/x'], { cwd: t.dir });
-    expect(bad.code).to.equal(2);
-    expect(bad.stderr).to.include('--host-id');
-  });
-
-  it('is a usage error for a port that is no number', async () => {
+  it('is a usage error for a port that is no number, and for a --host-id that is no id', async () => {
     const r = await runCli(['serve', '--port', 'eighty'], { cwd: t.dir });
     expect(r.code).to.equal(2);
     expect(r.stderr).to.include('--port takes a port number');
+    project(t, { auth: { tokens: [{ name: 'ci', tokenEnv: 'RH_TEST_TOKEN' }] } });
+    const bad = await runCli(['serve', '--port', '0', '--host-id', 'h2/x'], { cwd: t.dir });
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include('--host-id');
   });
 });
