@@ -2,6 +2,7 @@
 // every imported module). index.js, the worker and the built-ins share one copy of the core (code
 // splitting); the CLI has its own (see below).
 // Dependencies stay external: plugins resolve `typebox` to the same installed copy the host uses.
+// The MCP SDK, a development dependency, is bundled into dist/vendor/mcp-sdk/ (below).
 // Built-in plugins import `rousseau-host` like any plugin; here that resolves to the contract helpers.
 //
 // The bundle is written beside dist/ and swapped in whole, so a process running the CLI never sees
@@ -99,6 +100,38 @@ const typeboxFromVendor = {
 };
 const TYPEBOX_SUBPATHS = ['', 'compile', 'error', 'format', 'guard', 'schema', 'system', 'type', 'value'];
 
+// The MCP SDK from ~230 ES modules (its own, zod's, ajv's) cost `start --mcp` and `serve` ~0.26 s of
+// CPU and ~0.28 s of wall a start on a 2-core VM (`import('@modelcontextprotocol/sdk/server/index.js')`
+// alone: 0.47 s of CPU, 0.21 bundled), most of it the loader resolving, reading and linking file after
+// file. Bundled once into dist/vendor/mcp-sdk/, one file per subpath the host imports and the chunks
+// they share; the host's bundles import them by the package's own name, as typebox above. Installing
+// the host no longer pulls the SDK's ~270 packages (express, hono, ajv, zod...), none of which it
+// runs. A build of its own: its CommonJS parts (ajv, cross-spawn) need a `require` (the banner), which
+// the host's chunks, a worker's among them, are better without. Not minified: no worker loads it,
+// and its stack frames stay readable.
+const MCP_SDK_SUBPATHS = [
+  'client/index',
+  'client/stdio',
+  'client/streamableHttp',
+  'server/index',
+  'server/requestBody',
+  'server/streamableHttp',
+  'shared/mediaType',
+  'shared/protocol',
+  'types',
+];
+const mcpSdkFromVendor = {
+  name: 'mcp-sdk-from-vendor',
+  setup(build) {
+    build.onResolve({ filter: /^@modelcontextprotocol\/sdk\// }, ({ path }) => {
+      const sub = path.slice('@modelcontextprotocol/sdk/'.length).replace(/\.js$/, '');
+      if (!MCP_SDK_SUBPATHS.includes(sub))
+        throw new Error(`build: ${path} is not bundled into dist/vendor/mcp-sdk: add it to MCP_SDK_SUBPATHS`);
+      return { path: `rousseau-host/vendor/mcp-sdk/${sub}.mjs`, external: true };
+    });
+  },
+};
+
 const started = Date.now();
 const staging = `${dist}.${process.pid}`;
 await build({
@@ -114,6 +147,25 @@ await build({
   target: 'node20',
   logLevel: 'warning',
 });
+const mcpSdk = await build({
+  absWorkingDir: root,
+  entryPoints: Object.fromEntries(MCP_SDK_SUBPATHS.map((sub) => [sub, `@modelcontextprotocol/sdk/${sub}.js`])),
+  outdir: join(staging, 'vendor', 'mcp-sdk'),
+  outExtension: { '.js': '.mjs' },
+  chunkNames: 'chunks/[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  banner: {
+    js: "import { createRequire as __rhCreateRequire } from 'node:module'; const require = __rhCreateRequire(import.meta.url);",
+  },
+  metafile: true,
+  logLevel: 'warning',
+});
+// Their licenses ask for their notices in every copy.
+writeFileSync(join(staging, 'vendor', 'mcp-sdk', 'THIRD_PARTY_LICENSES.md'), thirdPartyLicenses(mcpSdk.metafile));
 // The bundle's types are typebox's own: each subpath re-exports the installed typebox's declarations
 // (a dependency of this package, so a consumer's TypeScript finds it from here).
 for (const sub of TYPEBOX_SUBPATHS) {
@@ -133,7 +185,7 @@ const hostBuild = {
   platform: 'node',
   target: 'node20',
   external,
-  plugins: [typeboxFromVendor],
+  plugins: [typeboxFromVendor, mcpSdkFromVendor],
   alias: { 'rousseau-host': './core/contract.ts' },
   sourcemap: 'linked',
   logLevel: 'warning',
@@ -169,3 +221,23 @@ const old = `${dist}.old.${process.pid}`;
 if (existsSync(dist)) renameSync(dist, old);
 renameSync(staging, dist);
 rmSync(old, { recursive: true, force: true });
+
+/** Each package whose files a build took, with its license text. */
+function thirdPartyLicenses(metafile) {
+  const packages = new Map();
+  for (const input of Object.keys(metafile.inputs)) {
+    const at = input.lastIndexOf('node_modules/');
+    if (at === -1) continue;
+    const [scope, name] = input.slice(at + 'node_modules/'.length).split('/');
+    const pkg = scope.startsWith('@') ? `${scope}/${name}` : scope;
+    packages.set(pkg, join(root, input.slice(0, at), 'node_modules', pkg));
+  }
+  let text = '# Third-party licenses\n\nThe files in this folder bundle code of these packages.\n';
+  for (const [name, dir] of [...packages].sort(([a], [b]) => a.localeCompare(b))) {
+    const { version, license } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    const file = readdirSync(dir).find((f) => /^licen[cs]e(\.md|\.txt)?$/i.test(f));
+    if (!file) throw new Error(`build: ${name} is bundled into dist/ but ships no license file to copy`);
+    text += `\n## ${name} ${version} (${license})\n\n${readFileSync(join(dir, file), 'utf8').trim()}\n`;
+  }
+  return text;
+}

@@ -2,9 +2,12 @@
 // `npm run pack` makes the two tarballs; in a temp dir outside the clone, the scaffolder runs from
 // its tarball (offline: it finds the host is not on the registry, and points the new plugin at the
 // host tarball packed with it), `npm install` and the plugin's own `npm test` pass, a separate
-// project installs the host, `rousseau-host add`s the plugin, and `tools` and `call` work there.
+// project installs the host, `rousseau-host add`s the plugin, and `tools`, `call` and `start --mcp`
+// work there (the MCP SDK is bundled in the host's dist/: the project installs no copy of it).
 // Every install comes from the npm cache first (--prefer-offline); nothing from this clone's
 // node_modules is linked or put on the PATH.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -98,5 +101,29 @@ describe('the author path outside the repo, from the packed tarballs', () => {
       isError: false,
       content: '6 words, 4 distinct\nbe: 2\nto: 2\nnot: 1\nor: 1',
     });
+
+    // Over MCP, from the installed bin: the client is this repo's SDK, the server the tarball's bundle.
+    expect(existsSync(join(project, 'node_modules', '@modelcontextprotocol'))).to.equal(false);
+    const client = new Client({ name: 'e2e', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [join(project, 'node_modules', 'rousseau-host', 'bin', 'rousseau-host.js'), 'start', '--mcp'],
+        cwd: project,
+        env: { PATH },
+        stderr: 'ignore',
+      }),
+    );
+    try {
+      const listed = await client.listTools();
+      expect(listed.tools.map((t) => t.name)).to.include('count_words');
+      const overMcp = await client.callTool({ name: 'count_words', arguments: { text: 'To be, or not to be' } });
+      expect(overMcp.isError ?? false).to.equal(false);
+      expect(overMcp.content).to.deep.equal([
+        { type: 'text', text: '6 words, 4 distinct\nbe: 2\nto: 2\nnot: 1\nor: 1' },
+      ]);
+    } finally {
+      await client.close();
+    }
   });
 });
