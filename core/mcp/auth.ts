@@ -9,7 +9,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { createRemoteJWKSet, errors as jose, type JWTPayload, jwtVerify } from 'jose';
+import type { JWTPayload } from 'jose';
 import type { ServeAuthConfig } from '../config-schema.ts';
 import { hostError, messageOf } from '../errors.ts';
 import type { Caller } from '../types.ts';
@@ -188,6 +188,8 @@ async function oauthVerifier(
   cooldownMs: number | undefined,
 ): Promise<OAuthVerifier> {
   const { issuer, audience } = config;
+  // Imported here, not at the top: jose is ~30 modules, and `serve` without OAuth never needs them.
+  const { createRemoteJWKSet, errors, jwtVerify } = await import('jose');
   const jwksUri = config.jwksUri ?? (await discoverJwksUri(issuer));
   const keys = createRemoteJWKSet(new URL(jwksUri), cooldownMs === undefined ? {} : { cooldownDuration: cooldownMs });
   return {
@@ -203,7 +205,7 @@ async function oauthVerifier(
           requiredClaims: ['exp'],
         }));
       } catch (error) {
-        const why = jwtProblem(error);
+        const why = jwtProblem(errors, error);
         // The issuer's keys could not be read: no fault of the token, and no reason to tell the client it is bad.
         if (why === undefined)
           throw hostError(
@@ -224,7 +226,7 @@ async function oauthVerifier(
 }
 
 /** Why jose refused a token, in words for the client; `undefined` when the fault is not the token's. */
-function jwtProblem(error: unknown): string | undefined {
+function jwtProblem(jose: typeof import('jose').errors, error: unknown): string | undefined {
   if (error instanceof jose.JWTExpired) return 'the token has expired';
   if (error instanceof jose.JWTClaimValidationFailed) {
     if (error.claim === 'iss') return 'the token was issued by another issuer';
