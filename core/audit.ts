@@ -329,6 +329,15 @@ const BLOCK_BYTES = 64 * 1024;
 const RUN_UNITS = 4096;
 
 /**
+ * Characters JSON leaves raw inside a string that readers other than a JSON parser end a line at
+ * (Python's `splitlines`, editors, a JS regex's `^`/`$` under the m flag): a caller's name or input
+ * holding one would be read as two lines. Outside a string a JSON text is ASCII, so each is written
+ * as its `\u` escape wherever it is, and the line parses to the same values.
+ */
+const SPLITTER = /[\u0085\u2028\u2029]/g;
+const SPLITTERS = ['\u0085', '\u2028', '\u2029'].map((c) => Buffer.from(c, 'utf8'));
+
+/**
  * A batch of lines as UTF-8, encoded run by run into one reused buffer as the lines are made:
  * building one string of a whole batch first and encoding that costs ten times more (flattening a
  * string of many pieces is slow), and more than the call the lines record.
@@ -339,6 +348,17 @@ class Block {
 
   /** `text`: whole lines, each ending in `\n`. */
   append(text: string): void {
+    const start = this.length;
+    this.write(text);
+    // All ASCII (as many bytes as units) holds none; otherwise the bytes are searched, natively.
+    if (this.length - start === text.length) return;
+    const written = this.bytes.subarray(start, this.length);
+    if (!SPLITTERS.some((splitter) => written.includes(splitter))) return;
+    this.length = start;
+    this.write(text.replace(SPLITTER, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  }
+
+  private write(text: string): void {
     // A UTF-16 unit takes at most 3 bytes of UTF-8 (a surrogate pair, 4 for 2 units).
     const room = text.length * 3;
     if (this.bytes.length - this.length < room) {

@@ -6,7 +6,8 @@
  * TypeScript compiler API, which TypeScript 7 no longer has). Every error names the file and the key.
  */
 import { existsSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, dirname, resolve, sep } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { Value } from 'typebox/value';
 import { HostConfigSchema, type HostConfig } from './config-schema.ts';
@@ -47,6 +48,12 @@ function parseJson<T>(file: string, content: string, located: (file: string, con
   }
 }
 
+/**
+ * The JavaScript configs this process has read, each with the CommonJS files (packages aside) its
+ * reads brought into Node's require cache.
+ */
+const requiredBy = new Map<string, Set<string>>();
+
 /** Finds the config from `cwd` upward, or loads `configFile`. */
 export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?: string }): Promise<LoadedConfig> {
   const { cosmiconfig, defaultLoaders, getDefaultSearchPlaces } = await import('cosmiconfig');
@@ -73,6 +80,28 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
     const jiti = createJiti(import.meta.url, { moduleCache: false, interopDefault: true, alias: hostAliases() });
     return jiti.import(file, { default: true });
   };
+  // Node's loader keeps what it imported (a failure too) and would hand back the old text: the
+  // first read of a JavaScript config in a process is Node's, any later one jiti's, from the text
+  // now in the file, transpiled, with the ES modules it imports (jiti would leave an ES module to
+  // Node's loader), and the CommonJS files the config required before taken out of Node's cache.
+  // `add` and `remove` read back what they wrote, and an embedder's new host after an edit gets the
+  // policy the file says now.
+  const loadJs = async (file: string, content: string) => {
+    const cache = createRequire(import.meta.url).cache;
+    const required = requiredBy.get(file);
+    for (const id of required ?? []) delete cache[id];
+    const before = new Set(Object.keys(cache));
+    try {
+      if (!required) return await defaultLoaders['.js'](file, content);
+      const { createJiti } = requireJiti();
+      const jiti = createJiti(file, { moduleCache: false, interopDefault: true, alias: hostAliases() });
+      const exported = jiti.evalModule(content, { filename: file, async: false, forceTranspile: true });
+      return (exported as { default?: unknown } | null)?.default ?? exported;
+    } finally {
+      const added = Object.keys(cache).filter((id) => !before.has(id) && !id.includes(`${sep}node_modules${sep}`));
+      requiredBy.set(file, new Set([...(required ?? []), ...added]));
+    }
+  };
   const searchPlaces = [
     ...getDefaultSearchPlaces(MODULE),
     ...['mts', 'cts', 'json', 'yaml', 'yml'].map((ext) => `${MODULE}.config.${ext}`),
@@ -85,6 +114,9 @@ export async function loadConfig({ cwd, configFile }: { cwd: string; configFile?
       '.yaml': (file, content) => defaultLoaders['.yaml'](file, boundedText(file, content)),
       '.yml': (file, content) => defaultLoaders['.yml'](file, boundedText(file, content)),
       noExt: (file, content) => defaultLoaders.noExt(file, boundedText(file, content)),
+      '.js': loadJs,
+      '.mjs': loadJs,
+      '.cjs': loadJs,
       '.ts': loadTs,
       '.mts': loadTs,
       '.cts': loadTs,

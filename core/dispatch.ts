@@ -96,6 +96,21 @@ export async function dispatch(
 }
 
 /**
+ * A call the host ends before its stages, made at `started` (one cancelled while its tool was still
+ * loading): it ends as every call does, with its `call` line (no decision: it never reached the
+ * policy) and the call-end listeners told.
+ */
+export function endBeforeStages(
+  env: DispatchEnv,
+  name: string,
+  given: CallOptions | undefined,
+  failure: Failed,
+  started: number,
+): CallResult {
+  return new Call(env, name, new OwnCallOptions(given), started).finish(failure);
+}
+
+/**
  * One call on its way through the stages: its identity, and what its `call` audit line and its
  * `durationMs` are made of. It is also what the guarded run asks `ctx.authorize` questions through.
  */
@@ -104,7 +119,7 @@ class Call implements GuardedCall {
   readonly name: string;
   readonly options: CallOptions;
   readonly id: string;
-  readonly started = performance.now();
+  readonly started: number;
   /** Set once the tool is found. */
   tool?: RegisteredTool;
   /** Set once the policy has decided. */
@@ -116,11 +131,12 @@ class Call implements GuardedCall {
   /** The call's span, when tracing is on. */
   span?: Span;
 
-  constructor(env: DispatchEnv, name: string, options: CallOptions) {
+  constructor(env: DispatchEnv, name: string, options: CallOptions, started = performance.now()) {
     this.env = env;
     this.name = name;
     this.options = options;
     this.id = options.callId ?? nextCallId();
+    this.started = started;
   }
 
   authorize(input: unknown, signal: AbortSignal): Promise<Authorization> {

@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, validateConfig } from './config.ts';
 import type { HostConfig } from './config-schema.ts';
-import { type ApproveFn, type DispatchEnv, decide, dispatch } from './dispatch.ts';
+import { type ApproveFn, type DispatchEnv, decide, dispatch, endBeforeStages } from './dispatch.ts';
 import { hostError, messageOf, type ResultCode } from './errors.ts';
 import { loadPlugins } from './loader.ts';
 import { defaultHostId, hostIdProblem } from './identity.ts';
@@ -268,12 +268,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     const started = performance.now();
     await registeredTool(tool, callOptions?.signal);
     if (callOptions?.signal?.aborted && !registry.get(tool) && !closing.signal.aborted) {
-      return {
-        isError: true,
-        code: 'cancelled',
-        content: `The call to "${tool}" was cancelled while the plugins were still loading.`,
-        durationMs: performance.now() - started,
-      };
+      const content = `The call to "${tool}" was cancelled while the plugins were still loading.`;
+      return endBeforeStages(env, tool, callOptions, { ok: false, code: 'cancelled', content }, started);
     }
     return closing.signal.aborted ? closedResult() : dispatch(env, tool, input, callOptions);
   }

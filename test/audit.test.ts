@@ -335,6 +335,35 @@ describe('audit trail', () => {
     await sink.close();
   });
 
+  it('a line holds no character a reader splits lines on (U+2028, U+2029, U+0085): in the input, a caller, a session, a record', async () => {
+    // JSON leaves these raw inside strings; Python's splitlines, editors and a JS regex's m flag
+    // end a line at them, and the caller chooses both the input and (over HTTP) its own name.
+    const breaks = 'a\u2028{"event":"call"}\u2029b\u0085c';
+    const h = await host();
+    await h.call('open_echo', JSON.stringify({ text: breaks }), {
+      callId: `c-${breaks}`,
+      sessionId: `s-${breaks}`,
+      caller: { name: `who-${breaks}`, scopes: [], via: 'token' },
+    });
+    await h.close();
+    const sink = createAuditSink(file);
+    sink.write({ event: 'plugin', plugin: `p-${breaks}` });
+    await sink.close();
+    const text = readFileSync(file, 'utf8');
+    expect(text).to.not.match(/[\u0085\u2028\u2029]/);
+    const lines = text.split(/\r\n|[\n\r\u0085\u2028\u2029]/).filter(Boolean);
+    const parsed = lines.map((l) => JSON.parse(l) as Line);
+    expect(parsed.map((l) => l.event)).to.deep.equal(['decision', 'call', 'plugin']);
+    expect(parsed[0]).to.include({
+      callId: `c-${breaks}`,
+      sessionId: `s-${breaks}`,
+      caller: `who-${breaks}`,
+      input: JSON.stringify({ text: breaks }),
+    });
+    expect(parsed[1]).to.include({ caller: `who-${breaks}` });
+    expect(parsed[2]).to.include({ plugin: `p-${breaks}` });
+  });
+
   it('a record that cannot be serialised is reported, and the records around it are written', async () => {
     const errors: string[] = [];
     const sink = createAuditSink(file, { onError: (e) => errors.push(e.message) });

@@ -214,6 +214,43 @@ describe('config', () => {
     expect(keyPath('/policy/deny/0/a~1b')).to.equal('policy.deny[0].a/b');
   });
 
+  it('a JavaScript config read again in the same process is read as the file now says, with what it imports', async () => {
+    // Node's loader keeps a module it imported: `add` and `remove` read the config they wrote back,
+    // and an embedder making a new host after an edit must not get the old policy.
+    const cases = [
+      [
+        'rousseau.config.mjs',
+        (n: number) =>
+          `import maxTurns from './turns.mjs';\nexport default { builtins: false, agent: { maxTurns }, policy: { deny: [{ tool: 't${n}' }] } };\n`,
+        'turns.mjs',
+        (n: number) => `export default ${n};\n`,
+      ],
+      [
+        'rousseau.config.cjs',
+        (n: number) =>
+          `module.exports = { builtins: false, agent: { maxTurns: require('./turns.cjs') }, policy: { deny: [{ tool: 't${n}' }] } };\n`,
+        'turns.cjs',
+        (n: number) => `module.exports = ${n};\n`,
+      ],
+    ] as const;
+    for (const [file, config, dependency, value] of cases) {
+      const dir = join(t.dir, file);
+      for (const n of [1, 2, 3]) {
+        t.write(join(file, dependency), value(n));
+        t.write(join(file, file), config(n));
+        const loaded = await loadConfig({ cwd: dir });
+        expect(loaded.config, `${file} #${n}`).to.deep.equal({
+          builtins: false,
+          agent: { maxTurns: n },
+          policy: { deny: [{ tool: `t${n}` }] },
+        });
+        const host = await createHost({ cwd: dir, audit: false, logLevel: 'error' });
+        expect(host.config.policy?.deny).to.deep.equal([{ tool: `t${n}` }]);
+        await host.close();
+      }
+    }
+  });
+
   it('imports jiti for a TypeScript config only: a JSON config, or none, starts without it', async function () {
     this.timeout(30_000);
     // NODE_DEBUG=module: Node names every CommonJS module it loads on stderr (jiti is one).

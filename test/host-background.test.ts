@@ -1,6 +1,7 @@
 // A host whose plugins load in the background (`loadInBackground`): it resolves before they are in,
 // tells each registration, and a call to a tool still loading waits for it, or for its cancellation.
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHost, type Host } from '../core/host.ts';
 import { FIXTURES, tempDir, until } from './helpers.ts';
@@ -25,7 +26,7 @@ describe('a host loading its plugins in the background', () => {
         ],
         policy: { default: 'allow' },
       },
-      audit: false,
+      audit: join(tmp.dir, 'audit.jsonl'),
       logLevel: 'error',
       loadInBackground: true,
     });
@@ -42,6 +43,16 @@ describe('a host loading its plugins in the background', () => {
     const call = host.call('late_echo', { text: 'x' }, { signal: controller.signal });
     setTimeout(() => controller.abort(), 100);
     expect(await call).to.include({ isError: true, code: 'cancelled' });
+    // It never reached the policy, as a call to an unknown tool does not: its one line says how it ended.
+    await host.auditWritten();
+    const lines = readFileSync(join(tmp.dir, 'audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map(({ event, tool, outcome, code }) => ({ event, tool, outcome, code }))).to.deep.equal([
+      { event: 'call', tool: 'late_echo', outcome: 'error', code: 'cancelled' },
+    ]);
+    expect(lines[0]!.durationMs).to.be.at.least(50);
   });
 
   it('tells the registration, then answers the call that waited, and is ready', async () => {

@@ -109,6 +109,9 @@ export type AgentEvent =
   | { type: 'turn_end'; turn: number; stopReason: StopReason; usage: Usage; costUsd?: number; session: UsageReport }
   | { type: 'error'; error: AgentError };
 
+/** The longest model call id the audit keeps as a call's id. */
+const MAX_AUDITED_CALL_ID = 256;
+
 /** The model's stop reasons in MCP's words, for `ctx.sample`'s answer. */
 const SAMPLE_STOP_REASON: Partial<Record<StopReason, string>> = { end_turn: 'endTurn', max_tokens: 'maxTokens' };
 
@@ -128,6 +131,8 @@ export class Agent {
   private readonly elicit: ElicitHandler | undefined;
   /** The usage of the run in progress: a tool's `ctx.sample` adds its model request to it. */
   private runUsage: Usage | undefined;
+  /** The model's call ids of this conversation, each audited once (`auditedId`). */
+  private readonly callIds = new Set<string>();
 
   constructor(options: AgentOptions) {
     this.host = options.host;
@@ -137,6 +142,7 @@ export class Agent {
     this.maxRepeatedFailures = options.maxRepeatedFailures ?? 3;
     this.sessionId = options.sessionId ?? crypto.randomUUID();
     if (options.messages) this.history.push(...options.messages);
+    for (const message of this.history) if (message.role === 'assistant') this.auditedIds(message);
     this.elicit = options.elicit;
     this.toolSet();
   }
@@ -297,10 +303,12 @@ export class Agent {
   ): Promise<{ results: ToolResult[]; repeated?: ToolResult }> {
     for (const call of message.toolCalls) emit({ type: 'tool_call', call, tool: tools.hostName(call.name) });
     const repeatedIds = new Set<string>();
+    const callIds = this.auditedIds(message);
     const results = await Promise.all(
-      message.toolCalls.map(async (call): Promise<ToolResult> => {
+      message.toolCalls.map(async (call, index): Promise<ToolResult> => {
+        const callId = callIds[index];
         const result = await this.host.call(tools.hostName(call.name), call.arguments, {
-          callId: call.id,
+          ...(callId === undefined ? {} : { callId }),
           sessionId: this.sessionId,
           onProgress: (progress) => emit({ type: 'tool_progress', call, progress }),
           sample: this.sample,
@@ -347,6 +355,20 @@ export class Agent {
   private report(usage: Usage): UsageReport {
     const { pricing } = this.provider;
     return { usage: { ...usage }, ...(pricing ? { costUsd: costOf(usage, pricing) } : {}) };
+  }
+
+  /**
+   * The call id each of the message's tool calls is audited under: the model's own, the first time
+   * this conversation sees it, or none (the host makes one) for an id it sent before, an empty one or
+   * one over 256 characters. The audit ties a call's lines together by their id, and the model
+   * chooses its ids: one on two calls would make either call's lines read as the other's.
+   */
+  private auditedIds(message: AssistantMessage): (string | undefined)[] {
+    return message.toolCalls.map(({ id }) => {
+      if (id === '' || id.length > MAX_AUDITED_CALL_ID || this.callIds.has(id)) return undefined;
+      this.callIds.add(id);
+      return id;
+    });
   }
 
   /** The model's view of the host's tools, projected again only when the host's list changes. */

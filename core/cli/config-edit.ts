@@ -88,8 +88,7 @@ export function removeEntry(file: string, text: string, module: string): Edit {
   if (arrays.length !== 1)
     return { reason: `it has ${arrays.length || 'no'} \`plugins\` arrays where one was expected` };
   const { open, close } = arrays[0]!;
-  const named = new RegExp(`^(?:${literal(module)}|\\{[^]*\\bmodule\\s*:\\s*${literal(module)}[^]*\\})$`);
-  const doomed = elements(text, code, open, close).filter((e) => named.test(text.slice(e.start, e.end)));
+  const doomed = elements(text, code, open, close).filter((e) => elementModule(text, code, e) === module);
   if (doomed.length === 0) return { reason: `no entry naming ${quote(module)} was found in its plugins array` };
   let out = text;
   for (const e of doomed.reverse()) {
@@ -242,10 +241,68 @@ function quote(text: string): string {
   return `'${escaped}'`;
 }
 
-/** A regex source matching `module` as a single- or double-quoted string. */
-function literal(module: string): string {
-  const escaped = module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  return `(?:'${escaped}'|"${escaped}")`;
+/**
+ * The module an element of the plugins array names, read as JavaScript reads it: a string literal,
+ * or the one after the object's own `module:` key (not a `module` deeper in its options, nor text
+ * in a comment or a string). Undefined for anything else, or a literal this does not read.
+ */
+function elementModule(
+  text: string,
+  code: boolean[],
+  { start, end }: { start: number; end: number },
+): string | undefined {
+  if (text[start] !== '{') return stringValue(text.slice(start, end));
+  // The object's own keys: its text with what is nested, and comments, left out.
+  let own = '';
+  const ownCode: boolean[] = [];
+  for (let i = start + 1; i < end - 1; i++) {
+    const nested = code[i] && PAIRS[text[i]!];
+    own += nested || (!code[i] && isInComment(text, code, i)) ? ' ' : text[i];
+    ownCode.push(code[i]!);
+    if (nested) i = matching(text, code, i);
+  }
+  const values = [];
+  let from = 0;
+  for (let i = 0; i <= own.length; i++) {
+    if (i < own.length && (own[i] !== ',' || !ownCode[i])) continue;
+    const entry = /^\s*(?:module|'module'|"module")\s*:\s*(.*?)\s*$/s.exec(own.slice(from, i));
+    if (entry) values.push(entry[1]!);
+    from = i + 1;
+  }
+  return values.length === 1 ? stringValue(values[0]!) : undefined;
+}
+
+const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', v: '\v' };
+
+/** The value of a single- or double-quoted JavaScript string literal; undefined for anything else. */
+function stringValue(literal: string): string | undefined {
+  const q = literal[0];
+  if ((q !== "'" && q !== '"') || literal.length < 2 || literal.at(-1) !== q) return undefined;
+  let out = '';
+  for (let i = 1; i < literal.length - 1; i++) {
+    const c = literal[i]!;
+    if (c === q || c === '\n' || c === '\r') return undefined; // not one literal
+    if (c !== '\\') {
+      out += c;
+      continue;
+    }
+    const e = literal[++i]!;
+    const hex = e === 'x' ? /^[\da-fA-F]{2}/ : e === 'u' ? /^(?:[\da-fA-F]{4}|\{[\da-fA-F]{1,6}\})/ : undefined;
+    if (hex) {
+      const digits = hex.exec(literal.slice(i + 1, -1))?.[0];
+      const point = digits === undefined ? Number.NaN : Number.parseInt(digits.replace(/[{}]/g, ''), 16);
+      if (!(point <= 0x10ffff)) return undefined;
+      out += String.fromCodePoint(point);
+      i += digits!.length;
+    } else if (ESCAPES[e]) out += ESCAPES[e];
+    else if (e === '0' && !/\d/.test(literal[i + 1]!)) out += '\0';
+    else if (/\d/.test(e))
+      return undefined; // a legacy octal escape
+    else if (e === '\r')
+      i += literal[i + 1] === '\n' ? 1 : 0; // a line continuation
+    else if (e !== '\n' && e !== '\u2028' && e !== '\u2029') out += e;
+  }
+  return out;
 }
 
 /** A JSON value written as a JS literal: keys bare where they can be, strings single-quoted. */

@@ -9,6 +9,7 @@ import type { ServerResponse } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from '../log.ts';
+import type { BoundedEventStore } from './event-store.ts';
 import { sessionTag } from './server.ts';
 
 export interface Session {
@@ -16,6 +17,8 @@ export interface Session {
   owner: string | undefined;
   server: Server;
   transport: StreamableHTTPServerTransport;
+  /** What the session sent, for a client that resumes: forgotten when it ends. */
+  events: BoundedEventStore;
   /** Requests (POST responses, GET streams) still open: a session serving one is not idle. */
   open: number;
   lastSeen: number;
@@ -119,6 +122,8 @@ export class HttpSessions {
     this.sessions.delete(id);
     // The id is the session's credential: logs name it by its tag, as the audit does.
     this.log.debug(`MCP HTTP session ${sessionTag(id)} closed: ${why}`);
+    // No client resumes an ended session: its events give their share of the server's budget back.
+    session.events.end();
     // Closing the server aborts the calls still running for it.
     void session.transport.close();
     void session.server.close();

@@ -31,7 +31,7 @@ import {
   protectedResourceMetadata,
 } from './auth.ts';
 import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
-import { BoundedEventStore } from './event-store.ts';
+import { BoundedEventStore, EventBudget } from './event-store.ts';
 import { HttpSessions, type Session } from './http-sessions.ts';
 import { createProbes, METRICS_PATH } from './probes.ts';
 import { authInfoOf, createMcpServer, watchToolChanges, withPlaces } from './server.ts';
@@ -98,6 +98,13 @@ const MCP_HTTP_EVENTS_PER_SESSION = 1000;
 /** And the characters of JSON those events may hold: 1,000 capped tool results would be 64 MiB a session. */
 const MCP_HTTP_EVENT_CHARS_PER_SESSION = 4 * 1024 * 1024;
 
+/**
+ * And the characters every session's events may hold together: 100 sessions (the default, a
+ * quarter of them one caller's) of 4 Mi each would be 400 Mi characters, up to 800 MiB of strings,
+ * that callers fill by calling tools with large results.
+ */
+const MCP_HTTP_EVENT_CHARS = 64 * 1024 * 1024;
+
 /** The `retry` an SSE stream suggests: how soon a client whose stream broke reconnects. */
 const MCP_HTTP_RETRY_MS = 1000;
 
@@ -120,6 +127,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
     max: maxSessions,
     maxPerCaller: opts.maxSessionsPerCaller ?? Math.max(1, Math.floor(maxSessions / 4)),
   });
+  const events = new EventBudget(MCP_HTTP_EVENT_CHARS);
   const limitsConfig = opts.limits ?? host.config.serve?.limits;
   const limits = limitsConfig ? new CallerLimits(limitsConfig) : undefined;
   const metricsGrant = opts.metrics ?? host.config.serve?.metrics;
@@ -288,13 +296,15 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       askClient: opts.askClient ?? true,
       ...(caller ? { caller } : {}),
     });
+    const eventStore = new BoundedEventStore(MCP_HTTP_EVENTS_PER_SESSION, MCP_HTTP_EVENT_CHARS_PER_SESSION, events);
     const session: Session = {
       owner,
       server,
+      events: eventStore,
       transport: new StreamableHTTPServerTransport({
         // The host id first: a load balancer routes the session's requests back here by it.
         sessionIdGenerator: () => `${host.hostId}.${randomUUID()}`,
-        eventStore: new BoundedEventStore(MCP_HTTP_EVENTS_PER_SESSION, MCP_HTTP_EVENT_CHARS_PER_SESSION),
+        eventStore,
         retryInterval: MCP_HTTP_RETRY_MS,
         onsessioninitialized: (sid) => {
           releasePlace();
@@ -310,6 +320,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       releasePlace();
       // Not initialized: nothing will ever reach this server again.
       if (session.transport.sessionId === undefined) {
+        eventStore.end();
         void session.transport.close();
         void server.close();
       }

@@ -9,11 +9,7 @@ import type { Sandbox } from './sandbox.ts';
 
 export const MAX_TIMEOUT_MS = 600_000;
 
-export function createBashTool(
-  groups: ProcessGroups,
-  sandbox: Sandbox,
-  boundary: Pick<ShellOptions, 'network' | 'writable'>,
-) {
+export function createBashTool(groups: ProcessGroups, sandbox: Sandbox, boundary: Boundary) {
   return defineTool({
     name: 'bash',
     description: [
@@ -100,11 +96,17 @@ function statusLine(r: RunResult, timeoutMs: number, killAfter: number): string 
   return lines.join('\n');
 }
 
+type Boundary = Pick<ShellOptions, 'network' | 'filesystem' | 'writable' | 'readOnly'>;
+
 /** What the model (and `tools` output) is told of the sandbox: what a command can and cannot reach. */
-function sandboxLine(sandbox: Sandbox, { network, writable }: Pick<ShellOptions, 'network' | 'writable'>): string {
+function sandboxLine(sandbox: Sandbox, { network, filesystem, writable, readOnly }: Boundary): string {
   const net = network ? '' : ' There is no network but loopback.';
   if (sandbox.kind === 'bwrap') {
-    return `Sandbox (bubblewrap): the command sees only its own processes; the filesystem is read-only except the workspace, the temp directory${writable.map((p) => `, ${p}`).join('')}.${net}`;
+    const files =
+      filesystem === 'open'
+        ? 'the filesystem is not restricted'
+        : `the filesystem is read-only except the workspace${readOnly.length ? ` (but ${readOnly.join(', ')})` : ''}, the temp directory${writable.map((p) => `, ${p}`).join('')}`;
+    return `Sandbox (bubblewrap): the command sees only its own processes; ${files}.${net}`;
   }
   if (sandbox.kind === 'unshare')
     return `Sandbox (unshare): the command sees only its own processes; the filesystem is not restricted.${net}`;

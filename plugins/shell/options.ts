@@ -52,6 +52,11 @@ export const ShellOptions = Type.Object(
       description:
         'With filesystem "workspace": absolute paths commands may write besides the workspace and the temp directory (e.g. "/home/me/.npm").',
     }),
+    readOnly: Type.Array(Type.String({ pattern: '^[^/]', minLength: 1 }), {
+      default: ['.git', '.rousseau'],
+      description:
+        'With filesystem "workspace": paths in the workspace (relative to it) that commands may not write, even where `writable` says otherwise. .git by default: a hook or a core.fsmonitor written there would run outside the sandbox at the next git command; .rousseau holds the audit trail.',
+    }),
   },
   { additionalProperties: false },
 );

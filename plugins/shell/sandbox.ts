@@ -18,7 +18,7 @@
  */
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { ShellOptions } from './options.ts';
 
 export type SandboxKind = 'bwrap' | 'unshare';
@@ -54,6 +54,7 @@ interface Boundary {
   workspace: string;
   filesystem: 'open' | 'workspace';
   writable: readonly string[];
+  readOnly: readonly string[];
   network: boolean;
 }
 
@@ -79,10 +80,7 @@ function prefixOf(kind: SandboxKind, boundary: Boundary): string[] {
   ];
 }
 
-/** The host's state in the workspace: the audit trail (`log.audit`'s default), REPL sessions. */
-const HOST_STATE_DIR = '.rousseau';
-
-function isolation(kind: SandboxKind, { workspace, filesystem, writable, network }: Boundary): string[] {
+function isolation(kind: SandboxKind, { workspace, filesystem, writable, readOnly, network }: Boundary): string[] {
   const root = process.getuid?.() === 0;
   if (kind === 'bwrap') {
     return [
@@ -100,12 +98,11 @@ function isolation(kind: SandboxKind, { workspace, filesystem, writable, network
             workspace,
             workspace,
             ...writable.flatMap((path) => ['--bind-try', path, path]),
-            // The host's own state, its audit trail by default, stays read-only inside the writable
-            // workspace (and whatever `writable` says): a command could append forged lines to the
-            // trail, or empty it. After the binds above, so that none covers it.
-            '--ro-bind-try',
-            join(workspace, HOST_STATE_DIR),
-            join(workspace, HOST_STATE_DIR),
+            // `readOnly` stays so inside the writable workspace (and whatever `writable` says): the
+            // host's state (.rousseau: a command could forge lines of the audit trail, or empty
+            // it), and .git, whose hooks and config (core.fsmonitor) run at the user's next git
+            // command, outside any sandbox. After the binds above, so that none covers them.
+            ...readOnly.flatMap((path) => ['--ro-bind-try', join(workspace, path), join(workspace, path)]),
           ]),
       // After the binds, so that none (not even writable: ['/']) can cover the fresh /proc.
       '--dev',
@@ -206,10 +203,14 @@ function runTrial(kind: SandboxKind, prefix: string[], workspace: string): Promi
  * why); a sandbox named explicitly that does not work is an error.
  */
 export async function chooseSandbox(
-  options: Pick<ShellOptions, 'sandbox' | 'filesystem' | 'network' | 'writable'>,
+  options: Pick<ShellOptions, 'sandbox' | 'filesystem' | 'network' | 'writable' | 'readOnly'>,
   workspace: string,
 ): Promise<Sandbox> {
   const bounded = options.filesystem === 'workspace';
+  // A path that leads out of the workspace would be bound read-only over whatever it names there.
+  const outside = options.readOnly.find((path) => relative(workspace, join(workspace, path)).startsWith('..'));
+  if (outside !== undefined)
+    throw new Error(`readOnly "${outside}" is not in the workspace: name a path relative to it`);
   if (bounded && (options.sandbox === 'none' || options.sandbox === 'unshare')) {
     throw new Error(`filesystem: "workspace" needs bubblewrap, and sandbox is "${options.sandbox}"`);
   }
@@ -229,6 +230,7 @@ export async function chooseSandbox(
       workspace,
       filesystem: options.filesystem,
       writable: options.writable,
+      readOnly: options.readOnly,
       network: options.network,
     });
     const failure = await trial(kind, prefix, workspace);

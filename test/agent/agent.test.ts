@@ -1,8 +1,12 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHost } from '../../core/host.ts';
 import { Agent } from '../../core/agent/agent.ts';
 import { replayProvider, type ReplayTurn } from '../../core/agent/providers/replay.ts';
 import { projectTools } from '../../core/agent/tool-specs.ts';
 import type { Host } from '../../core/host.ts';
+import { FIXTURES, tempDir } from '../helpers.ts';
 import { kitHost, recorder } from './helpers.ts';
 
 describe('Agent', () => {
@@ -77,6 +81,68 @@ describe('Agent', () => {
       [true, 'invalid_input'],
       [true, 'tool_error'],
     ]);
+  });
+
+  it("audits the model's call ids only once each: an id the model sends again, or one over 256 characters, gets the host's", async () => {
+    // The model chooses its call ids, and the audit ties a call's lines together by them: one id
+    // on two calls would make either call's lines read as the other's.
+    const tmp = tempDir('rh-agent-ids-');
+    const audit = join(tmp.dir, 'audit.jsonl');
+    const audited = await createHost({
+      cwd: tmp.dir,
+      config: { builtins: false, plugins: [{ module: join(FIXTURES, 'plugins', 'kit.ts'), isolation: 'inline' }] },
+      audit,
+      logLevel: 'error',
+    });
+    try {
+      const long = 'x'.repeat(257);
+      const earlier = {
+        role: 'assistant' as const,
+        text: '',
+        toolCalls: [{ id: 'old', name: 'greet', arguments: '{}' }],
+      };
+      const agent = new Agent({
+        host: audited,
+        messages: [{ role: 'user', content: 'before' }, earlier],
+        provider: replayProvider({
+          script: {
+            turns: [
+              {
+                toolCalls: [
+                  { id: 'same', name: 'greet', input: { who: 'A' } },
+                  { id: 'same', name: 'greet', input: { who: 'B' } },
+                  { id: 'old', name: 'greet', input: { who: 'C' } },
+                  { id: long, name: 'greet', input: { who: 'D' } },
+                ],
+              },
+              { toolCalls: [{ id: 'same', name: 'greet', input: { who: 'E' } }] },
+              { text: 'done' },
+            ],
+          },
+        }),
+      });
+      await agent.run('go');
+      await audited.close();
+      const calls = readFileSync(audit, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { event: string; callId: string; input?: string })
+        .filter((l) => l.event === 'decision');
+      const ids = calls.map((l) => l.callId);
+      expect(calls.map((l) => l.input)).to.deep.equal(
+        ['A', 'B', 'C', 'D', 'E'].map((who) => `{"times":1,"who":"${who}"}`),
+      );
+      expect(ids[0]).to.equal('same');
+      expect(new Set(ids).size).to.equal(5);
+      expect(ids.slice(1)).to.not.include.members(['same', 'old', long]);
+      // The conversation keeps the model's own ids: its results answer the calls it made.
+      const results = agent.messages
+        .filter((m) => m.role === 'tool')
+        .flatMap((m) => (m.role === 'tool' ? m.results : []));
+      expect(results.map((r) => r.callId)).to.deep.equal(['same', 'same', 'old', long, 'same']);
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   it('stops at maxTurns', async () => {

@@ -75,4 +75,15 @@ describe('rousseau-host add / remove', () => {
     expect(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).to.equal(config);
     expect(readFileSync(join(project, 'package.json'), 'utf8')).not.to.include('rousseau-plugin-my-tool');
   });
+
+  it('remove NAME takes out the entry naming it, not another whose options name it too', async () => {
+    for (const name of ['a', 'b'])
+      tmp.write(`project/${name}.mjs`, `export default { name: '${name}', version: '0.1.0', tools: [] };`);
+    const config = (entries: string) => `export default { builtins: false, plugins: [${entries}] };\n`;
+    const first = "{ module: './a.mjs', options: { module: './b.mjs' } }";
+    tmp.write('project/rousseau.config.mjs', config(`${first}, './b.mjs'`));
+    const removed = await run(process.execPath, [BIN, 'remove', './b.mjs'], { cwd: project });
+    expect(removed.code, removed.stderr).to.equal(0);
+    expect(readFileSync(join(project, 'rousseau.config.mjs'), 'utf8')).to.equal(config(first));
+  });
 });

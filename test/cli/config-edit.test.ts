@@ -52,6 +52,31 @@ describe('config edit', () => {
     expect(addEntry('.rousseaurc.yaml', 'plugins: []\n', 'p')).to.have.property('reason');
   });
 
+  it('removes only the entries whose own module is the name: not one naming it deeper, and one written with escapes', () => {
+    const before =
+      "export default { plugins: [{ module: './a', options: { module: './b', note: \"module: './b'\" } }, './b'] };\n";
+    expect(text(removeEntry(TS, before, './b'))).to.equal(
+      "export default { plugins: [{ module: './a', options: { module: './b', note: \"module: './b'\" } }] };\n",
+    );
+    expect(text(removeEntry(TS, before, './a'))).to.equal("export default { plugins: ['./b'] };\n");
+    // What `add` wrote for a name with a quote, a backslash or a line break, `remove` finds.
+    for (const name of ["it's", 'back\\slash', 'two\nlines', 'é\u2028']) {
+      const empty = 'export default { plugins: [] };\n';
+      for (const entry of [name, { module: name, isolation: 'worker' }]) {
+        const added = text(addEntry(TS, empty, entry));
+        expect(text(removeEntry(TS, added, name)), name).to.equal(empty);
+      }
+    }
+    expect(text(removeEntry(TS, 'export default { plugins: ["\\u0070", "q"] };\n', 'p'))).to.equal(
+      'export default { plugins: ["q"] };\n',
+    );
+    const after = "export default { plugins: [{ options: { a: [1, ','] }, /* module: 'q', */ module: 'p' }, 'q'] };\n";
+    expect(text(removeEntry(TS, after, 'p'))).to.equal("export default { plugins: ['q'] };\n");
+    expect(text(removeEntry(TS, "export default { plugins: [{ /* module: 'p', */ module: 'x' }] };\n", 'p'))).to.match(
+      /refused: no entry naming 'p'/,
+    );
+  });
+
   it('adds the key to an exported object that has none', () => {
     expect(text(addEntry(TS, 'export default defineConfig({ builtins: false });\n', 'p'))).to.equal(
       "export default defineConfig({\n  plugins: ['p'], builtins: false });\n",

@@ -105,6 +105,45 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
     expect(trail).to.not.include('forged');
   });
 
+  it('bwrap, filesystem "workspace": .git stays read-only (a hook or core.fsmonitor would run outside at the next git command), unless readOnly leaves it out', async () => {
+    mkdirSync(join(tmp.dir, '.git', 'hooks'), { recursive: true });
+    writeFileSync(join(tmp.dir, '.git', 'config'), '[core]\n');
+    const command = `echo '[core] fsmonitor = "touch /tmp/owned"' >> .git/config; echo evil > .git/hooks/pre-commit; echo hi > ok.txt && cat ok.txt`;
+    configure({ sandbox: 'bwrap', filesystem: 'workspace', writable: [join(tmp.dir, '.git')] });
+    const r = await callUnderShell(tmp.dir, { command });
+    expect(JSON.parse(r.stdout).content, r.stderr).to.match(
+      /Read-only file system[\s\S]*Read-only file system[\s\S]*hi\n/,
+    );
+    expect(readFileSync(join(tmp.dir, '.git', 'config'), 'utf8')).to.equal('[core]\n');
+    expect(existsSync(join(tmp.dir, '.git', 'hooks', 'pre-commit'))).to.equal(false);
+
+    // A user who lets commands commit says so.
+    configure({ sandbox: 'bwrap', filesystem: 'workspace', readOnly: ['.rousseau'] });
+    const open = await callUnderShell(tmp.dir, {
+      command: 'echo ok > .git/hooks/pre-commit && cat .git/hooks/pre-commit',
+    });
+    expect(JSON.parse(open.stdout).content, open.stderr).to.equal('ok\n[exit code 0]');
+    // What the model is told, for this boundary and for the default one.
+    const described = async () => {
+      const tools = await runCliProcess(['tools', '--json'], { cwd: tmp.dir });
+      return (JSON.parse(tools.stdout) as { plugins: { tools: { name: string; description: string }[] }[] }).plugins
+        .flatMap((p) => p.tools)
+        .find((t) => t.name === 'bash')!.description;
+    };
+    expect(await described()).to.include(
+      'the filesystem is read-only except the workspace (but .rousseau), the temp directory.',
+    );
+    configure({ sandbox: 'bwrap' });
+    expect(await described()).to.include(
+      'Sandbox (bubblewrap): the command sees only its own processes; the filesystem is not restricted.',
+    );
+    const refused = await chooseSandbox(
+      { sandbox: 'bwrap', filesystem: 'workspace', network: true, writable: [], readOnly: ['../up'] },
+      tmp.dir,
+    ).catch((error: Error) => error.message);
+    expect(refused).to.equal('readOnly "../up" is not in the workspace: name a path relative to it');
+  });
+
   it('bwrap, filesystem "workspace": the workspace, the temp directory and `writable` are writable, the rest read-only; network: false leaves loopback only', async () => {
     mkdirSync(join(tmp.dir, 'sub'));
     // Outside the temp directory, which is writable anyway: a directory of the checkout's, removed after.
@@ -180,7 +219,7 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
     try {
       // filesystem "workspace" puts the workspace in the argv: a trial of its own, never one cached by another test.
       const sandbox = await chooseSandbox(
-        { sandbox: 'bwrap', filesystem: 'workspace', network: true, writable: [] },
+        { sandbox: 'bwrap', filesystem: 'workspace', network: true, writable: [], readOnly: [] },
         join(tmp.dir, 'bin'),
       );
       expect(sandbox.kind).to.equal('bwrap');
@@ -204,7 +243,7 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
     try {
       // network: false puts the unshare fallback's argv apart from the other tests' (a trial of its own).
       const sandbox = await chooseSandbox(
-        { sandbox: 'auto', filesystem: 'open', network: false, writable: [] },
+        { sandbox: 'auto', filesystem: 'open', network: false, writable: [], readOnly: [] },
         tmp.dir,
       );
       expect(sandbox.kind).to.equal('unshare');
@@ -216,7 +255,10 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
       expect(alive, 'the trial left processes running').to.deep.equal([]);
       // The failure is not kept: once bwrap works, the next load (a reload) uses it.
       process.env.PATH = path;
-      const again = await chooseSandbox({ sandbox: 'auto', filesystem: 'open', network: false, writable: [] }, tmp.dir);
+      const again = await chooseSandbox(
+        { sandbox: 'auto', filesystem: 'open', network: false, writable: [], readOnly: [] },
+        tmp.dir,
+      );
       expect(again.kind).to.equal('bwrap');
     } finally {
       process.env.PATH = path;
