@@ -15,12 +15,14 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
 export const BIN = join(ROOT, 'bin', 'rousseau-host.js');
 
-/** A fresh temp directory (real path), removed by `cleanup()`. */
-export function tempDir(prefix = 'rh-test-'): {
+export interface TempDir {
   dir: string;
   write(rel: string, text: string): string;
   cleanup(): void;
-} {
+}
+
+/** A fresh temp directory (real path), removed by `cleanup()`. */
+export function tempDir(prefix = 'rh-test-'): TempDir {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   return {
     dir,
@@ -31,6 +33,29 @@ export function tempDir(prefix = 'rh-test-'): {
       return file;
     },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Each test's own temp directory, made before it and removed after it (mocha's `beforeEach` and
+ * `afterEach` of the `describe` that calls this): the returned object is the current test's.
+ */
+export function tempDirPerTest(prefix?: string): TempDir {
+  let current: TempDir | undefined;
+  beforeEach(() => {
+    current = tempDir(prefix);
+  });
+  afterEach(() => current?.cleanup());
+  const now = () => {
+    if (!current) throw new Error('tempDirPerTest: its directory exists only while a test runs');
+    return current;
+  };
+  return {
+    get dir() {
+      return now().dir;
+    },
+    write: (rel, text) => now().write(rel, text),
+    cleanup: () => now().cleanup(),
   };
 }
 

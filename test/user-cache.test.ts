@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, statSync, symlinkSync } from 'node:fs
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { userCacheDir } from '../core/user-cache.ts';
-import { tempDir } from './helpers.ts';
+import { tempDirPerTest } from './helpers.ts';
 
 /** Runs `body` with these environment variables set (undefined: unset), then puts them back. */
 function withEnv<T>(env: Record<string, string | undefined>, body: () => T): T {
@@ -22,12 +22,7 @@ function withEnv<T>(env: Record<string, string | undefined>, body: () => T): T {
 }
 
 describe("userCacheDir: the user's own cache, or none", () => {
-  /** Each test's own temp dir, removed after it. */
-  let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => {
-    tmp = tempDir();
-  });
-  afterEach(() => tmp.cleanup());
+  const tmp = tempDirPerTest();
 
   it('makes <root>/<name> readable by its owner only, under RH_CACHE_DIR', () => {
     const root = join(tmp.dir, 'root');

@@ -6,15 +6,10 @@ import * as nodeModule from 'node:module';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { node22 } from '../../scripts/node22.ts';
-import { BIN, tempDir } from '../helpers.ts';
+import { BIN, tempDirPerTest } from '../helpers.ts';
 
 describe('bin/rousseau-host.js: the compile cache', function () {
-  /** Each test's own temp dir, removed after it. */
-  let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => {
-    tmp = tempDir();
-  });
-  afterEach(() => tmp.cleanup());
+  const tmp = tempDirPerTest();
 
   this.timeout(120_000); // the first run may install node@22 from npm's cache
 

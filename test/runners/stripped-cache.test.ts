@@ -16,7 +16,7 @@ import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { node22 } from '../../scripts/node22.ts';
-import { FIXTURES, tempDir } from '../helpers.ts';
+import { FIXTURES, type TempDir, tempDirPerTest } from '../helpers.ts';
 
 const SCRIPT = join(FIXTURES, 'stripped-cache', 'load.mjs');
 
@@ -48,12 +48,7 @@ const sameLength = (source: string, word: string, end = '\n') =>
   `${`export const word = '${word}';`.padEnd(source.length - end.length)}${end}`;
 
 describe('Node 22: TypeScript stripped once, kept by the hash of its text', function () {
-  /** Each test's own temp dir, removed after it. */
-  let tmp: ReturnType<typeof tempDir>;
-  beforeEach(() => {
-    tmp = tempDir();
-  });
-  afterEach(() => tmp.cleanup());
+  const tmp = tempDirPerTest();
 
   this.timeout(120_000); // the first run may install node@22 from npm's cache
 
@@ -75,7 +70,7 @@ describe('Node 22: TypeScript stripped once, kept by the hash of its text', func
   }
 
   /** A plugin folder whose plain.ts says the `word` its helper.ts exports; the helper's text. */
-  function wordPlugin(tmp: ReturnType<typeof tempDir>, word: string): string {
+  function wordPlugin(tmp: TempDir, word: string): string {
     const helper = `export const word: string = '${word}';\n`;
     tmp.write('package.json', '{ "name": "plugins", "type": "module" }');
     tmp.write('helper.ts', helper);
