@@ -1,7 +1,7 @@
 // What the CLI test files share (they are split so that they run in parallel beside each other):
 // the fixture plugins, and a fresh project per test.
 import { join } from 'node:path';
-import { FIXTURES, tempDir } from '../helpers.ts';
+import { FIXTURES, tempDir, tempDirPerTest } from '../helpers.ts';
 
 export const fixture = (name: string) => join(FIXTURES, 'plugins', name);
 
@@ -15,22 +15,14 @@ export interface Project {
 
 /** A temp dir with a package.json and no config. Registers the hooks that give each test of the enclosing `describe` its own project. */
 export function projectPerTest(): Project {
-  let t: ReturnType<typeof tempDir> | undefined;
-  beforeEach(() => {
-    t = tempDir();
-    t.write('package.json', '{"name":"cli-test"}');
-  });
-  afterEach(() => t?.cleanup());
-  const current = () => {
-    if (!t) throw new Error('the project exists only inside a test');
-    return t;
-  };
+  const t = tempDirPerTest();
+  beforeEach(() => t.write('package.json', '{"name":"cli-test"}'));
   return {
     get dir() {
-      return current().dir;
+      return t.dir;
     },
-    write: (rel, text) => current().write(rel, text),
-    config: (value) => current().write('rousseau.config.json', JSON.stringify(value)),
+    write: (rel, text) => t.write(rel, text),
+    config: (value) => t.write('rousseau.config.json', JSON.stringify(value)),
   };
 }
 
