@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { HostConfig } from '../../core/config-schema.ts';
 import { createHost, type Host } from '../../core/host.ts';
-import { FIXTURES } from '../helpers.ts';
+import { capturingLogger, FIXTURES } from '../helpers.ts';
 
 type PluginEntry = NonNullable<HostConfig['plugins']>[number];
 
@@ -28,7 +28,8 @@ export function auditCodes(file: string): string[] {
 
 /**
  * A host that allows every call, with these plugins (paths relative to test/fixtures/mcp); `config`
- * adds to its config or replaces its policy.
+ * adds to its config or replaces its policy. Its log is kept off the test output: the fixtures log at
+ * every level on purpose, and the tests read those lines where a client receives them.
  */
 export function allowingHost(
   plugins: PluginEntry[],
@@ -38,7 +39,7 @@ export function allowingHost(
   return createHost({
     cwd: join(FIXTURES, 'mcp'),
     audit,
-    logLevel: 'error',
+    logger: capturingLogger('error').logger,
     config: { builtins: false, plugins, policy: { default: 'allow' }, ...config },
   });
 }
