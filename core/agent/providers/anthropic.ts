@@ -28,6 +28,7 @@ import {
 } from '../messages.ts';
 import { modelParts } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
+import { streamIndex, turnSize } from './stream-limits.ts';
 
 export interface AnthropicOptions extends ProviderOptions {
   /** Default: `ANTHROPIC_API_KEY`. */
@@ -178,7 +179,9 @@ async function readStream(
   onText?: (delta: string) => void,
 ): Promise<ModelResponse> {
   const blocks: ({ kind: 'text'; text: string } | { kind: 'call'; call: ToolCall; json: string })[] = [];
+  const who = 'The Anthropic API';
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  const count = turnSize(who);
   let stopReason: StopReason = 'other';
   let finished = false;
   for await (const { data } of events) {
@@ -197,11 +200,14 @@ async function readStream(
         break;
       case 'content_block_start': {
         const b = e.content_block;
-        if (b?.type === 'text') blocks[e.index ?? blocks.length] = { kind: 'text', text: b.text ?? '' };
+        const at = streamIndex(who, e.index ?? blocks.length);
+        // The whole event: a block keeps its text, or its call's id, name and input.
+        count(data);
+        if (b?.type === 'text') blocks[at] = { kind: 'text', text: b.text ?? '' };
         else if (b?.type === 'tool_use') {
           const given =
             b.input && typeof b.input === 'object' && Object.keys(b.input).length ? JSON.stringify(b.input) : '';
-          blocks[e.index ?? blocks.length] = {
+          blocks[at] = {
             kind: 'call',
             call: { id: String(b.id), name: String(b.name), arguments: '' },
             json: given,
@@ -210,12 +216,16 @@ async function readStream(
         break;
       }
       case 'content_block_delta': {
-        const block = blocks[e.index ?? -1];
+        // A delta without an index belongs to no block.
+        const block = e.index === undefined ? undefined : blocks[streamIndex(who, e.index)];
         if (block?.kind === 'text' && e.delta?.type === 'text_delta' && e.delta.text) {
+          count(e.delta.text);
           block.text += e.delta.text;
           onText?.(e.delta.text);
-        } else if (block?.kind === 'call' && e.delta?.type === 'input_json_delta')
+        } else if (block?.kind === 'call' && e.delta?.type === 'input_json_delta') {
+          count(e.delta.partial_json);
           block.json += e.delta.partial_json ?? '';
+        }
         break;
       }
       case 'message_delta':

@@ -26,6 +26,7 @@ import {
 import { modelParts } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, postForJson, pricingFor, type ProviderOptions } from './http.ts';
 import { openaiEndpoint } from './openai.ts';
+import { streamIndex, turnSize } from './stream-limits.ts';
 
 export interface OpenAIResponsesOptions extends ProviderOptions {
   /** Default: `OPENAI_API_KEY`. Optional when a base URL is given. */
@@ -169,7 +170,9 @@ async function readStream(
   events: AsyncIterable<{ data: string }>,
   onText?: (delta: string) => void,
 ): Promise<ModelResponse> {
+  const who = 'The Responses API';
   const built: OutputItem[] = [];
+  const count = turnSize(who);
   for await (const { data } of events) {
     let e: StreamEvent;
     try {
@@ -180,18 +183,25 @@ async function readStream(
         `The Responses API sent an event that is not JSON: ${data.slice(0, 200)}`,
       );
     }
-    const at = e.output_index ?? -1;
     switch (e.type) {
       case 'response.output_item.added':
       case 'response.output_item.done':
-        if (e.item && at >= 0) built[at] = { ...e.item };
+        // An item without an index has no place in the output.
+        if (e.item && e.output_index !== undefined) {
+          count(data); // the whole event: the item is kept as it came
+          built[streamIndex(who, e.output_index)] = { ...e.item };
+        }
         break;
       case 'response.output_text.delta':
+        count(e.delta);
         if (e.delta) onText?.(e.delta);
         break;
       case 'response.function_call_arguments.delta': {
-        const item = built[at];
-        if (item?.type === 'function_call') item.arguments = (item.arguments ?? '') + (e.delta ?? '');
+        const item = e.output_index === undefined ? undefined : built[streamIndex(who, e.output_index)];
+        if (item?.type === 'function_call') {
+          count(e.delta);
+          item.arguments = (item.arguments ?? '') + (e.delta ?? '');
+        }
         break;
       }
       case 'response.completed':

@@ -24,6 +24,7 @@ import {
 } from '../messages.ts';
 import { imageOf } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
+import { streamIndex, turnSize } from './stream-limits.ts';
 
 export interface OpenAIOptions extends ProviderOptions {
   /** Default: `OPENAI_API_KEY`. Optional when a base URL is given (a local server needs none). */
@@ -191,9 +192,11 @@ async function readStream(
   events: AsyncIterable<{ data: string }>,
   onText?: (delta: string) => void,
 ): Promise<ModelResponse> {
+  const who = 'The OpenAI-compatible API';
   let text = '';
   const calls: { id: string; name: string; arguments: string }[] = [];
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  const count = turnSize(who);
   let finish: string | undefined;
   for await (const { data } of events) {
     if (data.trim() === '[DONE]') break;
@@ -221,13 +224,17 @@ async function readStream(
     const choice = chunk.choices?.[0];
     if (!choice) continue;
     if (choice.delta?.content) {
+      count(choice.delta.content);
       text += choice.delta.content;
       onText?.(choice.delta.content);
     }
     for (const fragment of choice.delta?.tool_calls ?? []) {
-      const index = fragment.index ?? calls.length;
+      const index = streamIndex(who, fragment.index ?? calls.length);
       const call = calls[index] ?? { id: '', name: '', arguments: '' };
       calls[index] = call;
+      count(fragment.id);
+      count(fragment.function?.name);
+      count(fragment.function?.arguments);
       if (fragment.id) call.id = fragment.id;
       if (fragment.function?.name) call.name += fragment.function.name;
       if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
