@@ -78,6 +78,14 @@ function eachLineCut(stream: PassThrough, onLine: (line: string) => void): void 
   });
 }
 const SEMVER = /^\d+\.\d+\.\d+/;
+/**
+ * The most tools, and characters of their definitions as JSON, the host takes from one server. A
+ * list is paged, each page bounded as a message is, but a server decides when it ends: pages added
+ * as they came filled the host's memory within a load timeout (pages of 200 small tools from a
+ * server on the same machine: the host's RSS at 720 MiB after 20 s). Public servers list tens of tools, a few hundred at most.
+ */
+const MAX_MCP_TOOLS = 1_000;
+const MAX_MCP_TOOL_LIST_CHARS = 16 * 1024 * 1024;
 /** JSON-RPC error code of the SDK's "Connection closed" (`ErrorCode.ConnectionClosed`). */
 const CONNECTION_CLOSED = -32000;
 /** The HTTP status a Streamable HTTP server answers for a session it does not know (after a restart). */
@@ -299,10 +307,20 @@ export function createMcpRunner(
       connection = connect();
       const { client } = await connection;
       const tools: McpTool[] = [];
+      let chars = 0;
       let cursor: string | undefined;
       do {
         const page = await client.listTools(cursor ? { cursor } : {}, { timeout: spec.loadTimeoutMs });
-        tools.push(...page.tools);
+        // Each page is bounded as a message; the list is the server's to end. An empty page counts
+        // as one tool, so a server that only ever sends cursors ends at the same bound.
+        chars += JSON.stringify(page.tools).length;
+        if (tools.push(...page.tools) + (page.tools.length ? 0 : 1) > MAX_MCP_TOOLS || chars > MAX_MCP_TOOL_LIST_CHARS)
+          throw hostError('RH_ERR_MCP_CONNECT', [
+            server.name,
+            chars > MAX_MCP_TOOL_LIST_CHARS
+              ? `its tool list passed ${thousands(MAX_MCP_TOOL_LIST_CHARS)} characters of JSON (${thousands(tools.length)} tools so far), the most the host takes from one server`
+              : `its tool list holds more than ${thousands(MAX_MCP_TOOLS)} tools, the most the host takes from one server`,
+          ]);
         cursor = page.nextCursor;
       } while (cursor);
 
