@@ -27,29 +27,39 @@ function hostile(mode: string): Promise<Host> {
 describe('MCP servers as plugins: a hostile server', function () {
   this.timeout(90_000);
 
+  /** The load error of the server in `mode`, and the tools the host then has. */
+  async function failedLoad(mode: string): Promise<{ code?: string; message: string; tools: unknown[] }> {
+    const host = await hostile(mode);
+    try {
+      const { error } = host.plugins()[0]!;
+      return { code: error?.code, message: error?.message ?? '(loaded)', tools: host.tools() as unknown[] };
+    } finally {
+      await host.close();
+    }
+  }
+
   // Each page was added to the list as it came, for as long as the load lasted: pages of 10 MiB
   // from a server on the same machine filled the host's memory well within a load timeout.
   it('refuses a tool list that goes on past 1,000 tools, naming the bound', async () => {
-    const host = await hostile('endless-list');
-    try {
-      const { error, tools } = host.plugins()[0]!;
-      expect(error?.code, error?.message).to.equal('RH_ERR_MCP_CONNECT');
-      expect(error!.message).to.include('evil').and.include('more than 1,000 tools');
-      expect(tools).to.deep.equal([]);
-    } finally {
-      await host.close();
-    }
+    const { code, message, tools } = await failedLoad('endless-list');
+    expect(code, message).to.equal('RH_ERR_MCP_CONNECT');
+    expect(message).to.include('evil').and.include('more than 1,000 tools');
+    expect(tools).to.deep.equal([]);
   });
 
   it('refuses a tool list past 16 Mi characters, though each page is under the 10 MiB a message may hold', async () => {
-    const host = await hostile('big-list');
-    try {
-      const { error } = host.plugins()[0]!;
-      expect(error?.code, error?.message).to.equal('RH_ERR_MCP_CONNECT');
-      expect(error!.message).to.include('16,777,216 characters');
-    } finally {
-      await host.close();
-    }
+    const { code, message } = await failedLoad('big-list');
+    expect(code, message).to.equal('RH_ERR_MCP_CONNECT');
+    expect(message).to.include('16,777,216 characters');
+  });
+
+  // A name listed twice became evil_delete_repo and evil_delete_repo_2, both calling the server's
+  // delete_repo: a deny rule on the first left the second free to call the same tool.
+  it('refuses a server that lists one tool name twice, as a plugin with two tools of one name', async () => {
+    const { code, message, tools } = await failedLoad('twice');
+    expect(code, message).to.equal('RH_ERR_PLUGIN_CONTRACT');
+    expect(message).to.include('duplicate tool name "evil_delete_repo" (also /tools/0)');
+    expect(tools).to.deep.equal([]);
   });
 
   describe('while a call runs', () => {
