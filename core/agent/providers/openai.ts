@@ -235,9 +235,10 @@ async function readStream(
       count(fragment.id);
       count(fragment.function?.name);
       count(fragment.function?.arguments);
-      if (fragment.id) call.id = fragment.id;
-      if (fragment.function?.name) call.name += fragment.function.name;
-      if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
+      // Text whatever JSON type came, as the other providers take them: the id goes to the audit and back to the server.
+      if (fragment.id) call.id = String(fragment.id);
+      if (fragment.function?.name) call.name += String(fragment.function.name);
+      if (fragment.function?.arguments) call.arguments += String(fragment.function.arguments);
     }
     if (choice.finish_reason) finish = choice.finish_reason;
   }
