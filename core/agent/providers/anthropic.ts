@@ -24,6 +24,7 @@ import {
   type StopReason,
   type ToolCall,
   type ToolResult,
+  tokenCount,
   type Usage,
 } from '../messages.ts';
 import { modelParts } from '../blocks.ts';
@@ -263,10 +264,10 @@ async function readStream(
  */
 function addWireUsage(usage: Usage, wire: WireUsage | undefined): void {
   if (!wire) return;
-  if (wire.input_tokens != null) usage.inputTokens = wire.input_tokens;
-  if (wire.output_tokens != null) usage.outputTokens = wire.output_tokens;
-  if (wire.cache_read_input_tokens != null) usage.cacheReadTokens = wire.cache_read_input_tokens;
-  if (wire.cache_creation_input_tokens != null) usage.cacheWriteTokens = wire.cache_creation_input_tokens;
+  if (wire.input_tokens != null) usage.inputTokens = tokenCount(wire.input_tokens);
+  if (wire.output_tokens != null) usage.outputTokens = tokenCount(wire.output_tokens);
+  if (wire.cache_read_input_tokens != null) usage.cacheReadTokens = tokenCount(wire.cache_read_input_tokens);
+  if (wire.cache_creation_input_tokens != null) usage.cacheWriteTokens = tokenCount(wire.cache_creation_input_tokens);
 }
 
 function stopReasonOf(reason: string): StopReason {

@@ -21,6 +21,7 @@ import {
   type StopReason,
   type ToolCall,
   type ToolResult,
+  tokenCount,
   type Usage,
 } from '../messages.ts';
 import { modelParts } from '../blocks.ts';
@@ -250,10 +251,11 @@ function answerOf(response: WireResponse, built: readonly OutputItem[]): ModelRe
       toolCalls.push({ id: String(item.call_id ?? item.id), name: String(item.name), arguments: item.arguments ?? '' });
     }
   }
-  const cached = response.usage?.input_tokens_details?.cached_tokens ?? undefined;
+  const given = response.usage?.input_tokens_details?.cached_tokens;
+  const cached = given == null ? undefined : tokenCount(given);
   const usage: Usage = {
-    inputTokens: (response.usage?.input_tokens ?? 0) - (cached ?? 0),
-    outputTokens: response.usage?.output_tokens ?? 0,
+    inputTokens: Math.max(0, tokenCount(response.usage?.input_tokens) - (cached ?? 0)),
+    outputTokens: tokenCount(response.usage?.output_tokens),
     ...(cached !== undefined ? { cacheReadTokens: cached } : {}),
   };
   return {

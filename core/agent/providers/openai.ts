@@ -20,6 +20,7 @@ import {
   type ModelResponse,
   type Provider,
   type StopReason,
+  tokenCount,
   type Usage,
 } from '../messages.ts';
 import { imageOf } from '../blocks.ts';
@@ -216,9 +217,10 @@ async function readStream(
       );
     if (chunk.usage) {
       // The prompt count includes the cached tokens: they are taken out, to carry their own price.
-      const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? undefined;
-      usage.inputTokens = (chunk.usage.prompt_tokens ?? 0) - (cached ?? 0);
-      usage.outputTokens = chunk.usage.completion_tokens ?? 0;
+      const given = chunk.usage.prompt_tokens_details?.cached_tokens;
+      const cached = given == null ? undefined : tokenCount(given);
+      usage.inputTokens = Math.max(0, tokenCount(chunk.usage.prompt_tokens) - (cached ?? 0));
+      usage.outputTokens = tokenCount(chunk.usage.completion_tokens);
       if (cached !== undefined) usage.cacheReadTokens = cached;
     }
     const choice = chunk.choices?.[0];

@@ -16,6 +16,8 @@ interface Wire {
   provider(server: FakeServer): Provider;
   /** A whole turn whose one tool call sits at `index`. */
   callAt(index: unknown): string[];
+  /** A whole turn of text whose every token count is `count`. */
+  counted(count: unknown): string[];
   /** A turn that never ends: `text` pieces, then `args` pieces of one call's arguments. */
   long(text: Iterable<string>, args: Iterable<string>): Iterable<string>;
 }
@@ -31,6 +33,15 @@ const WIRES: Wire[] = [
         choices: [{ delta: { tool_calls: [{ index, id: 'c1', function: { name: 'greet', arguments: '{}' } }] } }],
       }),
       sse({ choices: [{ delta: {}, finish_reason: 'tool_calls' }] }),
+      sse('[DONE]'),
+    ],
+    counted: (count) => [
+      sse({ choices: [{ delta: { content: 'hi' } }] }),
+      sse({ choices: [{ delta: {}, finish_reason: 'stop' }] }),
+      sse({
+        choices: [],
+        usage: { prompt_tokens: count, completion_tokens: count, prompt_tokens_details: { cached_tokens: count } },
+      }),
       sse('[DONE]'),
     ],
     *long(text, args) {
@@ -53,6 +64,16 @@ const WIRES: Wire[] = [
       sse({ type: 'content_block_stop', index }, 'content_block_stop'),
       sse({ type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 2 } }, 'message_delta'),
       sse({ type: 'message_stop' }, 'message_stop'),
+    ],
+    counted: (count) => [
+      sse({ type: 'message_start', message: { usage: { input_tokens: count, output_tokens: count } } }),
+      sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: 'hi' } }),
+      sse({
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn' },
+        usage: { output_tokens: count, cache_read_input_tokens: count, cache_creation_input_tokens: count },
+      }),
+      sse({ type: 'message_stop' }),
     ],
     *long(text, args) {
       yield sse({ type: 'message_start', message: { usage: { input_tokens: 1 } } }, 'message_start');
@@ -80,6 +101,16 @@ const WIRES: Wire[] = [
         item: { type: 'function_call', call_id: 'c1', name: 'greet', arguments: '{}' },
       }),
       sse({ type: 'response.completed', response: { status: 'completed', output: [] } }),
+    ],
+    counted: (count) => [
+      sse({
+        type: 'response.completed',
+        response: {
+          status: 'completed',
+          output: [{ type: 'message', content: [{ type: 'output_text', text: 'hi' }] }],
+          usage: { input_tokens: count, output_tokens: count, input_tokens_details: { cached_tokens: count } },
+        },
+      }),
     ],
     *long(text, args) {
       for (const t of text) yield sse({ type: 'response.output_text.delta', output_index: 0, delta: t });
@@ -147,6 +178,22 @@ describe('providers: a hostile model stream', () => {
           await server.close();
         }
       });
+
+      // The counts are added up over a session, priced, kept with it and shown: a string there was
+      // joined to the totals as text ("0" + "12"), and a session holding it could not be resumed.
+      for (const count of ['12', -5, 1e300, { n: 1 }, Number.MAX_SAFE_INTEGER + 2])
+        it(`counts a token count of ${JSON.stringify(count)} as 0`, async () => {
+          const server = await wire.start([{ frames: wire.counted(count) }]);
+          try {
+            const answer = await wire
+              .provider(server)
+              .complete({ messages: [{ role: 'user', content: 'hi' }], tools: [] });
+            expect(answer.message.text).to.equal('hi');
+            for (const value of Object.values(answer.usage)) expect(value).to.equal(0);
+          } finally {
+            await server.close();
+          }
+        });
 
       // Text and a call's arguments, each under the bound, together over it: a turn that never ends
       // is cut where it passes 16 Mi characters, whatever it holds.
