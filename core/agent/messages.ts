@@ -161,7 +161,7 @@ export function outputLimit(request: ModelRequest, configured: number | undefine
 /**
  * A token count as a server reported it: a safe non-negative integer, else 0. The counts are added
  * up over a session, priced, kept with it and shown: a string was joined to the totals as text
- * ("0" + "12"), and a saved session holding one could not be resumed.
+ * ("0" + "12"), and a saved session was read back only up to the run that held one.
  */
 export function tokenCount(value: unknown): number {
   return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : 0;
