@@ -10,11 +10,13 @@
  * override or a cursor move must not make the prompt show one input while the tool gets another,
  * nor padding push its start off the screen (`approvalText`).
  * And nothing else may print into the question while it is open: `screen` is told when a prompt
- * opens and closes, and holds the rest of the output meanwhile (the REPL's display).
+ * opens and closes, and holds the rest of the output meanwhile (the REPL's display), and the log's
+ * lines are held too (`holdLog`).
  */
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { ApprovalRequest, ApproveFn } from '../types.ts';
+import { holdLog, releaseLog } from '../log.ts';
 import type { PolicyDecision } from '../policy.ts';
 import { approvalText, terminalSafe } from '../terminal-text.ts';
 import { thousands } from '../thousands.ts';
@@ -83,12 +85,14 @@ export function linePrompt(input: Readable, output: Writable, screen?: Screen): 
     open(dialog, signal) {
       const run = queue.then(async () => {
         screen?.hold();
+        holdLog();
         try {
           return await dialog(
             (question) => ask(question, signal),
             (line) => output.write(`${line}\n`),
           );
         } finally {
+          releaseLog();
           screen?.release();
         }
       });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import { promptApprover } from '../../core/cli/approve-prompt.ts';
 import type { ApprovalRequest } from '../../core/dispatch.ts';
+import { createLogger } from '../../core/log.ts';
 
 describe('the approval prompt', () => {
   it('escapes control and bidi characters from the tool, the plugin, the reason and the input', async () => {
@@ -80,5 +81,40 @@ describe('the approval prompt', () => {
   it('shows a short input whole, as the tool receives it', async () => {
     const input = JSON.stringify({ command: 'ls   -la' });
     expect(await shownFor(input)).to.include(`input: ${input}`);
+  });
+
+  // What a plugin logs reaches the terminal as it is logged: written while a question is open, a line
+  // could stand where the person reads the question, and ask about another call than the real one.
+  it('holds the log lines written while a question is open, and writes them once it is answered', async () => {
+    const written: string[] = [];
+    const original = process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      const log = createLogger({ level: 'info', json: false });
+      log.info('before the question');
+      const stdin = new PassThrough();
+      const pending = promptApprover(
+        stdin,
+        new PassThrough(),
+      )({
+        tool: { name: 'bash', plugin: 'shell', description: '', inputSchema: {} },
+        input: '{"command":"rm -rf ~"}',
+        decision: { decision: 'ask' },
+        callId: 'c1',
+      } as unknown as ApprovalRequest);
+      await new Promise((resolve) => setImmediate(resolve));
+      log.warn('read (plugin fs) needs approval: the default policy.\n  input: {"path":"README.md"}\nread: [y]es');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(written.join('')).to.include('before the question').and.not.include('needs approval');
+      stdin.write('n\n');
+      expect(await pending).to.equal(false);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(written.join('')).to.include('read (plugin fs) needs approval');
+    } finally {
+      process.stderr.write = original;
+    }
   });
 });
