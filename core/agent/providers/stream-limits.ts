@@ -33,7 +33,7 @@ export function streamIndex(who: string, index: unknown): number {
   );
 }
 
-/** Counts one turn's text and arguments as they stream; `add` throws `bad_response` once they pass MAX_TURN_CHARS. */
+/** Counts one turn's text and arguments as they stream; the function returned throws `bad_response` once they pass MAX_TURN_CHARS. */
 export function turnSize(who: string): (piece: string | null | undefined) => void {
   let chars = 0;
   return (piece) => {

@@ -63,7 +63,7 @@ export function inline(text: string, paint: Paint): string {
       if (i % 2) return paint(part.slice(1, -1), 'cyan');
       return part
         .replace(
-          /\[([^[\]]+)\]\(([^()[\]\s]+)\)/g,
+          /\[([^[\]]+)\]\(([^)[\]\s]+)\)/g,
           (_, label: string, url: string) => `${paint(label, 'underline')} (${url})`,
         )
         .replace(/\*\*(?=\S)(.+?)\*\*|__(?=\S)(.+?)__/g, (_, a?: string, b?: string) => paint(a ?? b ?? '', 'bold'))
