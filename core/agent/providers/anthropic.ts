@@ -218,7 +218,7 @@ async function readStream(
       }
       case 'content_block_delta': {
         // A delta without an index belongs to no block.
-        const block = e.index === undefined ? undefined : blocks[streamIndex(who, e.index)];
+        const block = e.index == null ? undefined : blocks[streamIndex(who, e.index)];
         if (block?.kind === 'text' && e.delta?.type === 'text_delta' && e.delta.text) {
           count(e.delta.text);
           block.text += e.delta.text;

@@ -188,7 +188,7 @@ async function readStream(
       case 'response.output_item.added':
       case 'response.output_item.done':
         // An item without an index has no place in the output.
-        if (e.item && e.output_index !== undefined) {
+        if (e.item && e.output_index != null) {
           count(data); // the whole event: the item is kept as it came
           built[streamIndex(who, e.output_index)] = { ...e.item };
         }
@@ -198,7 +198,7 @@ async function readStream(
         if (e.delta) onText?.(e.delta);
         break;
       case 'response.function_call_arguments.delta': {
-        const item = e.output_index === undefined ? undefined : built[streamIndex(who, e.output_index)];
+        const item = e.output_index == null ? undefined : built[streamIndex(who, e.output_index)];
         if (item?.type === 'function_call') {
           count(e.delta);
           item.arguments = (item.arguments ?? '') + (e.delta ?? '');
