@@ -82,6 +82,17 @@ describe('MCP servers as plugins: a hostile server', function () {
       expect(seen[0]!.message!.startsWith('\u001b]0;owned\u0007ppp')).to.equal(true);
     });
 
+    it('reads no list_changed or log notification: 10,000 of each leave the tools as listed and the call answering', async () => {
+      const before = host.tools().map((t) => t.name);
+      const r = await host.call('evil_flood', {});
+      expect(r).to.include({ isError: false, content: 'flooded' });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(host.tools().map((t) => t.name))
+        .to.deep.equal(before)
+        .and.not.include('evil_late');
+      expect(await host.call('evil_shout', {})).to.include({ isError: false, content: 'shouted' });
+    });
+
     it('answers sampling, elicitation and roots requests it never offered with "method not found"', async () => {
       const r = await host.call('evil_ask', {});
       expect(r.isError, r.content).to.equal(false);
