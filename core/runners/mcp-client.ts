@@ -77,6 +77,60 @@ function eachLineCut(stream: PassThrough, onLine: (line: string) => void): void 
     if (line !== '' || left > 0) end();
   });
 }
+/** What the SDK's stdio transport reads its messages through (its `ReadBuffer`). */
+interface ReadBufferLike {
+  append(chunk: Buffer): void;
+  readMessage(): unknown;
+  clear(): void;
+}
+
+/**
+ * The SDK's stdio read buffer joins each chunk to all it holds and searches the whole of it for a
+ * line end: a 10 MiB message read in 64 KiB chunks held the host's thread 0.36–5.3 s (five runs,
+ * interleaved with this one's 0.08–0.2 s), a server's big answer as much as a line a hostile server
+ * sends again and again. This one searches each chunk
+ * once and hands the SDK's buffer whole lines, which it reads at once; past `max` bytes without a
+ * line end it refuses as the SDK's does.
+ */
+export class LineBuffer implements ReadBufferLike {
+  private readonly inner: ReadBufferLike;
+  private readonly max: number;
+  private pieces: Buffer[] = [];
+  private size = 0;
+  constructor(inner: ReadBufferLike, max: number) {
+    this.inner = inner;
+    this.max = max;
+  }
+
+  append(chunk: Buffer): void {
+    let from = 0;
+    for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, from)) {
+      const last = chunk.subarray(from, end + 1);
+      this.inner.append(this.pieces.length ? Buffer.concat([...this.pieces, last]) : last);
+      this.pieces = [];
+      this.size = 0;
+      from = end + 1;
+    }
+    if (from === chunk.length) return;
+    this.size += chunk.length - from;
+    if (this.size > this.max) {
+      this.clear();
+      throw new Error(`ReadBuffer exceeded maximum size of ${this.max} bytes`);
+    }
+    this.pieces.push(chunk.subarray(from));
+  }
+
+  readMessage(): unknown {
+    return this.inner.readMessage();
+  }
+
+  clear(): void {
+    this.pieces = [];
+    this.size = 0;
+    this.inner.clear();
+  }
+}
+
 const SEMVER = /^\d+\.\d+\.\d+/;
 /**
  * The most tools, and characters of their definitions as JSON, the host takes from one server. A
@@ -235,6 +289,10 @@ export function createMcpRunner(
       ...(s.cwd ? { cwd: s.cwd } : {}),
       stderr: 'pipe', // the server's logs become ours (debug), and the last lines explain a crash
     });
+    // The SDK's own buffer stays, given whole lines (LineBuffer); its field is internal, so a
+    // version without it keeps reading through its own.
+    const reading = transport as unknown as { _readBuffer?: ReadBufferLike };
+    if (reading._readBuffer) reading._readBuffer = new LineBuffer(reading._readBuffer, MAX_JSON_TEXT_CHARS);
     eachLineCut(transport.stderr as PassThrough /* stderr: 'pipe' */, (line) => {
       stderrTail.push(line);
       if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();

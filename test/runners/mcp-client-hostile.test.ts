@@ -3,7 +3,9 @@
 // it asks the host for.
 import { expect } from 'chai';
 import { join } from 'node:path';
+import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { createHost, type Host } from '../../core/host.ts';
+import { LineBuffer } from '../../core/runners/mcp-client.ts';
 import type { HostConfig } from '../../core/config-schema.ts';
 import type { Progress } from '../../core/types.ts';
 import { FIXTURES } from '../helpers.ts';
@@ -93,6 +95,13 @@ describe('MCP servers as plugins: a hostile server', function () {
       expect(await host.call('evil_shout', {})).to.include({ isError: false, content: 'shouted' });
     });
 
+    it('reads a 9 MiB answer over stdio and caps it', async () => {
+      const r = await host.call('evil_big', {});
+      expect(r.isError, r.content.slice(0, 200)).to.equal(false);
+      expect(r.content.startsWith('bbbb')).to.equal(true);
+      expect(r.content.length).to.be.below(70_000);
+    });
+
     it('answers sampling, elicitation and roots requests it never offered with "method not found"', async () => {
       const r = await host.call('evil_ask', {});
       expect(r.isError, r.content).to.equal(false);
@@ -107,5 +116,49 @@ describe('MCP servers as plugins: a hostile server', function () {
         expect(a.error, a.method).to.match(/Method not found/);
       }
     });
+  });
+});
+
+// The SDK's stdio buffer joined each chunk to all it held and searched it from the start for a line
+// end: a 10 MiB message read in 64 KiB chunks held the host's thread for up to 5 s (a server's big
+// answer, or one line a hostile server sends again and again).
+describe('MCP over stdio: the read buffer', () => {
+  const message = (chars: number) =>
+    `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x'.repeat(chars) } })}\n`;
+  /** A LineBuffer over the SDK's own buffer, and the sizes of what it handed that buffer. */
+  function buffers() {
+    const inner = new ReadBuffer();
+    const given: number[] = [];
+    const spy = {
+      append: (chunk: Buffer) => {
+        given.push(chunk.length);
+        inner.append(chunk);
+      },
+      readMessage: () => inner.readMessage(),
+      clear: () => inner.clear(),
+    };
+    return { buffer: new LineBuffer(spy, 10 * 1024 * 1024), given };
+  }
+
+  it("hands the SDK's buffer each line once, whole, however many chunks it came in", () => {
+    const { buffer, given } = buffers();
+    const line = message(1_000_000);
+    const bytes = Buffer.from(`${line}${message(10)}${line.slice(0, 100)}`);
+    for (let i = 0; i < bytes.length; i += 65_536) buffer.append(bytes.subarray(i, i + 65_536));
+    expect(given).to.deep.equal([line.length, message(10).length]);
+    expect(buffer.readMessage()).to.include({ method: 'notifications/message' });
+    expect(buffer.readMessage()).to.include({ method: 'notifications/message' });
+    expect(buffer.readMessage()).to.equal(null);
+  });
+
+  it('refuses a line past the bound as the SDK does, and reads on after clear()', () => {
+    const { buffer } = buffers();
+    const long = Buffer.from('y'.repeat(1024 * 1024));
+    expect(() => {
+      for (let i = 0; i < 11; i++) buffer.append(long);
+    }).to.throw('ReadBuffer exceeded maximum size of 10485760 bytes');
+    buffer.clear();
+    buffer.append(Buffer.from(message(5)));
+    expect(buffer.readMessage()).to.include({ method: 'notifications/message' });
   });
 });
