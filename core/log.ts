@@ -4,6 +4,7 @@
  * colorize ignores both, so we decide). The audit trail is audit.ts.
  */
 import { createRequire } from 'node:module';
+import { Writable } from 'node:stream';
 import type Winston from 'winston';
 import type { PluginLogger } from './contract.ts';
 import { terminalSafe } from './terminal-text.ts';
@@ -35,6 +36,36 @@ let winstonModule: typeof Winston | undefined;
 const loadWinston = (): typeof Winston => (winstonModule ??= require('winston') as typeof Winston);
 
 const SEVERITY: Record<string, number> = { error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 };
+
+/** The most log lines kept while held; the rest are counted. */
+const MAX_HELD_LINES = 1_000;
+/** Log lines kept while a person answers a question on the terminal (`holdLog`); undefined when not held. */
+let held: { lines: string[]; dropped: number } | undefined;
+
+/**
+ * Keeps log lines off stderr until `releaseLog`: called while a question is open on the terminal.
+ * What a plugin logs is its own text: written then, a line could stand where the person reads the
+ * question and ask about another call than the one they answer for.
+ */
+export function holdLog(): void {
+  held ??= { lines: [], dropped: 0 };
+}
+
+/** Writes the log lines held since `holdLog`, and lets the next ones through. */
+export function releaseLog(): void {
+  const was = held;
+  held = undefined;
+  if (!was) return;
+  for (const line of was.lines) process.stderr.write(line);
+  if (was.dropped) process.stderr.write(`… ${was.dropped} more log lines while a question was open\n`);
+}
+
+/** stderr, unless held. */
+function logLine(line: string): void {
+  if (!held) process.stderr.write(line);
+  else if (held.lines.length < MAX_HELD_LINES) held.lines.push(line);
+  else held.dropped++;
+}
 
 /** A stderr logger; winston is created when the first message passes the level. */
 export function createLogger({ level = 'info', json = !process.stderr.isTTY }: LoggerOptions = {}): Logger {
@@ -96,8 +127,13 @@ function createWinston(level: string, json: boolean): Winston.Logger {
     exitOnError: false,
     format: combine(errors({ stack: true }), timestamp()),
     transports: [
-      new winston.transports.Console({
-        stderrLevels: Object.keys(winston.config.npm.levels),
+      new winston.transports.Stream({
+        stream: new Writable({
+          write(chunk: Buffer | string, _encoding, done) {
+            logLine(String(chunk));
+            done();
+          },
+        }),
         format: json ? jsonFormat() : combine(...(useColor ? [colorize()] : []), human),
       }),
     ],

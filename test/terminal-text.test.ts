@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { terminalSafe } from '../core/terminal-text.ts';
+import { approvalText, terminalSafe } from '../core/terminal-text.ts';
 
 describe('terminalSafe', () => {
   it('shows every control and bidi character as \\uXXXX, and keeps text, tabs and newlines', () => {
@@ -78,5 +78,24 @@ describe('terminalSafe', () => {
     expect(terminalSafe('ls\u{e0020}\u{e0072}\u{e006d}')).to.equal('ls\\udb40\\udc20\\udb40\\udc72\\udb40\\udc6d');
     const value = { command: 'ls\u{e0072}\u200b\u2028\ud800' };
     expect(JSON.parse(terminalSafe(JSON.stringify(value)))).to.deep.equal(value);
+  });
+});
+
+describe('approvalText', () => {
+  it('is terminalSafe for a short input without long runs', () => {
+    const input = '{"command":"ls\u202e  -la","code":"\\n        return x"}';
+    expect(approvalText(input)).to.equal(terminalSafe(input));
+  });
+
+  it('counts a run of 32 or more of one character, escaped ones and astral ones too', () => {
+    expect(approvalText(`a${' '.repeat(31)}b`)).to.equal(`a${' '.repeat(31)}b`);
+    expect(approvalText(`a${' '.repeat(32)}b`)).to.equal('a⟨32 × U+0020⟩b');
+    expect(approvalText(`a${'\u200b'.repeat(40)}b`)).to.equal('a⟨40 × U+200B⟩b');
+    expect(approvalText(`a${'\u{1F600}'.repeat(40)}b`)).to.equal('a⟨40 × U+1F600⟩b');
+  });
+
+  it('shows a long text by its first 1,200 and last 800 characters', () => {
+    const text = 'ab'.repeat(5_000);
+    expect(approvalText(text)).to.equal(`${text.slice(0, 1_200)} ⟨8,000 characters not shown⟩ ${text.slice(-800)}`);
   });
 });

@@ -158,6 +158,15 @@ export function outputLimit(request: ModelRequest, configured: number | undefine
   return configured === undefined ? request.maxTokens : Math.min(request.maxTokens, configured);
 }
 
+/**
+ * A token count as a server reported it: a safe non-negative integer, else 0. The counts are added
+ * up over a session, priced, kept with it and shown: a string was joined to the totals as text
+ * ("0" + "12"), and a saved session was read back only up to the run that held one.
+ */
+export function tokenCount(value: unknown): number {
+  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : 0;
+}
+
 export function addUsage(total: Usage, more: Usage): void {
   total.inputTokens += more.inputTokens;
   total.outputTokens += more.outputTokens;

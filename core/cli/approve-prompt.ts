@@ -7,15 +7,19 @@
  * Without a terminal there is no approver: `ask` is then a denial unless `--yes`.
  *
  * Everything shown comes from a plugin or a model, and is escaped (terminal-text.ts): a bidi
- * override or a cursor move must not make the prompt show one input while the tool gets another.
+ * override or a cursor move must not make the prompt show one input while the tool gets another,
+ * nor padding push its start off the screen (`approvalText`).
  * And nothing else may print into the question while it is open: `screen` is told when a prompt
- * opens and closes, and holds the rest of the output meanwhile (the REPL's display).
+ * opens and closes, and holds the rest of the output meanwhile (the REPL's display), and the log's
+ * lines are held too (`holdLog`).
  */
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { ApprovalRequest, ApproveFn } from '../types.ts';
+import { holdLog, releaseLog } from '../log.ts';
 import type { PolicyDecision } from '../policy.ts';
-import { terminalSafe } from '../terminal-text.ts';
+import { approvalText, terminalSafe } from '../terminal-text.ts';
+import { thousands } from '../thousands.ts';
 
 /** What else writes to the terminal: quiet from `hold()` until `release()`. */
 export interface Screen {
@@ -81,12 +85,14 @@ export function linePrompt(input: Readable, output: Writable, screen?: Screen): 
     open(dialog, signal) {
       const run = queue.then(async () => {
         screen?.hold();
+        holdLog();
         try {
           return await dialog(
             (question) => ask(question, signal),
             (line) => output.write(`${line}\n`),
           );
         } finally {
+          releaseLog();
           screen?.release();
         }
       });
@@ -103,12 +109,15 @@ export function approverOn(prompt: LinePrompt): ApproveFn {
     const asked = rule ? `rule ${rule.id}` : 'the default policy';
     // What the rule tests, so the person sees why this input, and not another, is asked about.
     const tests = rule && (rule.match !== undefined || rule.where !== undefined) ? describeRule(rule) : undefined;
+    const shown = approvalText(canonical);
+    // The tool is named again beside the question: a long input puts the first line far above it.
+    const length = shown === canonical ? '' : `, input of ${thousands(canonical.length)} characters`;
     const question = terminalSafe(
       [
         `\n${tool.name} (plugin ${tool.plugin}) needs approval: ${asked}${decision.reason ? `, ${decision.reason}` : ''}.`,
         ...(tests ? [`  rule:  ${tests}`] : []),
-        `  input: ${canonical}`,
-        '[y]es / [n]o / [a]lways for this exact input in this session: ',
+        `  input: ${shown}`,
+        `${tool.name}${length}: [y]es / [n]o / [a]lways for this exact input in this session: `,
       ].join('\n'),
     );
     return prompt.open(async (ask) => {

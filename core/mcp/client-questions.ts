@@ -17,7 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ElicitResult, ElicitSchema, SampleResult } from '../contract.ts';
 import { readElicitResult } from '../questions.ts';
-import { terminalSafe } from '../terminal-text.ts';
+import { approvalText, terminalSafe } from '../terminal-text.ts';
 import type { ApproveFn, CallOptions, ElicitHandler, SampleHandler } from '../types.ts';
 
 type Extra = Pick<RequestHandlerExtra<ServerRequest, ServerNotification>, 'sendRequest' | 'signal'>;
@@ -71,7 +71,8 @@ export function clientHandlers(
 /**
  * The policy's `ask`, put to the client: the tool, its plugin, the rule and the canonical input
  * (escaped as on a terminal: a control or bidi character cannot make the form read otherwise than
- * the input the tool gets). Anything but a clear "once" or "always" is a no.
+ * the input the tool gets, nor padding hide its start: `approvalText`). Anything but a clear "once"
+ * or "always" is a no.
  */
 function clientApprover(elicit: ElicitHandler, signal: AbortSignal): ApproveFn {
   const approve = async ({ tool, input, decision, callId, sessionId }: Parameters<ApproveFn>[0]) => {
@@ -79,7 +80,7 @@ function clientApprover(elicit: ElicitHandler, signal: AbortSignal): ApproveFn {
     const message = terminalSafe(
       [
         `The tool "${tool.name}" (plugin ${tool.plugin}) needs approval: ${rule ? `policy rule ${rule.id}` : 'the default policy'}${decision.reason ? `, ${decision.reason}` : ''}.`,
-        `Input: ${input}`,
+        `Input: ${approvalText(input)}`,
       ].join('\n'),
     );
     const answer = readElicitResult(

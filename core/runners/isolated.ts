@@ -357,13 +357,7 @@ class IsolatedRunner implements PluginRunner {
         if (typeof done !== 'number') break;
         box.calls
           .get(message.id)
-          ?.request.onProgress?.(
-            progressOf(
-              done,
-              typeof total === 'number' ? total : undefined,
-              typeof text === 'string' ? text.slice(0, 1024) : undefined,
-            ),
-          );
+          ?.request.onProgress?.(progressOf(done, typeof total === 'number' ? total : undefined, text));
         break;
       }
       case 'authorize':

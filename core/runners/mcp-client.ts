@@ -77,7 +77,69 @@ function eachLineCut(stream: PassThrough, onLine: (line: string) => void): void 
     if (line !== '' || left > 0) end();
   });
 }
+/** What the SDK's stdio transport reads its messages through (its `ReadBuffer`). */
+interface ReadBufferLike {
+  append(chunk: Buffer): void;
+  readMessage(): unknown;
+  clear(): void;
+}
+
+/**
+ * The SDK's stdio read buffer joins each chunk to all it holds and searches the whole of it for a
+ * line end: a 10 MiB message read in 64 KiB chunks held the host's thread 0.36–5.3 s (five runs,
+ * interleaved with this one's 0.08–0.2 s), a server's big answer as much as a line a hostile server
+ * sends again and again. This one searches each chunk
+ * once and hands the SDK's buffer whole lines, which it reads at once; past `max` bytes without a
+ * line end it refuses as the SDK's does.
+ */
+export class LineBuffer implements ReadBufferLike {
+  private readonly inner: ReadBufferLike;
+  private readonly max: number;
+  private pieces: Buffer[] = [];
+  private size = 0;
+  constructor(inner: ReadBufferLike, max: number) {
+    this.inner = inner;
+    this.max = max;
+  }
+
+  append(chunk: Buffer): void {
+    let from = 0;
+    for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, from)) {
+      const last = chunk.subarray(from, end + 1);
+      this.inner.append(this.pieces.length ? Buffer.concat([...this.pieces, last]) : last);
+      this.pieces = [];
+      this.size = 0;
+      from = end + 1;
+    }
+    if (from === chunk.length) return;
+    this.size += chunk.length - from;
+    if (this.size > this.max) {
+      this.clear();
+      throw new Error(`ReadBuffer exceeded maximum size of ${this.max} bytes`);
+    }
+    this.pieces.push(chunk.subarray(from));
+  }
+
+  readMessage(): unknown {
+    return this.inner.readMessage();
+  }
+
+  clear(): void {
+    this.pieces = [];
+    this.size = 0;
+    this.inner.clear();
+  }
+}
+
 const SEMVER = /^\d+\.\d+\.\d+/;
+/**
+ * The most tools, and characters of their definitions as JSON, the host takes from one server. A
+ * list is paged, each page bounded as a message is, but a server decides when it ends: pages added
+ * as they came filled the host's memory within a load timeout (pages of 200 small tools from a
+ * server on the same machine: the host's RSS at 720 MiB after 20 s). Public servers list tens of tools, a few hundred at most.
+ */
+const MAX_MCP_TOOLS = 1_000;
+const MAX_MCP_TOOL_LIST_CHARS = 16 * 1024 * 1024;
 /** JSON-RPC error code of the SDK's "Connection closed" (`ErrorCode.ConnectionClosed`). */
 const CONNECTION_CLOSED = -32000;
 /** The HTTP status a Streamable HTTP server answers for a session it does not know (after a restart). */
@@ -227,6 +289,10 @@ export function createMcpRunner(
       ...(s.cwd ? { cwd: s.cwd } : {}),
       stderr: 'pipe', // the server's logs become ours (debug), and the last lines explain a crash
     });
+    // The SDK's own buffer stays, given whole lines (LineBuffer); its field is internal, so a
+    // version without it keeps reading through its own.
+    const reading = transport as unknown as { _readBuffer?: ReadBufferLike };
+    if (reading._readBuffer) reading._readBuffer = new LineBuffer(reading._readBuffer, MAX_JSON_TEXT_CHARS);
     eachLineCut(transport.stderr as PassThrough /* stderr: 'pipe' */, (line) => {
       stderrTail.push(line);
       if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
@@ -299,10 +365,20 @@ export function createMcpRunner(
       connection = connect();
       const { client } = await connection;
       const tools: McpTool[] = [];
+      let chars = 0;
       let cursor: string | undefined;
       do {
         const page = await client.listTools(cursor ? { cursor } : {}, { timeout: spec.loadTimeoutMs });
-        tools.push(...page.tools);
+        // Each page is bounded as a message; the list is the server's to end. An empty page counts
+        // as one tool, so a server that only ever sends cursors ends at the same bound.
+        chars += JSON.stringify(page.tools).length;
+        if (tools.push(...page.tools) + (page.tools.length ? 0 : 1) > MAX_MCP_TOOLS || chars > MAX_MCP_TOOL_LIST_CHARS)
+          throw hostError('RH_ERR_MCP_CONNECT', [
+            server.name,
+            chars > MAX_MCP_TOOL_LIST_CHARS
+              ? `its tool list passed ${thousands(MAX_MCP_TOOL_LIST_CHARS)} characters of JSON (${thousands(tools.length)} tools so far), the most the host takes from one server`
+              : `its tool list holds more than ${thousands(MAX_MCP_TOOLS)} tools, the most the host takes from one server`,
+          ]);
         cursor = page.nextCursor;
       } while (cursor);
 

@@ -55,19 +55,26 @@ export function fromMcpAnnotations(hints: unknown, title?: unknown): ToolAnnotat
  * Maps an MCP server's tool names to provider-safe names (`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`):
  * `<plugin>_<tool>`, every other character replaced by `_`, cut to 64. Two names that land on the
  * same result (`a.b` and `a_b`) are a collision: the later one gets a numbered suffix, and the
- * collision is returned so the loader can warn about it.
+ * collision is returned so the loader can warn about it. A name listed twice is no collision but
+ * the same tool: it maps to the same name, which the contract check refuses as a duplicate. A
+ * suffix would have given the server's one tool two names, and a deny rule on one of them would
+ * have left the other free.
  */
 export function mapToolNames(
   plugin: string,
   names: readonly string[],
 ): { names: string[]; collisions: { original: string; with: string; name: string }[] } {
   const taken = new Map<string, string>();
+  const given = new Map<string, string>();
   const collisions: { original: string; with: string; name: string }[] = [];
   const out = names.map((original) => {
+    const again = given.get(original);
+    if (again !== undefined) return again;
     const base = providerSafeName(`${plugin}_${original}`);
     const name = unusedName(base, taken);
     if (name !== base) collisions.push({ original, with: taken.get(base)!, name });
     taken.set(name, original);
+    given.set(original, name);
     return name;
   });
   return { names: out, collisions };

@@ -29,11 +29,19 @@ export interface CallPort {
   sample(request: unknown): Promise<SampleResult>;
 }
 
-/** A progress report, without the fields that were not given (it is sent as JSON as it is). */
-export function progressOf(done: number, total?: number, message?: string): Progress {
+/** The most characters of a progress message kept; the rest is dropped. */
+const MAX_PROGRESS_MESSAGE_CHARS = 1024;
+
+/**
+ * A progress report, without the fields that were not given (it is sent as JSON as it is). Every
+ * runner builds the reports it relays here, so the message is cut the same whoever sent it (a
+ * plugin in any isolation, an MCP server): each report goes to the terminal and to every MCP
+ * client of the host, as often as the tool sends one.
+ */
+export function progressOf(done: number, total?: number, message?: unknown): Progress {
   const progress: Progress = { done };
   if (total !== undefined) progress.total = total;
-  if (message !== undefined) progress.message = message;
+  if (typeof message === 'string') progress.message = message.slice(0, MAX_PROGRESS_MESSAGE_CHARS);
   return progress;
 }
 

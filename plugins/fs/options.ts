@@ -4,13 +4,14 @@
  */
 import Type, { type Static } from 'typebox';
 import Value from 'typebox/value';
+import { CONFIG_FILES } from '../../core/config-names.ts';
 
 export const FsOptions = Type.Object(
   {
     writeProtected: Type.Array(Type.String({ minLength: 1 }), {
-      default: ['.git', '.rousseau'],
+      default: ['.git', '.rousseau', ...new Set(CONFIG_FILES.map((f) => f.slice(f.lastIndexOf('/') + 1)))],
       description:
-        'Path components that write and edit refuse anywhere in a path: `.git` internals and the host state directory (audit log).',
+        "Path components that write and edit refuse anywhere in a path: `.git` internals, the host state directory (audit log) and the host config's file names (the config is code the host runs at its next start: core/config-names.ts).",
     }),
     // The maxima keep every text a tool builds well below V8's longest string (2^29 characters):
     // past it, building the string throws instead of answering.

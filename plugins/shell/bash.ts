@@ -1,6 +1,7 @@
 /** `bash`: one shell command in the workspace, with a timeout, a scrubbed environment and capped output. */
 import Type from 'typebox';
 import { defineTool } from 'rousseau-host';
+import { CONFIG_FILES } from '../../core/config-names.ts';
 import { BASE_ENV, limitsOf, type ShellOptions } from './options.ts';
 import { scrubEnv } from './env.ts';
 import type { ProcessGroups } from './process-groups.ts';
@@ -102,10 +103,13 @@ type Boundary = Pick<ShellOptions, 'network' | 'filesystem' | 'writable' | 'read
 function sandboxLine(sandbox: Sandbox, { network, filesystem, writable, readOnly }: Boundary): string {
   const net = network ? '' : ' There is no network but loopback.';
   if (sandbox.kind === 'bwrap') {
+    // The config's files are named as one: there are 25 of them.
+    const kept = readOnly.filter((p) => !CONFIG_FILES.includes(p));
+    if (kept.length < readOnly.length) kept.push("the host's config files");
     const files =
       filesystem === 'open'
         ? 'the filesystem is not restricted'
-        : `the filesystem is read-only except the workspace${readOnly.length ? ` (but ${readOnly.join(', ')})` : ''}, the temp directory${writable.map((p) => `, ${p}`).join('')}`;
+        : `the filesystem is read-only except the workspace${kept.length ? ` (but ${kept.join(', ')})` : ''}, the temp directory${writable.map((p) => `, ${p}`).join('')}`;
     return `Sandbox (bubblewrap): the command sees only its own processes; ${files}.${net}`;
   }
   if (sandbox.kind === 'unshare')

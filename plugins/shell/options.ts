@@ -1,6 +1,7 @@
 /** The shell plugin's options and their defaults. */
 import Type, { type Static } from 'typebox';
 import Value from 'typebox/value';
+import { CONFIG_FILES } from '../../core/config-names.ts';
 
 /** Passed to every command: what a shell needs to find programs and speak the user's locale. */
 export const BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_*', 'TERM', 'TZ', 'TMPDIR'];
@@ -53,9 +54,9 @@ export const ShellOptions = Type.Object(
         'With filesystem "workspace": absolute paths commands may write besides the workspace and the temp directory (e.g. "/home/me/.npm").',
     }),
     readOnly: Type.Array(Type.String({ pattern: '^[^/]', minLength: 1 }), {
-      default: ['.git', '.rousseau'],
+      default: ['.git', '.rousseau', ...CONFIG_FILES],
       description:
-        'With filesystem "workspace": paths in the workspace (relative to it) that commands may not write, even where `writable` says otherwise. .git by default: a hook or a core.fsmonitor written there would run outside the sandbox at the next git command; .rousseau holds the audit trail.',
+        'With filesystem "workspace": paths in the workspace (relative to it) that commands may not write, even where `writable` says otherwise. .git by default: a hook or a core.fsmonitor written there would run outside the sandbox at the next git command; .rousseau holds the audit trail; the host config\'s files (rousseau.config.ts…) are code the host runs at its next start.',
     }),
   },
   { additionalProperties: false },

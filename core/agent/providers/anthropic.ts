@@ -24,10 +24,12 @@ import {
   type StopReason,
   type ToolCall,
   type ToolResult,
+  tokenCount,
   type Usage,
 } from '../messages.ts';
 import { modelParts } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
+import { streamIndex, turnSize } from './stream-limits.ts';
 
 export interface AnthropicOptions extends ProviderOptions {
   /** Default: `ANTHROPIC_API_KEY`. */
@@ -178,7 +180,9 @@ async function readStream(
   onText?: (delta: string) => void,
 ): Promise<ModelResponse> {
   const blocks: ({ kind: 'text'; text: string } | { kind: 'call'; call: ToolCall; json: string })[] = [];
+  const who = 'The Anthropic API';
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  const count = turnSize(who);
   let stopReason: StopReason = 'other';
   let finished = false;
   for await (const { data } of events) {
@@ -197,11 +201,14 @@ async function readStream(
         break;
       case 'content_block_start': {
         const b = e.content_block;
-        if (b?.type === 'text') blocks[e.index ?? blocks.length] = { kind: 'text', text: b.text ?? '' };
+        const at = streamIndex(who, e.index ?? blocks.length);
+        // The whole event: a block keeps its text, or its call's id, name and input.
+        count(data);
+        if (b?.type === 'text') blocks[at] = { kind: 'text', text: b.text ?? '' };
         else if (b?.type === 'tool_use') {
           const given =
             b.input && typeof b.input === 'object' && Object.keys(b.input).length ? JSON.stringify(b.input) : '';
-          blocks[e.index ?? blocks.length] = {
+          blocks[at] = {
             kind: 'call',
             call: { id: String(b.id), name: String(b.name), arguments: '' },
             json: given,
@@ -210,12 +217,16 @@ async function readStream(
         break;
       }
       case 'content_block_delta': {
-        const block = blocks[e.index ?? -1];
+        // A delta without an index belongs to no block.
+        const block = e.index == null ? undefined : blocks[streamIndex(who, e.index)];
         if (block?.kind === 'text' && e.delta?.type === 'text_delta' && e.delta.text) {
+          count(e.delta.text);
           block.text += e.delta.text;
           onText?.(e.delta.text);
-        } else if (block?.kind === 'call' && e.delta?.type === 'input_json_delta')
+        } else if (block?.kind === 'call' && e.delta?.type === 'input_json_delta') {
+          count(e.delta.partial_json);
           block.json += e.delta.partial_json ?? '';
+        }
         break;
       }
       case 'message_delta':
@@ -253,10 +264,10 @@ async function readStream(
  */
 function addWireUsage(usage: Usage, wire: WireUsage | undefined): void {
   if (!wire) return;
-  if (wire.input_tokens != null) usage.inputTokens = wire.input_tokens;
-  if (wire.output_tokens != null) usage.outputTokens = wire.output_tokens;
-  if (wire.cache_read_input_tokens != null) usage.cacheReadTokens = wire.cache_read_input_tokens;
-  if (wire.cache_creation_input_tokens != null) usage.cacheWriteTokens = wire.cache_creation_input_tokens;
+  if (wire.input_tokens != null) usage.inputTokens = tokenCount(wire.input_tokens);
+  if (wire.output_tokens != null) usage.outputTokens = tokenCount(wire.output_tokens);
+  if (wire.cache_read_input_tokens != null) usage.cacheReadTokens = tokenCount(wire.cache_read_input_tokens);
+  if (wire.cache_creation_input_tokens != null) usage.cacheWriteTokens = tokenCount(wire.cache_creation_input_tokens);
 }
 
 function stopReasonOf(reason: string): StopReason {

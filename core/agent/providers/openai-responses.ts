@@ -21,11 +21,13 @@ import {
   type StopReason,
   type ToolCall,
   type ToolResult,
+  tokenCount,
   type Usage,
 } from '../messages.ts';
 import { modelParts } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, postForJson, pricingFor, type ProviderOptions } from './http.ts';
 import { openaiEndpoint } from './openai.ts';
+import { streamIndex, turnSize } from './stream-limits.ts';
 
 export interface OpenAIResponsesOptions extends ProviderOptions {
   /** Default: `OPENAI_API_KEY`. Optional when a base URL is given. */
@@ -169,7 +171,9 @@ async function readStream(
   events: AsyncIterable<{ data: string }>,
   onText?: (delta: string) => void,
 ): Promise<ModelResponse> {
+  const who = 'The Responses API';
   const built: OutputItem[] = [];
+  const count = turnSize(who);
   for await (const { data } of events) {
     let e: StreamEvent;
     try {
@@ -180,18 +184,25 @@ async function readStream(
         `The Responses API sent an event that is not JSON: ${data.slice(0, 200)}`,
       );
     }
-    const at = e.output_index ?? -1;
     switch (e.type) {
       case 'response.output_item.added':
       case 'response.output_item.done':
-        if (e.item && at >= 0) built[at] = { ...e.item };
+        // An item without an index has no place in the output.
+        if (e.item && e.output_index != null) {
+          count(data); // the whole event: the item is kept as it came
+          built[streamIndex(who, e.output_index)] = { ...e.item };
+        }
         break;
       case 'response.output_text.delta':
+        count(e.delta);
         if (e.delta) onText?.(e.delta);
         break;
       case 'response.function_call_arguments.delta': {
-        const item = built[at];
-        if (item?.type === 'function_call') item.arguments = (item.arguments ?? '') + (e.delta ?? '');
+        const item = e.output_index == null ? undefined : built[streamIndex(who, e.output_index)];
+        if (item?.type === 'function_call') {
+          count(e.delta);
+          item.arguments = (item.arguments ?? '') + (e.delta ?? '');
+        }
         break;
       }
       case 'response.completed':
@@ -240,10 +251,11 @@ function answerOf(response: WireResponse, built: readonly OutputItem[]): ModelRe
       toolCalls.push({ id: String(item.call_id ?? item.id), name: String(item.name), arguments: item.arguments ?? '' });
     }
   }
-  const cached = response.usage?.input_tokens_details?.cached_tokens ?? undefined;
+  const given = response.usage?.input_tokens_details?.cached_tokens;
+  const cached = given == null ? undefined : tokenCount(given);
   const usage: Usage = {
-    inputTokens: (response.usage?.input_tokens ?? 0) - (cached ?? 0),
-    outputTokens: response.usage?.output_tokens ?? 0,
+    inputTokens: Math.max(0, tokenCount(response.usage?.input_tokens) - (cached ?? 0)),
+    outputTokens: tokenCount(response.usage?.output_tokens),
     ...(cached !== undefined ? { cacheReadTokens: cached } : {}),
   };
   return {

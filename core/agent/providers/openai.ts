@@ -20,10 +20,12 @@ import {
   type ModelResponse,
   type Provider,
   type StopReason,
+  tokenCount,
   type Usage,
 } from '../messages.ts';
 import { imageOf } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
+import { streamIndex, turnSize } from './stream-limits.ts';
 
 export interface OpenAIOptions extends ProviderOptions {
   /** Default: `OPENAI_API_KEY`. Optional when a base URL is given (a local server needs none). */
@@ -191,9 +193,11 @@ async function readStream(
   events: AsyncIterable<{ data: string }>,
   onText?: (delta: string) => void,
 ): Promise<ModelResponse> {
+  const who = 'The OpenAI-compatible API';
   let text = '';
   const calls: { id: string; name: string; arguments: string }[] = [];
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  const count = turnSize(who);
   let finish: string | undefined;
   for await (const { data } of events) {
     if (data.trim() === '[DONE]') break;
@@ -213,24 +217,30 @@ async function readStream(
       );
     if (chunk.usage) {
       // The prompt count includes the cached tokens: they are taken out, to carry their own price.
-      const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? undefined;
-      usage.inputTokens = (chunk.usage.prompt_tokens ?? 0) - (cached ?? 0);
-      usage.outputTokens = chunk.usage.completion_tokens ?? 0;
+      const given = chunk.usage.prompt_tokens_details?.cached_tokens;
+      const cached = given == null ? undefined : tokenCount(given);
+      usage.inputTokens = Math.max(0, tokenCount(chunk.usage.prompt_tokens) - (cached ?? 0));
+      usage.outputTokens = tokenCount(chunk.usage.completion_tokens);
       if (cached !== undefined) usage.cacheReadTokens = cached;
     }
     const choice = chunk.choices?.[0];
     if (!choice) continue;
     if (choice.delta?.content) {
+      count(choice.delta.content);
       text += choice.delta.content;
       onText?.(choice.delta.content);
     }
     for (const fragment of choice.delta?.tool_calls ?? []) {
-      const index = fragment.index ?? calls.length;
+      const index = streamIndex(who, fragment.index ?? calls.length);
       const call = calls[index] ?? { id: '', name: '', arguments: '' };
       calls[index] = call;
-      if (fragment.id) call.id = fragment.id;
-      if (fragment.function?.name) call.name += fragment.function.name;
-      if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
+      count(fragment.id);
+      count(fragment.function?.name);
+      count(fragment.function?.arguments);
+      // Text whatever JSON type came, as the other providers take them: the id goes to the audit and back to the server.
+      if (fragment.id) call.id = String(fragment.id);
+      if (fragment.function?.name) call.name += String(fragment.function.name);
+      if (fragment.function?.arguments) call.arguments += String(fragment.function.arguments);
     }
     if (choice.finish_reason) finish = choice.finish_reason;
   }

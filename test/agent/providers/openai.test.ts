@@ -3,6 +3,7 @@ import { Agent } from '../../../core/agent/agent.ts';
 import { ProviderError } from '../../../core/agent/messages.ts';
 import { createProvider } from '../../../core/agent/providers/index.ts';
 import { maxTokensFieldFor, openaiProvider } from '../../../core/agent/providers/openai.ts';
+import { sse } from '../../fixtures/providers/fake-server.ts';
 import { OPENAI_TEST_KEY, startOpenAIServer } from '../../fixtures/providers/openai-server.ts';
 import { kitHost } from '../helpers.ts';
 import { runLoopSuite } from './loop.case.ts';
@@ -206,6 +207,35 @@ describe('openai provider', () => {
       expect(() => openaiProvider({})).to.throw(/OPENAI_API_KEY/);
     } finally {
       if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
+    }
+  });
+
+  // The audit ties a call's lines together by its id, and the id goes back to the server with the
+  // result: a number or an object there was passed on as it came (the other providers make it text).
+  it("takes a call's id and name as text whatever JSON type the server sent", async () => {
+    const server = await startOpenAIServer([
+      {
+        frames: [
+          sse({
+            choices: [{ delta: { tool_calls: [{ index: 0, id: 7, function: { name: 'greet', arguments: '{}' } }] } }],
+          }),
+          sse({
+            choices: [{ delta: { tool_calls: [{ index: 1, id: { a: 1 }, function: { name: 5, arguments: '{}' } }] } }],
+          }),
+          sse({ choices: [{ delta: {}, finish_reason: 'tool_calls' }] }),
+          sse('[DONE]'),
+        ],
+      },
+    ]);
+    try {
+      const provider = openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: `${server.url}/v1`, retries: 0 });
+      const answer = await provider.complete({ messages: [{ role: 'user', content: 'hi' }], tools: [] });
+      expect(answer.message.toolCalls).to.deep.equal([
+        { id: '7', name: 'greet', arguments: '{}' },
+        { id: '[object Object]', name: '5', arguments: '{}' },
+      ]);
+    } finally {
+      await server.close();
     }
   });
 });

@@ -37,4 +37,23 @@ describe('markdown on a terminal', () => {
     expect(out).to.contain('a\\u001b[2Jb').and.contain('\\u202eevil');
     expect(out.replace(/\u001b\[\d+m/g, '')).not.to.contain('\u001b');
   });
+
+  // A model's line is rendered on the host's thread, the thread every call and the REPL share. Each
+  // piece once searched the whole line so far for its end (a 200 KB line in one-character pieces:
+  // 49 s), and the link pattern scanned to the end of the line from each '[' (a million: ~17 min).
+  // Both would still be running when the test times out.
+  it('renders a line of a million characters streamed one character at a time', () => {
+    const line = 'word '.repeat(200_000);
+    const out = render(line.split(''), false);
+    expect(out).to.equal(`${line}\n`);
+  });
+
+  it('renders lines of brackets that open links never closed, a million characters each', () => {
+    for (const line of ['['.repeat(1_000_000), '[a]('.repeat(250_000), '[a](b'.repeat(200_000)]) {
+      expect(render([line, '\n'], false)).to.equal(`${line}\n`);
+    }
+    expect(render(['see [a [docs](https://x.dev/a) and [b](c)\n'], false)).to.equal(
+      'see [a docs (https://x.dev/a) and b (c)\n',
+    );
+  });
 });

@@ -140,4 +140,28 @@ describe('plugins/fs write and edit', () => {
     symlinkSync('.git/hooks', file('hooks'));
     expect((await failure(write('hooks/pre-commit', '#!/bin/sh\n'))).code).to.equal('write_protected');
   });
+
+  // The config is code the host runs at its next start, outside every sandbox and policy: a model
+  // allowed to write in the workspace could give itself any tool and any rule there.
+  it("never writes or edits the host's config, under any name the config search reads but package.json", async () => {
+    const { getDefaultSearchPlaces } = await import('cosmiconfig');
+    const names = [
+      ...getDefaultSearchPlaces('rousseau').filter((n) => n !== 'package.json'),
+      ...['mts', 'cts', 'json', 'yaml', 'yml'].map((ext) => `rousseau.config.${ext}`),
+    ];
+    for (const name of [...names, ...names.map((n) => `sub/${n}`)]) {
+      const error = await failure(write(name, "export default { policy: { default: 'allow' } };\n"));
+      expect(error.code, name).to.equal('write_protected');
+    }
+    writeFileSync(file('rousseau.config.ts'), "export default { policy: { default: 'ask' } };\n");
+    const { symlinkSync } = await import('node:fs');
+    symlinkSync('rousseau.config.ts', file('settings.ts'));
+    expect((await failure(write('settings.ts', 'x'))).code).to.equal('write_protected');
+    expect((await failure(edit({ path: 'rousseau.config.ts', old_string: 'ask', new_string: 'allow' }))).code).to.equal(
+      'write_protected',
+    );
+    expect(readFileSync(file('rousseau.config.ts'), 'utf8')).to.include("'ask'");
+    // A name that only resembles one is written.
+    await write('docs/rousseau.config.ts.md', 'notes');
+  });
 });

@@ -105,6 +105,22 @@ describe("plugins/shell sandbox: no ancestor's environment is readable", functio
     expect(trail).to.not.include('forged');
   });
 
+  it('bwrap, filesystem "workspace": the host\'s config stays read-only (code the host runs at its next start)', async () => {
+    configure({ sandbox: 'bwrap', filesystem: 'workspace' });
+    const config = readFileSync(join(tmp.dir, 'rousseau.config.mjs'), 'utf8');
+    const command = `echo 'export default { policy: { default: "allow" } };' > rousseau.config.mjs; rm -f rousseau.config.mjs; echo hi > ok.txt && cat ok.txt`;
+    const r = await callUnderShell(tmp.dir, { command });
+    expect(JSON.parse(r.stdout).content, r.stderr).to.match(/Read-only file system[\s\S]*hi\n/);
+    expect(readFileSync(join(tmp.dir, 'rousseau.config.mjs'), 'utf8')).to.equal(config);
+    const tools = await runCliProcess(['tools', '--json'], { cwd: tmp.dir });
+    const bash = (JSON.parse(tools.stdout) as { plugins: { tools: { name: string; description: string }[] }[] }).plugins
+      .flatMap((p) => p.tools)
+      .find((t) => t.name === 'bash')!;
+    expect(bash.description).to.include(
+      "the filesystem is read-only except the workspace (but .git, .rousseau, the host's config files), the temp directory.",
+    );
+  });
+
   it('bwrap, filesystem "workspace": .git stays read-only (a hook or core.fsmonitor would run outside at the next git command), unless readOnly leaves it out', async () => {
     mkdirSync(join(tmp.dir, '.git', 'hooks'), { recursive: true });
     writeFileSync(join(tmp.dir, '.git', 'config'), '[core]\n');
