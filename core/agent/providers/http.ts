@@ -164,7 +164,9 @@ async function post(
       const text = await readText(stream, 64 * 1024).catch(() => '');
       const error = new ProviderError(
         status === 429 ? 'rate_limited' : 'http_error',
-        `${who} answered ${status}: ${errorMessageOf(text)}`,
+        // A 404 is most often a base URL that stops short of the API's path (an OpenAI-compatible
+        // server's `/v1`): the URL asked shows which part is missing.
+        `${who} answered ${status}${status === 404 ? ` to POST ${url} (no such endpoint: check the base URL)` : ''}: ${errorMessageOf(text)}`,
         { status },
       );
       const asked = retryAfterMs(response.headers);

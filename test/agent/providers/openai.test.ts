@@ -142,6 +142,23 @@ describe('openai provider', () => {
     }
   });
 
+  it('names the URL it asked when the server answers 404, so a base URL without its /v1 shows', async () => {
+    const server = await startOpenAIServer([{ turn: { text: 'never sent' } }]);
+    try {
+      const provider = openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: server.url, retries: 0 });
+      const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [] };
+      const refused = (await provider.complete(request).catch((error: unknown) => error)) as ProviderError;
+      expect(refused).to.be.instanceOf(ProviderError);
+      expect(refused.code).to.equal('http_error');
+      expect(refused.message).to.equal(
+        `the OpenAI-compatible API at ${server.url} answered 404 to POST ${server.url}/chat/completions ` +
+          '(no such endpoint: check the base URL): No route POST /chat/completions',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
   it('keeps max_tokens for a compatible server that only knows it: the default off api.openai.com, and a config setting', async () => {
     const server = await startOpenAIServer([{ turn: { text: 'a' } }, { turn: { text: 'b' } }], { legacy: true });
     try {
