@@ -96,7 +96,18 @@ export async function postForEvents(
   settings: HttpSettings,
   signal?: AbortSignal,
 ): Promise<AsyncGenerator<SseEvent>> {
-  return readEvents(who, await post(who, url, 'text/event-stream', headers, body, settings, signal), signal);
+  const stream = await post(who, url, 'text/event-stream', headers, body, settings, signal);
+  // A server that ignores `stream: true` answers one JSON body: read as events, it is no event at
+  // all, and the turn would end as a stream without its end, which names nothing wrong.
+  if (/^application\/json\b/i.test(String(stream.response?.headers['content-type'] ?? ''))) {
+    const text = await readText(stream, 500).catch(() => '');
+    stream.destroy();
+    throw new ProviderError(
+      'bad_response',
+      `${who} answered with one JSON body, not a stream: it must answer a request with "stream": true in server-sent events (text/event-stream). It sent: ${text.trim() || '(empty body)'}`,
+    );
+  }
+  return readEvents(who, stream, signal);
 }
 
 /**

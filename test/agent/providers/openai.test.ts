@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Agent } from '../../../core/agent/agent.ts';
 import { ProviderError } from '../../../core/agent/messages.ts';
 import { createProvider } from '../../../core/agent/providers/index.ts';
@@ -156,6 +158,28 @@ describe('openai provider', () => {
       );
     } finally {
       await server.close();
+    }
+  });
+
+  it('says a server that answers one JSON body instead of a stream must stream, quoting what it sent', async () => {
+    const body = JSON.stringify({ object: 'chat.completion', choices: [{ message: { content: 'hi' } }] });
+    const server = createServer((req, res) => {
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    try {
+      const provider = openaiProvider({ baseUrl, retries: 0 });
+      const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [] };
+      const refused = (await provider.complete(request).catch((error: unknown) => error)) as ProviderError;
+      expect(refused).to.be.instanceOf(ProviderError);
+      expect(refused.code).to.equal('bad_response');
+      expect(refused.message).to.equal(
+        `the OpenAI-compatible API at ${baseUrl} answered with one JSON body, not a stream: it must answer a request ` +
+          `with "stream": true in server-sent events (text/event-stream). It sent: ${body}`,
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
