@@ -5,8 +5,8 @@
  * cannot be edited safely. npm's own output goes to stderr: stdout is for `--json` only.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { declaresPlugin } from '../config.ts';
 import { hostError, messageOf } from '../errors.ts';
 import {
@@ -48,29 +48,38 @@ export const add: Command = {
     const project = await projectOf(values);
     const npmSpec = npmSpecifier(spec, project.cwd, project.dir);
     const { name, version } = await packageOf(npmSpec, project.dir);
+    const file = project.file ?? join(project.dir, 'rousseau.config.ts');
+    // A folder inside the project (a plugin scaffolded there) is listed by its path, not installed:
+    // npm installs a folder under its root as it would a workspace, devDependencies and all (a
+    // scaffolded plugin's mocha, tsx, typescript: dozens of packages), and the folder's own
+    // node_modules already serves the plugin.
+    const folder = resolve(project.dir, npmSpec);
+    const byItsPath = npmSpec.startsWith('./') && folder !== project.dir && statSync(folder).isDirectory();
+    const module = byItsPath ? modulePath(dirname(file), folder) : name;
     const entry: PluginEntry =
       isolation === undefined && options === undefined
-        ? name
-        : { module: name, ...(isolation ? { isolation } : {}), ...(options === undefined ? {} : { options }) };
+        ? module
+        : { module, ...(isolation ? { isolation } : {}), ...(options === undefined ? {} : { options }) };
     // The folder may be listed already by its path (the line the scaffolder prints): an entry by
     // package name beside it would load the same plugin twice, and the second would fail as a duplicate.
     const byPath = project.modules.includes(name) ? undefined : await listedByPath(npmSpec, project);
 
     if (!dryRun && byPath === undefined) {
-      if (!existsSync(join(project.dir, 'package.json'))) {
-        // Without one, npm would install into the nearest parent that has one.
-        writeFileSync(join(project.dir, 'package.json'), '{ "private": true }\n', { flag: 'wx' });
+      if (!byItsPath) {
+        if (!existsSync(join(project.dir, 'package.json'))) {
+          // Without one, npm would install into the nearest parent that has one.
+          writeFileSync(join(project.dir, 'package.json'), '{ "private": true }\n', { flag: 'wx' });
+        }
+        await npm(['install', '--save', '--no-audit', '--no-fund', npmSpec], project.dir);
       }
-      await npm(['install', '--save', '--no-audit', '--no-fund', npmSpec], project.dir);
-      const manifest = readManifest(join(project.dir, 'node_modules', name, 'package.json'));
+      const manifest = readManifest(join(byItsPath ? folder : join(project.dir, 'node_modules', name), 'package.json'));
       if (!isPluginPackage(manifest))
         printError(
           `rousseau-host: ${name} does not say it is a plugin (no "rousseau": { "plugin": … } in its package.json, no "rousseau-plugin" keyword); adding it anyway`,
         );
     }
 
-    const file = project.file ?? join(project.dir, 'rousseau.config.ts');
-    const listed = byPath !== undefined || project.modules.includes(name);
+    const listed = byPath !== undefined || project.modules.includes(name) || project.modules.includes(module);
     const before = project.file ? readFileSync(file, 'utf8') : CONFIG_TEMPLATE;
     const edit = listed ? { text: before } : addEntry(file, before, entry);
     const line = `plugins: [${entrySource(entry, file)}]`;
@@ -81,7 +90,7 @@ export const add: Command = {
       entry,
       config: file,
       created: !project.file,
-      installed: !dryRun && byPath === undefined,
+      installed: !dryRun && byPath === undefined && !byItsPath,
       dryRun,
       listed,
       ...(byPath === undefined ? {} : { listedAs: byPath }),
@@ -90,14 +99,14 @@ export const add: Command = {
       return cannotEdit(values, report, file, edit.reason, `add ${entrySource(entry, file)} to its plugins`, line);
     if (!dryRun && !listed) {
       const problem = await writeChecked(file, before, edit.text, project.file === undefined, (modules) =>
-        modules.includes(name),
+        modules.includes(module),
       );
       if (problem)
         return cannotEdit(values, report, file, problem, `add ${entrySource(entry, file)} to its plugins`, line);
     }
     // What was just added is loaded once, as the config now says: a plugin that fails the contract
     // check, its options, or beside the plugins already there is said to fail here, not first at `tools`.
-    const failure = !dryRun && !listed ? await loadFailure(values, project.dir, file, name) : undefined;
+    const failure = !dryRun && !listed ? await loadFailure(values, project.dir, file, module) : undefined;
     if (values.json) printJson(failure ? { ...report, loads: false, error: failure } : report);
     else {
       const source = entrySource(entry, file);
@@ -108,9 +117,11 @@ export const add: Command = {
           ...(byPath !== undefined
             ? [`${name} is already in ${file}, by its path: "${byPath}" (nothing installed, nothing added)`]
             : [
-                dryRun
-                  ? `Would run: npm install ${npmSpec}  (in ${project.dir})`
-                  : `Installed ${name}${version ? `@${version}` : ''}`,
+                byItsPath
+                  ? `${name}${version ? `@${version}` : ''} is a folder inside ${project.dir}: listed by its path, not installed (its own node_modules serves it)`
+                  : dryRun
+                    ? `Would run: npm install ${npmSpec}  (in ${project.dir})`
+                    : `Installed ${name}${version ? `@${version}` : ''}`,
                 listed
                   ? `${name} is already in ${file}`
                   : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
@@ -120,7 +131,7 @@ export const add: Command = {
       );
       // The entry already there stays as written: flags that would have shaped a new one are not
       // silently dropped.
-      if (listed && entry !== name)
+      if (listed && entry !== module)
         printError(
           `rousseau-host: ${name} is already in ${file}; its entry there was left as it is, without ${[isolation === undefined ? '' : '--isolation', options === undefined ? '' : '--options'].filter(Boolean).join(' and ')}: edit it there`,
         );
@@ -133,7 +144,7 @@ export const add: Command = {
               ? 'Rename the tool or plugin in one of the two (names are global)'
               : `Fix the plugin (\`${host} check\` in its folder says what)`;
         printError(
-          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${name}`,
+          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${module}`,
         );
       }
     }
@@ -265,6 +276,11 @@ function npmSpecifier(spec: string, cwd: string, dir: string): string {
   if (!pathLike) return spec;
   const target = isAbsolute(path) ? path : resolve(cwd, path);
   if (!existsSync(target)) throw new UsageError(`${spec}: no file or folder at ${target}`);
+  return modulePath(dir, target);
+}
+
+/** `target` as a path relative to `dir`, written the way a config and npm read one: `./x`, `../x`, or absolute. */
+function modulePath(dir: string, target: string): string {
   const rel = relative(dir, target);
   return rel.startsWith('..') || isAbsolute(rel) ? rel : `./${rel}`;
 }

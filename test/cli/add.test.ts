@@ -76,6 +76,45 @@ describe('rousseau-host add / remove', () => {
     expect(readFileSync(join(project, 'package.json'), 'utf8')).not.to.include('rousseau-plugin-my-tool');
   });
 
+  it('add FOLDER inside the project lists it by its path and installs nothing (npm would install its devDependencies here)', async () => {
+    tmp.write(
+      'project/plugins/my-tool/package.json',
+      JSON.stringify({
+        name: 'rousseau-plugin-my-tool',
+        version: '0.1.0',
+        rousseau: { plugin: './index.mjs' },
+        devDependencies: { 'a-package-npm-would-fetch': '^1.0.0' },
+      }),
+    );
+    tmp.write(
+      'project/plugins/my-tool/index.mjs',
+      `export default { name: 'my-tool', version: '0.1.0', tools: [{ name: 'hi', description: 'Says hi.',
+        inputSchema: { type: 'object', properties: {}, additionalProperties: false }, execute: () => 'hi' }] };`,
+    );
+    tmp.write(
+      'project/rousseau.config.json',
+      JSON.stringify({ builtins: false, plugins: [], policy: { default: 'allow' } }),
+    );
+    // Offline, and a devDependency no registry has: an npm install here would fail.
+    const env = { npm_config_offline: 'true' };
+    const added = await run(process.execPath, [BIN, 'add', './plugins/my-tool', '--json'], { cwd: project, env });
+    expect(added.code, added.stderr).to.equal(0);
+    expect(JSON.parse(added.stdout)).to.include({
+      name: 'rousseau-plugin-my-tool',
+      entry: './plugins/my-tool',
+      installed: false,
+    });
+    expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([
+      './plugins/my-tool',
+    ]);
+    expect(readFileSync(join(project, 'package.json'), 'utf8')).to.equal('{ "name": "project", "private": true }\n');
+    const called = await run(process.execPath, [BIN, 'call', 'hi'], { cwd: project, env });
+    expect(called.stdout, called.stderr).to.equal('hi\n');
+    const again = await run(process.execPath, [BIN, 'add', './plugins/my-tool/'], { cwd: project, env });
+    expect(again.code, again.stderr).to.equal(0);
+    expect(again.stdout).to.include('is already in').and.include('by its path: "./plugins/my-tool"');
+  });
+
   it('remove NAME takes out the entry naming it, not another whose options name it too', async () => {
     for (const name of ['a', 'b'])
       tmp.write(`project/${name}.mjs`, `export default { name: '${name}', version: '0.1.0', tools: [] };`);
