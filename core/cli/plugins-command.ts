@@ -31,7 +31,7 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 export const add: Command = {
   name: 'add',
   summary:
-    'Install a plugin package (npm name, tarball, folder or git URL, as npm install takes them) and add it to the config (one is created when there is none).',
+    'Install a plugin package (npm name, tarball, folder or git URL, as npm install takes them) and add it to the config (one is created when there is none). A folder inside the project is added by its path, not installed.',
   usage: 'add SPEC [--isolation inline|worker|process] [--options JSON] [--dry-run] [--json]',
   options: { isolation: { type: 'string' }, options: { type: 'string' }, 'dry-run': { type: 'boolean' } },
   async run({ values, positionals }) {
