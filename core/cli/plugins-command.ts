@@ -26,12 +26,13 @@ import { hostCommand } from './host-command.ts';
 import { readJsonFile } from '../json-text.ts';
 
 const ISOLATIONS = ['inline', 'worker', 'process'];
+const TARBALL = /\.(?:tgz|tar\.gz|tar)$/;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 export const add: Command = {
   name: 'add',
   summary:
-    'Install a plugin package (npm name, tarball, folder or git URL, as npm install takes them) and add it to the config (one is created when there is none). A folder inside the project is added by its path, not installed.',
+    'Install a plugin package (npm name, tarball, folder or git URL, as npm install takes them) and add it to the config (one is created when there is none). A plugin file, or a folder inside the project, is added by its path, not installed.',
   usage: 'add SPEC [--isolation inline|worker|process] [--options JSON] [--dry-run] [--json]',
   options: { isolation: { type: 'string' }, options: { type: 'string' }, 'dry-run': { type: 'boolean' } },
   async run({ values, positionals }) {
@@ -47,15 +48,14 @@ export const add: Command = {
 
     const project = await projectOf(values);
     const npmSpec = npmSpecifier(spec, project.cwd, project.dir);
-    const { name, version } = await packageOf(npmSpec, project.dir);
     const file = project.file ?? join(project.dir, 'rousseau.config.ts');
-    // A folder inside the project (a plugin scaffolded there) is listed by its path, not installed:
-    // npm installs a folder under its root as it would a workspace, devDependencies and all (a
-    // scaffolded plugin's mocha, tsx, typescript: dozens of packages), and the folder's own
-    // node_modules already serves the plugin.
-    const folder = resolve(project.dir, npmSpec);
-    const byItsPath = npmSpec.startsWith('./') && folder !== project.dir && statSync(folder).isDirectory();
-    const module = byItsPath ? modulePath(dirname(file), folder) : name;
+    const local = resolve(project.dir, npmSpec);
+    const byItsPath = listedAsPath(npmSpec, local, project.dir);
+    const path = byItsPath ? modulePath(dirname(file), local) : undefined;
+    const { name, version } = byItsPath?.file
+      ? { name: path as string, version: undefined }
+      : await packageOf(npmSpec, project.dir);
+    const module = path ?? name;
     const entry: PluginEntry =
       isolation === undefined && options === undefined
         ? module
@@ -72,8 +72,10 @@ export const add: Command = {
         }
         await npm(['install', '--save', '--no-audit', '--no-fund', npmSpec], project.dir);
       }
-      const manifest = readManifest(join(byItsPath ? folder : join(project.dir, 'node_modules', name), 'package.json'));
-      if (!isPluginPackage(manifest))
+      const manifest = byItsPath?.file
+        ? undefined
+        : readManifest(join(byItsPath ? local : join(project.dir, 'node_modules', name), 'package.json'));
+      if (manifest && !isPluginPackage(manifest))
         printError(
           `rousseau-host: ${name} does not say it is a plugin (no "rousseau": { "plugin": … } in its package.json, no "rousseau-plugin" keyword); adding it anyway`,
         );
@@ -118,7 +120,7 @@ export const add: Command = {
             ? [`${name} is already in ${file}, by its path: "${byPath}" (nothing installed, nothing added)`]
             : [
                 byItsPath
-                  ? `${name}${version ? `@${version}` : ''} is a folder inside ${project.dir}: listed by its path, not installed (its own node_modules serves it)`
+                  ? `${name}${version ? `@${version}` : ''} is ${byItsPath.why}: listed by its path, not installed`
                   : dryRun
                     ? `Would run: npm install ${npmSpec}  (in ${project.dir})`
                     : `Installed ${name}${version ? `@${version}` : ''}`,
@@ -225,6 +227,21 @@ export const remove: Command = {
   },
 };
 
+/**
+ * Whether a local SPEC (at `local`) is listed in the config by its path instead of installed, and why:
+ * a plugin module on its own has no package to install; and npm installs a folder under the
+ * project's root as it would a workspace, devDependencies and all (a scaffolded plugin's mocha, tsx,
+ * typescript: dozens of packages), where the folder's own node_modules already serves the plugin.
+ */
+function listedAsPath(npmSpec: string, local: string, dir: string): { file: boolean; why: string } | undefined {
+  if (!npmSpec.startsWith('.') && !isAbsolute(npmSpec)) return undefined; // a name, a git URL
+  const stat = statSync(local);
+  if (stat.isFile()) return TARBALL.test(local) ? undefined : { file: true, why: 'a plugin file, not a package' };
+  return npmSpec.startsWith('./') && local !== dir
+    ? { file: false, why: `a folder inside ${dir} (its own node_modules serves it)` }
+    : undefined;
+}
+
 /** The config entry that names, by a path, the same plugin files as the folder `npmSpec`, if one does. */
 async function listedByPath(npmSpec: string, project: Project): Promise<string | undefined> {
   if (!npmSpec.startsWith('.') && !isAbsolute(npmSpec)) return undefined;
@@ -272,7 +289,7 @@ function notAnOption(what: string, value: string): void {
 /** A path-like spec, read from `cwd`, as npm should see it from `dir`: relative, so package.json stays portable. */
 function npmSpecifier(spec: string, cwd: string, dir: string): string {
   const path = spec.replace(/^file:/, '');
-  const pathLike = /^(?:\.{1,2}(?:\/|$)|\/|file:)/.test(spec) || /\.(?:tgz|tar\.gz|tar)$/.test(spec);
+  const pathLike = /^(?:\.{1,2}(?:\/|$)|\/|file:)/.test(spec) || TARBALL.test(spec);
   if (!pathLike) return spec;
   const target = isAbsolute(path) ? path : resolve(cwd, path);
   if (!existsSync(target)) throw new UsageError(`${spec}: no file or folder at ${target}`);

@@ -115,6 +115,30 @@ describe('rousseau-host add / remove', () => {
     expect(again.stdout).to.include('is already in').and.include('by its path: "./plugins/my-tool"');
   });
 
+  it('add FILE lists a plugin module by its path, with no npm run (npm would fail: it is no package); remove takes it out', async () => {
+    tmp.write(
+      'hello.mjs',
+      `export default { name: 'hello', version: '1.0.0', tools: [{ name: 'hello', description: 'Says hello.',
+        inputSchema: { type: 'object', properties: {}, additionalProperties: false }, execute: () => 'hello' }] };`,
+    );
+    tmp.write('project/rousseau.config.json', JSON.stringify({ builtins: false, policy: { default: 'allow' } }));
+    const env = { npm_config_offline: 'true' };
+    const added = await run(process.execPath, [BIN, 'add', '../hello.mjs', '--isolation', 'inline'], {
+      cwd: project,
+      env,
+    });
+    expect(added.code, added.stderr).to.equal(0);
+    expect(added.stdout).to.include('../hello.mjs is a plugin file, not a package: listed by its path, not installed');
+    expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([
+      { module: '../hello.mjs', isolation: 'inline' },
+    ]);
+    const called = await run(process.execPath, [BIN, 'call', 'hello'], { cwd: project, env });
+    expect(called.stdout, called.stderr).to.equal('hello\n');
+    const removed = await run(process.execPath, [BIN, 'remove', '../hello.mjs'], { cwd: project, env });
+    expect(removed.code, removed.stderr).to.equal(0);
+    expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([]);
+  });
+
   it('remove NAME takes out the entry naming it, not another whose options name it too', async () => {
     for (const name of ['a', 'b'])
       tmp.write(`project/${name}.mjs`, `export default { name: '${name}', version: '0.1.0', tools: [] };`);
