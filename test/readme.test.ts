@@ -66,15 +66,16 @@ function firstTsBlock(markdown: string, heading: string): string {
   return section.slice(start, section.indexOf('\n```', start));
 }
 
-describe('README and docs/agent.md: the embedding examples', () => {
+describe('README, docs/agent.md and docs/serve.md: the TypeScript examples a user copies', () => {
   const project = tempDirPerTest('rh-embed-');
 
-  it('compile under tsc --strict in a project of their own, with the package as it installs', async function () {
+  it('compile under tsc --strict in a project of their own, with the packages as they install', async function () {
     this.timeout(60_000); // tsc on a loaded machine
     // The package by its name, resolved through its `exports` to dist/types, as in node_modules.
     mkdirSync(join(project.dir, 'node_modules'));
     symlinkSync(ROOT, join(project.dir, 'node_modules', 'rousseau-host'), 'dir');
-    symlinkSync(join(ROOT, 'node_modules', '@types'), join(project.dir, 'node_modules', '@types'), 'dir');
+    for (const scope of ['@types', '@modelcontextprotocol'])
+      symlinkSync(join(ROOT, 'node_modules', scope), join(project.dir, 'node_modules', scope), 'dir');
     project.write('package.json', '{ "type": "module" }\n');
     // What `tsc --init` writes, with `types` naming node as the README says to.
     project.write(
@@ -100,6 +101,10 @@ describe('README and docs/agent.md: the embedding examples', () => {
     const agent = firstTsBlock(readFileSync(join(ROOT, 'docs', 'agent.md'), 'utf8'), '## Embedding');
     expect(agent).to.include('new Agent(');
     project.write('agent.ts', agent);
+    // serve.md's MCP client, with the SDK the user installs.
+    const client = firstTsBlock(readFileSync(join(ROOT, 'docs', 'serve.md'), 'utf8'), '### From curl or a script');
+    expect(client).to.include('StreamableHTTPClientTransport');
+    project.write('client.ts', client);
     const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], {
       cwd: project.dir,
       timeoutMs: 50_000,
