@@ -302,8 +302,13 @@ function modulePath(dir: string, target: string): string {
   return rel.startsWith('..') || isAbsolute(rel) ? rel : `./${rel}`;
 }
 
-/** The name and version SPEC installs, as npm reads it (no install: a dry-run pack). */
+/** The name and version SPEC installs: a folder's package.json says; else as npm reads it (no install: a dry-run pack). */
 async function packageOf(spec: string, dir: string): Promise<{ name: string; version?: string }> {
+  // A folder names itself in its package.json: npm pack would cost ~0.8 s of CPU to read it out.
+  const manifest =
+    spec.startsWith('.') || isAbsolute(spec) ? readManifest(join(resolve(dir, spec), 'package.json')) : {};
+  if (typeof manifest.name === 'string')
+    return { name: manifest.name, ...(typeof manifest.version === 'string' ? { version: manifest.version } : {}) };
   const out = await npm(['pack', '--dry-run', '--json', '--ignore-scripts', spec], dir, true);
   try {
     const [first] = JSON.parse(out) as { name?: unknown; version?: unknown }[];

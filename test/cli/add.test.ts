@@ -2,8 +2,8 @@
 // run npm for real (install from a folder or a tarball, edit the config, load the plugin) are in
 // test/e2e/add.e2e.ts (`npm run test:e2e`).
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import { BIN, tempDir } from '../helpers.ts';
 import { run } from '../scaffold/helpers.ts';
 
@@ -17,6 +17,13 @@ describe('rousseau-host add / remove', () => {
     project = join(tmp.dir, 'project');
   });
   afterEach(() => tmp.cleanup());
+
+  /** An environment whose `npm` only leaves a mark that it ran (and fails), to show a command needs none. */
+  function withoutNpm(): NodeJS.ProcessEnv {
+    const npm = tmp.write('bin/npm', `#!/bin/sh\ntouch '${join(tmp.dir, 'npm-ran')}'\nexit 1\n`);
+    chmodSync(npm, 0o755);
+    return { PATH: `${dirname(npm)}${delimiter}${process.env.PATH}` };
+  }
 
   it('refuses a SPEC or NAME that npm would read as an option, before npm runs', async () => {
     for (const args of [
@@ -95,8 +102,7 @@ describe('rousseau-host add / remove', () => {
       'project/rousseau.config.json',
       JSON.stringify({ builtins: false, plugins: [], policy: { default: 'allow' } }),
     );
-    // Offline, and a devDependency no registry has: an npm install here would fail.
-    const env = { npm_config_offline: 'true' };
+    const env = withoutNpm();
     const added = await run(process.execPath, [BIN, 'add', './plugins/my-tool', '--json'], { cwd: project, env });
     expect(added.code, added.stderr).to.equal(0);
     expect(JSON.parse(added.stdout)).to.include({
@@ -113,6 +119,7 @@ describe('rousseau-host add / remove', () => {
     const again = await run(process.execPath, [BIN, 'add', './plugins/my-tool/'], { cwd: project, env });
     expect(again.code, again.stderr).to.equal(0);
     expect(again.stdout).to.include('is already in').and.include('by its path: "./plugins/my-tool"');
+    expect(existsSync(join(tmp.dir, 'npm-ran')), 'npm ran').to.equal(false);
   });
 
   it('add FILE lists a plugin module by its path, with no npm run (npm would fail: it is no package); remove takes it out', async () => {
@@ -122,7 +129,7 @@ describe('rousseau-host add / remove', () => {
         inputSchema: { type: 'object', properties: {}, additionalProperties: false }, execute: () => 'hello' }] };`,
     );
     tmp.write('project/rousseau.config.json', JSON.stringify({ builtins: false, policy: { default: 'allow' } }));
-    const env = { npm_config_offline: 'true' };
+    const env = withoutNpm();
     const added = await run(process.execPath, [BIN, 'add', '../hello.mjs', '--isolation', 'inline'], {
       cwd: project,
       env,
@@ -137,6 +144,7 @@ describe('rousseau-host add / remove', () => {
     const removed = await run(process.execPath, [BIN, 'remove', '../hello.mjs'], { cwd: project, env });
     expect(removed.code, removed.stderr).to.equal(0);
     expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([]);
+    expect(existsSync(join(tmp.dir, 'npm-ran')), 'npm ran').to.equal(false);
   });
 
   it('remove NAME takes out the entry naming it, not another whose options name it too', async () => {
