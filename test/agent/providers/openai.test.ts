@@ -144,20 +144,38 @@ describe('openai provider', () => {
     }
   });
 
-  it('names the URL it asked when the server answers 404, so a base URL without its /v1 shows', async () => {
-    const server = await startOpenAIServer([{ turn: { text: 'never sent' } }]);
+  it('names the URL it asked on a 404; says to check the base URL when the server gave no message of its own', async () => {
+    // As Ollama answers: a path it does not have, as plain text; a model it does not have, as an API error.
+    const server = createServer((req, res) => {
+      req.resume().on('end', () => {
+        if (req.url === '/v1/chat/completions')
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { message: 'model "gpt-4.1" not found, try pulling it first' } }));
+        else res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [] };
+    const refusal = async (baseUrl: string) =>
+      (await openaiProvider({ baseUrl, retries: 0 })
+        .complete(request)
+        .catch((error: unknown) => error)) as ProviderError;
     try {
-      const provider = openaiProvider({ apiKey: OPENAI_TEST_KEY, baseUrl: server.url, retries: 0 });
-      const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [] };
-      const refused = (await provider.complete(request).catch((error: unknown) => error)) as ProviderError;
-      expect(refused).to.be.instanceOf(ProviderError);
-      expect(refused.code).to.equal('http_error');
-      expect(refused.message).to.equal(
-        `the OpenAI-compatible API at ${server.url} answered 404 to POST ${server.url}/chat/completions ` +
-          '(no such endpoint: check the base URL): No route POST /chat/completions',
+      const noV1 = await refusal(origin);
+      expect(noV1).to.be.instanceOf(ProviderError);
+      expect(noV1.code).to.equal('http_error');
+      expect(noV1.message).to.equal(
+        `the OpenAI-compatible API at ${origin} answered 404 to POST ${origin}/chat/completions ` +
+          '(no such endpoint: check the base URL): 404 page not found',
+      );
+      expect((await refusal(`${origin}/v1`)).message).to.equal(
+        `the OpenAI-compatible API at ${origin}/v1 answered 404 to POST ${origin}/v1/chat/completions: ` +
+          'model "gpt-4.1" not found, try pulling it first',
       );
     } finally {
-      await server.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
