@@ -142,9 +142,11 @@ export const add: Command = {
         const fix =
           failure.code === 'RH_ERR_PLUGIN_OPTIONS'
             ? `Fix its options in ${file} (the entry of ${name})`
-            : failure.code === 'RH_ERR_TOOL_COLLISION' || failure.code === 'RH_ERR_PLUGIN_DUPLICATE'
-              ? 'Rename the tool or plugin in one of the two (names are global)'
-              : `Fix the plugin (\`${host} check\` in its folder says what)`;
+            : failure.code === 'RH_ERR_PLUGIN_IMPORT' && byItsPath && !existsSync(join(local, 'node_modules'))
+              ? `Install its dependencies (npm install in ${local}: a folder listed by its path imports from its own node_modules)`
+              : failure.code === 'RH_ERR_TOOL_COLLISION' || failure.code === 'RH_ERR_PLUGIN_DUPLICATE'
+                ? 'Rename the tool or plugin in one of the two (names are global)'
+                : `Fix the plugin (\`${host} check\` in its folder says what)`;
         printError(
           `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${module}`,
         );

@@ -122,6 +122,29 @@ describe('rousseau-host add / remove', () => {
     expect(existsSync(join(tmp.dir, 'npm-ran')), 'npm ran').to.equal(false);
   });
 
+  it('add FOLDER inside the project whose dependencies are not installed says to install them there', async () => {
+    tmp.write(
+      'project/plugins/dep/package.json',
+      JSON.stringify({
+        name: 'rousseau-plugin-dep',
+        version: '1.0.0',
+        dependencies: { 'a-dependency-not-installed': '^1.0.0' },
+        rousseau: { plugin: './index.mjs' },
+      }),
+    );
+    tmp.write(
+      'project/plugins/dep/index.mjs',
+      "import 'a-dependency-not-installed';\nexport default { name: 'dep', version: '1.0.0', tools: [] };",
+    );
+    const added = await run(process.execPath, [BIN, 'add', './plugins/dep'], { cwd: project, env: withoutNpm() });
+    expect(added.code).to.equal(1);
+    expect(added.stderr)
+      .to.include('rousseau-plugin-dep is added, but it does not load: RH_ERR_PLUGIN_IMPORT')
+      .and.include(
+        `Install its dependencies (npm install in ${join(project, 'plugins', 'dep')}: a folder listed by its path imports from its own node_modules), or take it out: `,
+      );
+  });
+
   it('add FILE lists a plugin module by its path, with no npm run (npm would fail: it is no package); remove takes it out', async () => {
     tmp.write(
       'hello.mjs',
