@@ -179,15 +179,20 @@ export interface EmbeddedResource {
 
 /**
  * What `execute` may return: text for the model, or its content (text, or content blocks: images,
- * audio, resources) with an error flag and structured data (checked against `outputSchema`).
+ * audio, resources) with an error flag and structured data (checked against `outputSchema`, and
+ * typed from it: `Data` is the schema's static type).
  */
-export type ToolOutput = string | { content: string | ContentBlock[]; isError?: boolean; data?: unknown };
+export type ToolOutput<Data = unknown> = string | { content: string | ContentBlock[]; isError?: boolean; data?: Data };
 
 /**
  * One tool. Contract: stateless between calls (two agents may call it at once), honours
  * `ctx.signal`, reports failure by throwing, and caps what it returns.
  */
-export interface Tool<Input extends TSchema = TSchema, Options = Record<string, unknown>> {
+export interface Tool<
+  Input extends TSchema = TSchema,
+  Options = Record<string, unknown>,
+  Output extends TSchema = TSchema,
+> {
   /** `^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`: safe for every provider. Unique across all loaded plugins. */
   name: string;
   /** Model-facing: what it does, each input, the output's shape, the limits. */
@@ -199,10 +204,13 @@ export interface Tool<Input extends TSchema = TSchema, Options = Record<string, 
    * The shape of the `data` the tool returns: an object schema (MCP's rule). Each result's `data`
    * is checked against it, and MCP clients receive it as `structuredContent`.
    */
-  outputSchema?: TSchema;
+  outputSchema?: Output;
   /** Overrides the plugin's timeout for this tool. */
   timeoutMs?: number;
-  execute(input: Static<Input>, ctx: ToolContext<Options>): ToolOutput | Promise<ToolOutput>;
+  execute(
+    input: Static<Input>,
+    ctx: ToolContext<Options>,
+  ): ToolOutput<Static<Output>> | Promise<ToolOutput<Static<Output>>>;
 }
 
 /** What `setup` receives: the validated options and the host's services. */
@@ -237,9 +245,9 @@ export interface Plugin<OptionsSchema extends TSchema = TSchema> {
  * Types a tool; returns it unchanged.
  * @example defineTool({ name: 'echo', description: 'Echo the text back.', inputSchema: Type.Object({ text: Type.String({ description: 'Text.' }) }), execute: ({ text }) => text })
  */
-export function defineTool<Input extends TSchema, Options = Record<string, unknown>>(
-  tool: Tool<Input, Options>,
-): Tool<Input, Options> {
+export function defineTool<Input extends TSchema, Options = Record<string, unknown>, Output extends TSchema = TSchema>(
+  tool: Tool<Input, Options, Output>,
+): Tool<Input, Options, Output> {
   return tool;
 }
 
@@ -250,7 +258,9 @@ export function defineTool<Input extends TSchema, Options = Record<string, unkno
  */
 export function defineToolFor<OptionsSchema extends TSchema>(
   _options: OptionsSchema,
-): <Input extends TSchema>(tool: Tool<Input, Static<OptionsSchema>>) => Tool<Input, Static<OptionsSchema>> {
+): <Input extends TSchema, Output extends TSchema = TSchema>(
+  tool: Tool<Input, Static<OptionsSchema>, Output>,
+) => Tool<Input, Static<OptionsSchema>, Output> {
   return (tool) => tool;
 }
 

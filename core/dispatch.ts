@@ -517,7 +517,12 @@ async function approve(call: Call, decided: Ready, signal?: AbortSignal): Promis
     approvalMs: waited(),
     ok: false,
     code: 'denied',
-    content: `Call to "${tool.info.name}" was denied by the user. Do not retry it; ask the user what to do instead.`,
+    // Asking failed (a client's answer that does not fit the form): no one said no, and the
+    // message, for the model, leaves the reason to the host's log.
+    content:
+      answer === 'prompt_failed'
+        ? `Call to "${tool.info.name}" was denied: asking for approval failed (the host's log says why). Do not retry it; ask the user what to do instead.`
+        : `Call to "${tool.info.name}" was denied by the user. Do not retry it; ask the user what to do instead.`,
   };
 }
 

@@ -296,7 +296,8 @@ function decisionOf(fields: PolicyDecision): PolicyDecision {
 }
 
 /** Own properties only: an `annotations` or `readOnly` inherited from Object.prototype makes no tool read-only. */
-function isReadOnly(tool: Pick<ToolInfo, 'annotations'>): boolean {
+/** Whether `readOnlyDefault`, not `default`, decides for this tool when no rule does. */
+export function isReadOnly(tool: Pick<ToolInfo, 'annotations'>): boolean {
   const annotations = Object.hasOwn(tool, 'annotations') ? tool.annotations : undefined;
   return annotations !== undefined && Object.hasOwn(annotations, 'readOnly') && annotations.readOnly === true;
 }

@@ -151,26 +151,27 @@ function choicesOf(field: Record<string, unknown>, kind: FieldKind): string[] | 
 
 /**
  * The user's answer, checked: an action MCP knows, and with `accept` a value for each required
- * field and only the form's fields, each of its field's type, format, range and choices.
+ * field and only the form's fields, each of its field's type, format, range and choices. `asked`
+ * names the question in the errors.
  */
-export function readElicitResult(value: unknown, schema: ElicitSchema): ElicitResult {
-  const answer = copied(value, 'the answer to ctx.elicit');
-  if (!isRecord(answer)) throw new Error('the answer to ctx.elicit is not an object');
+export function readElicitResult(value: unknown, schema: ElicitSchema, asked = 'ctx.elicit'): ElicitResult {
+  const answer = copied(value, `the answer to ${asked}`);
+  if (!isRecord(answer)) throw new Error(`the answer to ${asked} is not an object`);
   const { action } = answer;
   if (action === 'decline' || action === 'cancel') return { action };
   if (action !== 'accept')
-    throw new Error(`the answer to ctx.elicit has action ${JSON.stringify(action)}; one of accept, decline, cancel`);
+    throw new Error(`the answer to ${asked} has action ${JSON.stringify(action)}; one of accept, decline, cancel`);
   const content = answer.content ?? {};
-  if (!isRecord(content)) throw new Error('the accepted answer to ctx.elicit has content that is not an object');
+  if (!isRecord(content)) throw new Error(`the accepted answer to ${asked} has content that is not an object`);
   for (const name of schema.required ?? []) {
     if (content[name] === undefined)
-      throw new Error(`the accepted answer to ctx.elicit has no value for required field "${name}"`);
+      throw new Error(`the accepted answer to ${asked} has no value for required field "${name}"`);
   }
   for (const [name, given] of Object.entries(content)) {
     const field = Object.hasOwn(schema.properties, name) ? schema.properties[name] : undefined;
-    if (!field) throw new Error(`the accepted answer to ctx.elicit has "${name}", which is not a field of the form`);
+    if (!field) throw new Error(`the accepted answer to ${asked} has "${name}", which is not a field of the form`);
     const why = fieldValueProblem(field, given);
-    if (why) throw new Error(`the accepted answer to ctx.elicit has a value for "${name}" that ${why}`);
+    if (why) throw new Error(`the accepted answer to ${asked} has a value for "${name}" that ${why}`);
   }
   return { action, content: content as Record<string, ElicitValue> };
 }

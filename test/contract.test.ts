@@ -65,4 +65,44 @@ describe('contract helpers', () => {
     const ctx = { ...toolContext('/'), options: { units: 'si' as const } };
     expect(await plugin.tools![0]!.execute({ n: 3 }, ctx)).to.equal('3 si');
   });
+
+  it('types the data a tool returns from its outputSchema; without one, data is any value', async () => {
+    const Rgb = Type.Object({ r: Type.Integer({ description: 'Red.' }), hex: Type.String({ description: 'Hex.' }) });
+    const typed = defineTool({
+      name: 'rgb',
+      description: 'A colour as data.',
+      inputSchema: Type.Object({}),
+      outputSchema: Rgb,
+      execute: () => ({ content: '', data: { r: 255, hex: '#ff0000' } }),
+    });
+    defineTool({
+      name: 'rgb_wrong',
+      description: 'Data that does not match its outputSchema.',
+      inputSchema: Type.Object({}),
+      outputSchema: Rgb,
+      // @ts-expect-error r must be a number, as the outputSchema says
+      execute: () => ({ content: '', data: { r: '255', hex: '#ff0000' } }),
+    });
+    const made = defineToolFor(Type.Object({}));
+    made({
+      name: 'rgb_for',
+      description: 'The same through defineToolFor.',
+      inputSchema: Type.Object({}),
+      outputSchema: Rgb,
+      // @ts-expect-error hex is missing
+      execute: () => ({ content: '', data: { r: 1 } }),
+    });
+    const free = defineTool({
+      name: 'free',
+      description: 'No outputSchema: data is not checked, so not typed.',
+      inputSchema: Type.Object({}),
+      execute: () => ({ content: 'x', data: [1, 'two'] }),
+    });
+    const plugin = definePlugin({ name: 'colours', version: '1.0.0', tools: [typed, free] });
+    expect(await plugin.tools![0]!.execute({}, toolContext('/'))).to.deep.equal({
+      content: '',
+      data: { r: 255, hex: '#ff0000' },
+    });
+    expect(await plugin.tools![1]!.execute({}, toolContext('/'))).to.deep.equal({ content: 'x', data: [1, 'two'] });
+  });
 });

@@ -97,7 +97,11 @@ describe('ctx.elicit: the answer', () => {
       expect(() => readElicitResult({ action: 'accept', content: { ...valid, ...change } }, EVERY_KIND)).to.throw(why);
     }
     expect(() => readElicitResult({ action: 'accept', content: {} }, EVERY_KIND)).to.throw(
-      /no value for required field "email"/,
+      'the accepted answer to ctx.elicit has no value for required field "email"',
+    );
+    // The host's own questions (the approval) are named as what they are.
+    expect(() => readElicitResult({ action: 'accept', content: {} }, EVERY_KIND, 'the approval question')).to.throw(
+      'the accepted answer to the approval question has no value for required field "email"',
     );
     expect(() => readElicitResult({ action: 'maybe' }, EVERY_KIND)).to.throw(/action "maybe"; one of accept/);
   });

@@ -127,7 +127,8 @@ export function printError(text: string): void {
 export function reportError(error: unknown, json: boolean): number {
   const code = error instanceof HostError ? error.code : 'RH_ERR_INTERNAL';
   const message = messageOf(error);
-  printError(`rousseau-host: ${message}`);
+  // The code names the error in docs/errors.md; a usage error has the usage line after it instead.
+  printError(code === 'RH_ERR_USAGE' ? `rousseau-host: ${message}` : `rousseau-host: ${code}: ${message}`);
   if (json) printJson({ error: { code, message } });
   return code === 'RH_ERR_USAGE' ? EXIT.usage : EXIT.failure;
 }

@@ -5,8 +5,8 @@
  * cannot be edited safely. npm's own output goes to stderr: stdout is for `--json` only.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { declaresPlugin } from '../config.ts';
 import { hostError, messageOf } from '../errors.ts';
 import {
@@ -26,12 +26,13 @@ import { hostCommand } from './host-command.ts';
 import { readJsonFile } from '../json-text.ts';
 
 const ISOLATIONS = ['inline', 'worker', 'process'];
+const TARBALL = /\.(?:tgz|tar\.gz|tar)$/;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 export const add: Command = {
   name: 'add',
   summary:
-    'Install a plugin package (npm name, tarball, folder or git URL, as npm install takes them) and add it to the config (one is created when there is none).',
+    'Install a plugin package (npm name, tarball, folder or git URL, as npm install takes them) and add it to the config (one is created when there is none). A plugin file, or a folder inside the project, is added by its path, not installed.',
   usage: 'add SPEC [--isolation inline|worker|process] [--options JSON] [--dry-run] [--json]',
   options: { isolation: { type: 'string' }, options: { type: 'string' }, 'dry-run': { type: 'boolean' } },
   async run({ values, positionals }) {
@@ -47,30 +48,40 @@ export const add: Command = {
 
     const project = await projectOf(values);
     const npmSpec = npmSpecifier(spec, project.cwd, project.dir);
-    const { name, version } = await packageOf(npmSpec, project.dir);
+    const file = project.file ?? join(project.dir, 'rousseau.config.ts');
+    const local = resolve(project.dir, npmSpec);
+    const byItsPath = listedAsPath(npmSpec, local, project.dir);
+    const path = byItsPath ? modulePath(dirname(file), local) : undefined;
+    const { name, version } = byItsPath?.file
+      ? { name: path as string, version: undefined }
+      : await packageOf(npmSpec, project.dir);
+    const module = path ?? name;
     const entry: PluginEntry =
       isolation === undefined && options === undefined
-        ? name
-        : { module: name, ...(isolation ? { isolation } : {}), ...(options === undefined ? {} : { options }) };
+        ? module
+        : { module, ...(isolation ? { isolation } : {}), ...(options === undefined ? {} : { options }) };
     // The folder may be listed already by its path (the line the scaffolder prints): an entry by
     // package name beside it would load the same plugin twice, and the second would fail as a duplicate.
     const byPath = project.modules.includes(name) ? undefined : await listedByPath(npmSpec, project);
 
     if (!dryRun && byPath === undefined) {
-      if (!existsSync(join(project.dir, 'package.json'))) {
-        // Without one, npm would install into the nearest parent that has one.
-        writeFileSync(join(project.dir, 'package.json'), '{ "private": true }\n', { flag: 'wx' });
+      if (!byItsPath) {
+        if (!existsSync(join(project.dir, 'package.json'))) {
+          // Without one, npm would install into the nearest parent that has one.
+          writeFileSync(join(project.dir, 'package.json'), '{ "private": true }\n', { flag: 'wx' });
+        }
+        await npm(['install', '--save', '--no-audit', '--no-fund', npmSpec], project.dir);
       }
-      await npm(['install', '--save', '--no-audit', '--no-fund', npmSpec], project.dir);
-      const manifest = readManifest(join(project.dir, 'node_modules', name, 'package.json'));
-      if (!isPluginPackage(manifest))
+      const manifest = byItsPath?.file
+        ? undefined
+        : readManifest(join(byItsPath ? local : join(project.dir, 'node_modules', name), 'package.json'));
+      if (manifest && !isPluginPackage(manifest))
         printError(
           `rousseau-host: ${name} does not say it is a plugin (no "rousseau": { "plugin": … } in its package.json, no "rousseau-plugin" keyword); adding it anyway`,
         );
     }
 
-    const file = project.file ?? join(project.dir, 'rousseau.config.ts');
-    const listed = byPath !== undefined || project.modules.includes(name);
+    const listed = byPath !== undefined || project.modules.includes(name) || project.modules.includes(module);
     const before = project.file ? readFileSync(file, 'utf8') : CONFIG_TEMPLATE;
     const edit = listed ? { text: before } : addEntry(file, before, entry);
     const line = `plugins: [${entrySource(entry, file)}]`;
@@ -81,7 +92,7 @@ export const add: Command = {
       entry,
       config: file,
       created: !project.file,
-      installed: !dryRun && byPath === undefined,
+      installed: !dryRun && byPath === undefined && !byItsPath,
       dryRun,
       listed,
       ...(byPath === undefined ? {} : { listedAs: byPath }),
@@ -90,14 +101,14 @@ export const add: Command = {
       return cannotEdit(values, report, file, edit.reason, `add ${entrySource(entry, file)} to its plugins`, line);
     if (!dryRun && !listed) {
       const problem = await writeChecked(file, before, edit.text, project.file === undefined, (modules) =>
-        modules.includes(name),
+        modules.includes(module),
       );
       if (problem)
         return cannotEdit(values, report, file, problem, `add ${entrySource(entry, file)} to its plugins`, line);
     }
     // What was just added is loaded once, as the config now says: a plugin that fails the contract
     // check, its options, or beside the plugins already there is said to fail here, not first at `tools`.
-    const failure = !dryRun && !listed ? await loadFailure(values, project.dir, file, name) : undefined;
+    const failure = !dryRun && !listed ? await loadFailure(values, project.dir, file, module) : undefined;
     if (values.json) printJson(failure ? { ...report, loads: false, error: failure } : report);
     else {
       const source = entrySource(entry, file);
@@ -108,9 +119,11 @@ export const add: Command = {
           ...(byPath !== undefined
             ? [`${name} is already in ${file}, by its path: "${byPath}" (nothing installed, nothing added)`]
             : [
-                dryRun
-                  ? `Would run: npm install ${npmSpec}  (in ${project.dir})`
-                  : `Installed ${name}${version ? `@${version}` : ''}`,
+                byItsPath
+                  ? `${name}${version ? `@${version}` : ''} is ${byItsPath.why}: listed by its path, not installed`
+                  : dryRun
+                    ? `Would run: npm install ${npmSpec}  (in ${project.dir})`
+                    : `Installed ${name}${version ? `@${version}` : ''}`,
                 listed
                   ? `${name} is already in ${file}`
                   : `${dryRun ? 'Would add' : 'Added'} ${source} to the plugins of ${file}${created}`,
@@ -120,7 +133,7 @@ export const add: Command = {
       );
       // The entry already there stays as written: flags that would have shaped a new one are not
       // silently dropped.
-      if (listed && entry !== name)
+      if (listed && entry !== module)
         printError(
           `rousseau-host: ${name} is already in ${file}; its entry there was left as it is, without ${[isolation === undefined ? '' : '--isolation', options === undefined ? '' : '--options'].filter(Boolean).join(' and ')}: edit it there`,
         );
@@ -129,11 +142,13 @@ export const add: Command = {
         const fix =
           failure.code === 'RH_ERR_PLUGIN_OPTIONS'
             ? `Fix its options in ${file} (the entry of ${name})`
-            : failure.code === 'RH_ERR_TOOL_COLLISION' || failure.code === 'RH_ERR_PLUGIN_DUPLICATE'
-              ? 'Rename the tool or plugin in one of the two (names are global)'
-              : `Fix the plugin (\`${host} check\` in its folder says what)`;
+            : failure.code === 'RH_ERR_PLUGIN_IMPORT' && byItsPath && !existsSync(join(local, 'node_modules'))
+              ? `Install its dependencies (npm install in ${local}: a folder listed by its path imports from its own node_modules)`
+              : failure.code === 'RH_ERR_TOOL_COLLISION' || failure.code === 'RH_ERR_PLUGIN_DUPLICATE'
+                ? 'Rename the tool or plugin in one of the two (names are global)'
+                : `Fix the plugin (\`${host} check\` in its folder says what)`;
         printError(
-          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${name}`,
+          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${module}`,
         );
       }
     }
@@ -214,6 +229,21 @@ export const remove: Command = {
   },
 };
 
+/**
+ * Whether a local SPEC (at `local`) is listed in the config by its path instead of installed, and why:
+ * a plugin module on its own has no package to install; and npm installs a folder under the
+ * project's root as it would a workspace, devDependencies and all (a scaffolded plugin's mocha, tsx,
+ * typescript: dozens of packages), where the folder's own node_modules already serves the plugin.
+ */
+function listedAsPath(npmSpec: string, local: string, dir: string): { file: boolean; why: string } | undefined {
+  if (!npmSpec.startsWith('.') && !isAbsolute(npmSpec)) return undefined; // a name, a git URL
+  const stat = statSync(local);
+  if (stat.isFile()) return TARBALL.test(local) ? undefined : { file: true, why: 'a plugin file, not a package' };
+  return npmSpec.startsWith('./') && local !== dir
+    ? { file: false, why: `a folder inside ${dir} (its own node_modules serves it)` }
+    : undefined;
+}
+
 /** The config entry that names, by a path, the same plugin files as the folder `npmSpec`, if one does. */
 async function listedByPath(npmSpec: string, project: Project): Promise<string | undefined> {
   if (!npmSpec.startsWith('.') && !isAbsolute(npmSpec)) return undefined;
@@ -261,16 +291,26 @@ function notAnOption(what: string, value: string): void {
 /** A path-like spec, read from `cwd`, as npm should see it from `dir`: relative, so package.json stays portable. */
 function npmSpecifier(spec: string, cwd: string, dir: string): string {
   const path = spec.replace(/^file:/, '');
-  const pathLike = /^(?:\.{1,2}(?:\/|$)|\/|file:)/.test(spec) || /\.(?:tgz|tar\.gz|tar)$/.test(spec);
+  const pathLike = /^(?:\.{1,2}(?:\/|$)|\/|file:)/.test(spec) || TARBALL.test(spec);
   if (!pathLike) return spec;
   const target = isAbsolute(path) ? path : resolve(cwd, path);
   if (!existsSync(target)) throw new UsageError(`${spec}: no file or folder at ${target}`);
+  return modulePath(dir, target);
+}
+
+/** `target` as a path relative to `dir`, written the way a config and npm read one: `./x`, `../x`, or absolute. */
+function modulePath(dir: string, target: string): string {
   const rel = relative(dir, target);
   return rel.startsWith('..') || isAbsolute(rel) ? rel : `./${rel}`;
 }
 
-/** The name and version SPEC installs, as npm reads it (no install: a dry-run pack). */
+/** The name and version SPEC installs: a folder's package.json says; else as npm reads it (no install: a dry-run pack). */
 async function packageOf(spec: string, dir: string): Promise<{ name: string; version?: string }> {
+  // A folder names itself in its package.json: npm pack would cost ~0.8 s of CPU to read it out.
+  const manifest =
+    spec.startsWith('.') || isAbsolute(spec) ? readManifest(join(resolve(dir, spec), 'package.json')) : {};
+  if (typeof manifest.name === 'string')
+    return { name: manifest.name, ...(typeof manifest.version === 'string' ? { version: manifest.version } : {}) };
   const out = await npm(['pack', '--dry-run', '--json', '--ignore-scripts', spec], dir, true);
   try {
     const [first] = JSON.parse(out) as { name?: unknown; version?: unknown }[];

@@ -4,6 +4,7 @@
  * validation, canonical form), so the answer is the one a real call would get. `--caller` and
  * `--scope` make it a call from that caller, for rules that name callers and scopes.
  */
+import { isReadOnly } from '../policy.ts';
 import type { Caller } from '../types.ts';
 import {
   EXIT,
@@ -37,6 +38,7 @@ export const policy: Command = {
     const check = host.decide(tool, input, caller ? { caller } : {});
     const hidden =
       caller !== undefined && !check.ok && check.code === 'unknown_tool' && host.tools().some((t) => t.name === tool);
+    const info = host.tools().find((t) => t.name === tool);
     await host.close();
 
     if (!check.ok) {
@@ -49,10 +51,17 @@ export const policy: Command = {
       return EXIT.failure;
     }
     const { decision, rule, reason, canonical } = check;
+    // Which default decided, when no rule did: with `default: 'deny'`, "allow (the default policy)"
+    // for a read-only tool read as a contradiction.
+    const byDefault = info && isReadOnly(info) ? 'readOnlyDefault' : 'default';
     if (values.json) {
-      printJson({ decision, ...(rule ? { rule } : {}), ...(reason ? { reason } : {}), canonical });
+      printJson({ decision, ...(rule ? { rule } : { default: byDefault }), ...(reason ? { reason } : {}), canonical });
     } else {
-      const by = rule ? `rule ${rule.id}` : 'the default policy';
+      const by = rule
+        ? `rule ${rule.id}`
+        : byDefault === 'readOnlyDefault'
+          ? 'no rule matched: policy.readOnlyDefault, as the tool is annotated readOnly'
+          : 'no rule matched: policy.default';
       print(`${decision}  (${by}${reason ? `: ${reason}` : ''})\ncanonical input: ${canonical}`);
     }
     return EXIT.ok;

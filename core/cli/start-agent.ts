@@ -25,6 +25,7 @@ const NO_PROVIDER_HELP = [
   '  export ANTHROPIC_API_KEY=sk-ant-…                      # Anthropic (ANTHROPIC_BASE_URL for a proxy)',
   '  export OPENAI_API_KEY=sk-…                             # OpenAI, or any compatible server with',
   '  export OPENAI_BASE_URL=http://localhost:11434/v1       #   its base URL (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter)',
+  '  export OPENAI_MODEL=qwen3                              #   and its model (default gpt-4.1); a local one needs no key',
   "or add provider: { name: 'anthropic' | 'openai', model: '…' } to rousseau.config.ts,",
   'or pass --provider anthropic|openai [--model M].',
   'To try it offline, with no key: --replay FILE plays a script of model turns that really calls your tools',

@@ -89,6 +89,7 @@ function clientApprover(elicit: ElicitHandler, signal: AbortSignal): ApproveFn {
         { tool: tool.name, callId, ...(sessionId ? { sessionId } : {}), signal },
       ),
       APPROVAL_FORM,
+      'the approval question',
     );
     if (answer.action !== 'accept') return false;
     return answer.content.decision === 'always' ? 'always' : answer.content.decision === 'once';

@@ -3,7 +3,7 @@
 // Copies the plugin template into a new directory, names the package, and says what to do next.
 // Plain JS with no dependencies, so it runs straight from the registry or a tarball, offline.
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
@@ -245,7 +245,8 @@ function nextSteps(target, pkgName, host) {
     `Then, in your agent's project${back}:`,
     // `npx rousseau-host` in a project without the host asks the registry, which may not have it.
     `  npm install ${shellQuote(host.spec.startsWith('file:') ? host.spec.slice(5) : `rousseau-host@${host.spec}`)}`,
-    `  npx rousseau-host add ${shellQuote(modulePath(here, target))}    (installs the plugin and adds it to the config)`,
+    // A folder inside the project is listed by its path (npm would install its devDependencies there too).
+    `  npx rousseau-host add ${shellQuote(modulePath(here, target))}    (${cd && !cd.startsWith('..') && !isAbsolute(cd) ? 'adds it to the config by its path' : 'installs the plugin and adds it to the config'})`,
     `  npx rousseau-host call count_words '{"text":"to be or not to be"}'`,
     where,
     `  plugins: [${jsString(specifier)}],`,

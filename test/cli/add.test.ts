@@ -2,8 +2,8 @@
 // run npm for real (install from a folder or a tarball, edit the config, load the plugin) are in
 // test/e2e/add.e2e.ts (`npm run test:e2e`).
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import { BIN, tempDir } from '../helpers.ts';
 import { run } from '../scaffold/helpers.ts';
 
@@ -17,6 +17,13 @@ describe('rousseau-host add / remove', () => {
     project = join(tmp.dir, 'project');
   });
   afterEach(() => tmp.cleanup());
+
+  /** An environment whose `npm` only leaves a mark that it ran (and fails), to show a command needs none. */
+  function withoutNpm(): NodeJS.ProcessEnv {
+    const npm = tmp.write('bin/npm', `#!/bin/sh\ntouch '${join(tmp.dir, 'npm-ran')}'\nexit 1\n`);
+    chmodSync(npm, 0o755);
+    return { PATH: `${dirname(npm)}${delimiter}${process.env.PATH}` };
+  }
 
   it('refuses a SPEC or NAME that npm would read as an option, before npm runs', async () => {
     for (const args of [
@@ -74,6 +81,93 @@ describe('rousseau-host add / remove', () => {
     );
     expect(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).to.equal(config);
     expect(readFileSync(join(project, 'package.json'), 'utf8')).not.to.include('rousseau-plugin-my-tool');
+  });
+
+  it('add FOLDER inside the project lists it by its path and installs nothing (npm would install its devDependencies here)', async () => {
+    tmp.write(
+      'project/plugins/my-tool/package.json',
+      JSON.stringify({
+        name: 'rousseau-plugin-my-tool',
+        version: '0.1.0',
+        rousseau: { plugin: './index.mjs' },
+        devDependencies: { 'a-package-npm-would-fetch': '^1.0.0' },
+      }),
+    );
+    tmp.write(
+      'project/plugins/my-tool/index.mjs',
+      `export default { name: 'my-tool', version: '0.1.0', tools: [{ name: 'hi', description: 'Says hi.',
+        inputSchema: { type: 'object', properties: {}, additionalProperties: false }, execute: () => 'hi' }] };`,
+    );
+    tmp.write(
+      'project/rousseau.config.json',
+      JSON.stringify({ builtins: false, plugins: [], policy: { default: 'allow' } }),
+    );
+    const env = withoutNpm();
+    const added = await run(process.execPath, [BIN, 'add', './plugins/my-tool', '--json'], { cwd: project, env });
+    expect(added.code, added.stderr).to.equal(0);
+    expect(JSON.parse(added.stdout)).to.include({
+      name: 'rousseau-plugin-my-tool',
+      entry: './plugins/my-tool',
+      installed: false,
+    });
+    expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([
+      './plugins/my-tool',
+    ]);
+    expect(readFileSync(join(project, 'package.json'), 'utf8')).to.equal('{ "name": "project", "private": true }\n');
+    const called = await run(process.execPath, [BIN, 'call', 'hi'], { cwd: project, env });
+    expect(called.stdout, called.stderr).to.equal('hi\n');
+    const again = await run(process.execPath, [BIN, 'add', './plugins/my-tool/'], { cwd: project, env });
+    expect(again.code, again.stderr).to.equal(0);
+    expect(again.stdout).to.include('is already in').and.include('by its path: "./plugins/my-tool"');
+    expect(existsSync(join(tmp.dir, 'npm-ran')), 'npm ran').to.equal(false);
+  });
+
+  it('add FOLDER inside the project whose dependencies are not installed says to install them there', async () => {
+    tmp.write(
+      'project/plugins/dep/package.json',
+      JSON.stringify({
+        name: 'rousseau-plugin-dep',
+        version: '1.0.0',
+        dependencies: { 'a-dependency-not-installed': '^1.0.0' },
+        rousseau: { plugin: './index.mjs' },
+      }),
+    );
+    tmp.write(
+      'project/plugins/dep/index.mjs',
+      "import 'a-dependency-not-installed';\nexport default { name: 'dep', version: '1.0.0', tools: [] };",
+    );
+    const added = await run(process.execPath, [BIN, 'add', './plugins/dep'], { cwd: project, env: withoutNpm() });
+    expect(added.code).to.equal(1);
+    expect(added.stderr)
+      .to.include('rousseau-plugin-dep is added, but it does not load: RH_ERR_PLUGIN_IMPORT')
+      .and.include(
+        `Install its dependencies (npm install in ${join(project, 'plugins', 'dep')}: a folder listed by its path imports from its own node_modules), or take it out: `,
+      );
+  });
+
+  it('add FILE lists a plugin module by its path, with no npm run (npm would fail: it is no package); remove takes it out', async () => {
+    tmp.write(
+      'hello.mjs',
+      `export default { name: 'hello', version: '1.0.0', tools: [{ name: 'hello', description: 'Says hello.',
+        inputSchema: { type: 'object', properties: {}, additionalProperties: false }, execute: () => 'hello' }] };`,
+    );
+    tmp.write('project/rousseau.config.json', JSON.stringify({ builtins: false, policy: { default: 'allow' } }));
+    const env = withoutNpm();
+    const added = await run(process.execPath, [BIN, 'add', '../hello.mjs', '--isolation', 'inline'], {
+      cwd: project,
+      env,
+    });
+    expect(added.code, added.stderr).to.equal(0);
+    expect(added.stdout).to.include('../hello.mjs is a plugin file, not a package: listed by its path, not installed');
+    expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([
+      { module: '../hello.mjs', isolation: 'inline' },
+    ]);
+    const called = await run(process.execPath, [BIN, 'call', 'hello'], { cwd: project, env });
+    expect(called.stdout, called.stderr).to.equal('hello\n');
+    const removed = await run(process.execPath, [BIN, 'remove', '../hello.mjs'], { cwd: project, env });
+    expect(removed.code, removed.stderr).to.equal(0);
+    expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([]);
+    expect(existsSync(join(tmp.dir, 'npm-ran')), 'npm ran').to.equal(false);
   });
 
   it('remove NAME takes out the entry naming it, not another whose options name it too', async () => {

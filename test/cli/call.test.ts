@@ -28,7 +28,7 @@ describe('rousseau-host call', function () {
       expect(JSON.parse(listed.stdout).plugins[0], isolation).to.include({ name: 'noisy', status: 'loaded' });
       expect(listed.stderr).to.contain('noisy plugin: loading');
       const plain = await runCliProcess(['call', 'noisy_add', '{"a":2,"b":2}'], { cwd: t.dir });
-      expect(plain.stdout, isolation).to.equal('4\n');
+      expect(plain.stdout, isolation).to.equal('4\ndata: {"sum":4}\n');
     }
   });
 
@@ -98,7 +98,7 @@ describe('rousseau-host call', function () {
     expect(known.stderr).to.not.contain('note: plugin');
   });
 
-  it('call: --json shows blocks and data; text mode prints the text and names the other blocks, never their base64; tools --json lists outputSchema', async () => {
+  it('call: --json shows blocks and data; text mode prints the text, names the other blocks (never their base64) and shows the data; tools --json lists outputSchema', async () => {
     config({
       builtins: false,
       plugins: [{ module: fixture('rich.ts'), isolation: 'inline' }],
@@ -123,6 +123,10 @@ describe('rousseau-host call', function () {
     );
     const picture = await runCli(['call', 'picture'], { cwd: t.dir });
     expect(picture.stdout).to.equal('a red dot\n[image image/png, 70 B]\n');
+    const withText = await runCli(['call', 'weather', '{"mode":"text"}'], { cwd: t.dir });
+    expect(withText.stdout).to.equal('Paris: 21.5 °C\ndata: {"city":"Paris","temperature":21.5}\n');
+    const dataOnly = await runCli(['call', 'weather', '{"mode":"ok"}'], { cwd: t.dir });
+    expect(dataOnly.stdout).to.equal('{"city":"Paris","temperature":21.5}\n');
     const weather = await runCli(['call', 'weather', '{"mode":"text"}', '--json'], { cwd: t.dir });
     expect(JSON.parse(weather.stdout)).to.deep.include({ data: { city: 'Paris', temperature: 21.5 } });
     const tools = JSON.parse((await runCli(['tools', '--json'], { cwd: t.dir })).stdout) as {

@@ -35,6 +35,18 @@ describe('rousseau-host CLI', function () {
     expect(missing.stderr).to.contain('call takes a TOOL name');
   });
 
+  it('other errors say their code on stderr, the one docs/errors.md lists and --json carries; exit 1', async () => {
+    const missing = join(t.dir, 'nowhere.json');
+    const plain = await runCli(['tools', '--config', missing]);
+    expect(plain.code).to.equal(1);
+    expect(plain.stderr).to.equal(`rousseau-host: RH_ERR_CONFIG_NOT_FOUND: Config file not found: ${missing}\n`);
+    const json = await runCli(['tools', '--config', missing, '--json']);
+    expect(JSON.parse(json.stdout).error).to.deep.equal({
+      code: 'RH_ERR_CONFIG_NOT_FOUND',
+      message: `Config file not found: ${missing}`,
+    });
+  });
+
   it('a command name that is a property of every object (toString, constructor, __proto__) is an unknown command', async () => {
     for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
       const r = await runCli([name, '--json'], { cwd: t.dir });

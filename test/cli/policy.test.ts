@@ -10,6 +10,10 @@ export default { name: 'shellish', version: '1.0.0', tools: [{
   name: 'shell_run', description: 'Pretends to run a command.',
   inputSchema: { type: 'object', properties: { command: { type: 'string', description: 'The command.' } }, required: ['command'], additionalProperties: false },
   execute: ({ command }) => { writeFileSync(new URL('./ran', import.meta.url), command); return 'ran'; },
+}, {
+  name: 'peek', description: 'Reads nothing.', annotations: { readOnly: true },
+  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  execute: () => 'nothing',
 }] };
 `;
 const CONFIG = `export default {
@@ -59,7 +63,7 @@ describe('cli: policy check', () => {
     expect(existsSync(join(dir.dir, '.rousseau'))).to.equal(false);
   });
 
-  it('prints the decision for people; a default decision has no rule', async () => {
+  it('prints the decision for people; a default decision has no rule, and says which default made it', async () => {
     const allowed = await runCli(['policy', 'check', 'shell_run', '{"command":"ls -la"}'], { cwd: dir.dir });
     expect(allowed.code).to.equal(0);
     expect(allowed.stdout).to.equal('allow  (rule policy.allow[0])\ncanonical input: {"command":"ls -la"}\n');
@@ -68,7 +72,24 @@ describe('cli: policy check', () => {
       input: '{"command":"ls && rm -rf x"}',
     });
     expect(asked.code).to.equal(0);
-    expect(JSON.parse(asked.stdout)).to.deep.equal({ decision: 'ask', canonical: '{"command":"ls && rm -rf x"}' });
+    expect(JSON.parse(asked.stdout)).to.deep.equal({
+      decision: 'ask',
+      default: 'default',
+      canonical: '{"command":"ls && rm -rf x"}',
+    });
+    const asking = await runCli(['policy', 'check', 'shell_run', '{"command":"make"}'], { cwd: dir.dir });
+    expect(asking.stdout).to.equal('ask  (no rule matched: policy.default)\ncanonical input: {"command":"make"}\n');
+    // `default: 'ask'`, yet allowed: the read-only tool's own default decided, and the check says so.
+    const peek = await runCli(['policy', 'check', 'peek'], { cwd: dir.dir });
+    expect(peek.stdout).to.equal(
+      'allow  (no rule matched: policy.readOnlyDefault, as the tool is annotated readOnly)\ncanonical input: {}\n',
+    );
+    const peekJson = await runCli(['policy', 'check', 'peek', '--json'], { cwd: dir.dir });
+    expect(JSON.parse(peekJson.stdout)).to.deep.equal({
+      decision: 'allow',
+      default: 'readOnlyDefault',
+      canonical: '{}',
+    });
   });
 
   it('input is validated first: invalid input or an unknown tool is exit 1 with the reason; usage errors are exit 2', async () => {
@@ -99,7 +120,11 @@ describe('cli: policy check', () => {
     const noScope = await runCli(['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ana', '--json'], {
       cwd: dir.dir,
     });
-    expect(JSON.parse(noScope.stdout)).to.deep.equal({ decision: 'ask', canonical: '{"command":"make"}' });
+    expect(JSON.parse(noScope.stdout)).to.deep.equal({
+      decision: 'ask',
+      default: 'default',
+      canonical: '{"command":"make"}',
+    });
     const intern = await runCli(['policy', 'check', 'shell_run', '{"command":"ls"}', '--caller', 'intern', '--json'], {
       cwd: dir.dir,
     });

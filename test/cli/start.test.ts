@@ -39,6 +39,7 @@ describe('rousseau-host start', function () {
         'export ANTHROPIC_API_KEY=',
         'export OPENAI_API_KEY=',
         'OPENAI_BASE_URL=http://localhost:11434/v1',
+        'OPENAI_MODEL=',
         "provider: { name: 'anthropic'",
         '--provider',
         '--replay FILE plays a script',

@@ -181,6 +181,18 @@ describe('ctx.elicit, ctx.sample and ask over MCP (HTTP with sessions)', functio
     ]);
   });
 
+  it('denies `ask` when the client answers the approval with a form of its own, saying asking failed, not that the user said no', async () => {
+    const client = await connect(askingClient([{ action: 'accept', content: { approve: true } }], [], false));
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'odd answer' } });
+    expect(codeOf(result)).to.equal('denied');
+    expect(textOf(result)).to.equal(
+      `Call to "echo" was denied: asking for approval failed (the host's log says why). Do not retry it; ask the user what to do instead.`,
+    );
+    expect(await until(() => decisions().find((l) => l.answer === 'prompt_failed'))).to.deep.include({
+      answeredBy: 'mcp-client',
+    });
+  });
+
   it("does not ask the client when the host answers `ask` itself (--yes): the operator's answer stands", async () => {
     const yesHost = await createHost({
       cwd: FIXTURES,

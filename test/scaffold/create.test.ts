@@ -61,6 +61,10 @@ describe('create-rousseau-tool', function () {
       .to.match(/in your agent's project.*:\n/)
       .and.include(`\n  npm install ${resolve(ROOT)}\n`);
     expect(pkg.scripts.pretest).to.equal('rousseau-host check .');
+    // tsx's esbuild has an install script that npm 11 asks about at every install; tsx needs none of it.
+    expect(pkg.allowScripts).to.deep.equal({ esbuild: false });
+    // The new folder is inside the project the scaffolder ran in: `add` lists it by its path.
+    expect(r.stdout).to.include('\n  npx rousseau-host add ./weather    (adds it to the config by its path)\n');
 
     const readme = readFileSync(join(dir, 'README.md'), 'utf8');
     expect(readme).to.match(/^# rousseau-plugin-weather\n\nWeather for agents\.\n/);

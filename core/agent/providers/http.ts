@@ -96,7 +96,18 @@ export async function postForEvents(
   settings: HttpSettings,
   signal?: AbortSignal,
 ): Promise<AsyncGenerator<SseEvent>> {
-  return readEvents(who, await post(who, url, 'text/event-stream', headers, body, settings, signal), signal);
+  const stream = await post(who, url, 'text/event-stream', headers, body, settings, signal);
+  // A server that ignores `stream: true` answers one JSON body: read as events, it is no event at
+  // all, and the turn would end as a stream without its end, which names nothing wrong.
+  if (/^application\/json\b/i.test(String(stream.response?.headers['content-type'] ?? ''))) {
+    const text = await readText(stream, 500).catch(() => '');
+    stream.destroy();
+    throw new ProviderError(
+      'bad_response',
+      `${who} answered with one JSON body, not a stream: it must answer a request with "stream": true in server-sent events (text/event-stream). It sent: ${text.trim() || '(empty body)'}`,
+    );
+  }
+  return readEvents(who, stream, signal);
 }
 
 /**
@@ -162,9 +173,15 @@ async function post(
       if (response.statusCode < 400) return stream;
       const status = response.statusCode;
       const text = await readText(stream, 64 * 1024).catch(() => '');
+      const said = apiMessageOf(text);
+      // A 404 names the URL asked. Without a message of the API's own ("404 page not found"), it
+      // is most often a base URL that stops short of the API's path (an OpenAI-compatible server's
+      // `/v1`); with one ("model … not found"), the API has said why.
+      const notFound =
+        status === 404 ? ` to POST ${url}${said === undefined ? ' (no such endpoint: check the base URL)' : ''}` : '';
       const error = new ProviderError(
         status === 429 ? 'rate_limited' : 'http_error',
-        `${who} answered ${status}: ${errorMessageOf(text)}`,
+        `${who} answered ${status}${notFound}: ${said ?? (text.trim().slice(0, 500) || '(empty body)')}`,
         { status },
       );
       const asked = retryAfterMs(response.headers);
@@ -240,16 +257,16 @@ async function readText(stream: Readable, cap: number): Promise<string> {
   return (text + decoder.decode()).slice(0, cap);
 }
 
-/** The human part of an API's error body (`{ error: { message } }` for both Anthropic and OpenAI). */
-function errorMessageOf(text: string): string {
+/** The human part of an API's error body (`{ error: { message } }` for both Anthropic and OpenAI), if it has one. */
+function apiMessageOf(text: string): string | undefined {
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
     const message = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
     if (typeof message === 'string') return message;
   } catch {
-    // not JSON: show the text itself
+    // not JSON: the caller shows the text itself
   }
-  return text.trim().slice(0, 500) || '(empty body)';
+  return undefined;
 }
 
 function retryAfterMs(headers: Record<string, string | string[] | undefined>): number | undefined {

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Agent } from '../../../core/agent/agent.ts';
 import { ProviderError } from '../../../core/agent/messages.ts';
 import { createProvider } from '../../../core/agent/providers/index.ts';
@@ -140,6 +142,63 @@ describe('openai provider', () => {
       expect(server.requests[1]!.body).to.include({ max_completion_tokens: 1000 }).and.not.have.property('max_tokens');
     } finally {
       await server.close();
+    }
+  });
+
+  it('names the URL it asked on a 404; says to check the base URL when the server gave no message of its own', async () => {
+    // As Ollama answers: a path it does not have, as plain text; a model it does not have, as an API error.
+    const server = createServer((req, res) => {
+      req.resume().on('end', () => {
+        if (req.url === '/v1/chat/completions')
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { message: 'model "gpt-4.1" not found, try pulling it first' } }));
+        else res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [] };
+    const refusal = async (baseUrl: string) =>
+      (await openaiProvider({ baseUrl, retries: 0 })
+        .complete(request)
+        .catch((error: unknown) => error)) as ProviderError;
+    try {
+      const noV1 = await refusal(origin);
+      expect(noV1).to.be.instanceOf(ProviderError);
+      expect(noV1.code).to.equal('http_error');
+      expect(noV1.message).to.equal(
+        `the OpenAI-compatible API at ${origin} answered 404 to POST ${origin}/chat/completions ` +
+          '(no such endpoint: check the base URL): 404 page not found',
+      );
+      expect((await refusal(`${origin}/v1`)).message).to.equal(
+        `the OpenAI-compatible API at ${origin}/v1 answered 404 to POST ${origin}/v1/chat/completions: ` +
+          'model "gpt-4.1" not found, try pulling it first',
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('says a server that answers one JSON body instead of a stream must stream, quoting what it sent', async () => {
+    const body = JSON.stringify({ object: 'chat.completion', choices: [{ message: { content: 'hi' } }] });
+    const server = createServer((req, res) => {
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    try {
+      const provider = openaiProvider({ baseUrl, retries: 0 });
+      const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [] };
+      const refused = (await provider.complete(request).catch((error: unknown) => error)) as ProviderError;
+      expect(refused).to.be.instanceOf(ProviderError);
+      expect(refused.code).to.equal('bad_response');
+      expect(refused.message).to.equal(
+        `the OpenAI-compatible API at ${baseUrl} answered with one JSON body, not a stream: it must answer a request ` +
+          `with "stream": true in server-sent events (text/event-stream). It sent: ${body}`,
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
