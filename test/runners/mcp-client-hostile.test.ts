@@ -3,6 +3,7 @@
 // it asks the host for.
 import { expect } from 'chai';
 import { join } from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { createHost, type Host } from '../../core/host.ts';
 import { LineBuffer } from '../../core/runners/mcp-client.ts';
@@ -149,6 +150,11 @@ describe('MCP over stdio: the read buffer', () => {
     expect(buffer.readMessage()).to.include({ method: 'notifications/message' });
     expect(buffer.readMessage()).to.include({ method: 'notifications/message' });
     expect(buffer.readMessage()).to.equal(null);
+  });
+
+  it("finds the SDK transport's buffer where the host puts LineBuffer in front of it (an SDK that moved it would read through its own, slowly)", () => {
+    const transport = new StdioClientTransport({ command: 'true' }) as unknown as { _readBuffer?: unknown };
+    expect(transport._readBuffer).to.be.instanceOf(ReadBuffer);
   });
 
   it('refuses a line past the bound as the SDK does, and reads on after clear()', () => {
