@@ -37,8 +37,12 @@ interface Probe {
   args: string[];
   /** Written to stdin; the child runs until it exits (stdin is then closed). */
   stdin?: string;
+  /** Written to stdin once stdout holds text that matches `after`: the next messages of a session. */
+  next?: { after: RegExp; send: string };
   /** For a server: the stdout text after which stdin is closed so that it exits. */
   until?: RegExp;
+  /** For a server that does not read stdin: the stderr text after which it is sent SIGTERM, and exits. */
+  untilStderr?: RegExp;
 }
 
 /** Runs one probe to its exit; resolves to the CPU ms it used. */
@@ -50,12 +54,22 @@ function cpuOf(probe: Probe): Promise<number> {
   });
   let out = '';
   let err = '';
+  let next = probe.next;
+  let stopped = false;
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     out += chunk;
-    if (probe.until?.test(out)) child.stdin.end();
+    if (next?.after.test(out)) {
+      child.stdin.write(next.send);
+      next = undefined;
+    }
+    if (!next && probe.until?.test(out)) child.stdin.end();
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     err += chunk;
+    if (!stopped && probe.untilStderr?.test(err)) {
+      stopped = true;
+      child.kill('SIGTERM');
+    }
   });
   if (probe.stdin !== undefined) child.stdin.write(probe.stdin);
   if (!probe.until) child.stdin.end();
@@ -73,6 +87,13 @@ const INITIALIZE = `${JSON.stringify({
   id: 1,
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
+})}\n`;
+
+/** After the answer to `initialize`: the rest of the handshake, and the request every client sends next. */
+const TOOLS_LIST = `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({
+  jsonrpc: '2.0',
+  id: 2,
+  method: 'tools/list',
 })}\n`;
 
 const ECHO_PLUGIN = `import Type from 'typebox';
@@ -95,10 +116,30 @@ function commands(root: string, dir: string, suffix: string): Probe[] {
     { name: 'rousseau-host check (one-tool plugin)', args: host('check', join(dir, 'echo.ts')) },
     { name: 'rousseau-host call read (demo)', args: host('call', 'read', '{"path":"notes.md"}', '--cwd', demo) },
     {
+      name: 'rousseau-host call echo (an inline plugin)',
+      args: host('call', 'echo', '{"text":"hi"}', '--yes', '--cwd', join(dir, 'inline')),
+    },
+    {
       name: 'rousseau-host start --mcp → initialize',
       args: host('start', '--mcp', '--cwd', demo),
       stdin: INITIALIZE,
       until: /"id":1/,
+    },
+    {
+      name: 'rousseau-host start --mcp → tools/list (worker)',
+      args: host('start', '--mcp', '--cwd', join(dir, 'worker')),
+      stdin: INITIALIZE,
+      next: { after: /"id":1/, send: TOOLS_LIST },
+      until: /"id":2/,
+    },
+    {
+      name: 'rousseau-host serve → listening (worker)',
+      args: host('serve', '--port', '0', '--cwd', join(dir, 'worker')),
+      untilStderr: /serving \d+ tools/,
+    },
+    {
+      name: 'rousseau-host tools --json (a worker plugin)',
+      args: host('tools', '--json', '--cwd', join(dir, 'worker')),
     },
     { name: 'rousseau-host tools (a process plugin)', args: host('tools', '--cwd', join(dir, 'process')) },
   ].map((p) => ({ ...p, name: p.name + suffix }));
@@ -108,16 +149,18 @@ export async function run(): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'rh-bench-startup-'));
   try {
     writeFileSync(join(dir, 'echo.ts'), ECHO_PLUGIN);
-    const processDir = join(dir, 'process');
-    mkdirSync(processDir);
-    writeFileSync(
-      join(processDir, 'rousseau.config.json'),
-      JSON.stringify({
-        builtins: false,
-        log: { audit: false },
-        plugins: [{ module: '../echo.ts', isolation: 'process' }],
-      }),
-    );
+    // The echo plugin alone, in each isolation: one folder each, with its JSON config.
+    for (const isolation of ['inline', 'worker', 'process']) {
+      mkdirSync(join(dir, isolation));
+      writeFileSync(
+        join(dir, isolation, 'rousseau.config.json'),
+        JSON.stringify({
+          builtins: false,
+          log: { audit: false },
+          plugins: [{ module: '../echo.ts', isolation }],
+        }),
+      );
+    }
     const floor: Probe = { name: 'node -e 0', args: ['-e', '0'] };
     const ours = commands(ROOT, dir, '');
     const theirs = COMPARE ? commands(COMPARE, dir, ' (compare)') : [];
