@@ -167,7 +167,7 @@ async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): 
     maxOutputBytes: s.maxOutputBytes ?? DEFAULTS.maxOutputBytes,
     warnings: [],
   };
-  const started = performance.now();
+  const started = process.hrtime.bigint();
   try {
     const file = entry.builtin ? builtinFile(handle.name) : mcp ? entry.source : resolvePlugin(entry.source, ctx.dir);
     if (!mcp) handle.file = file;
@@ -200,10 +200,10 @@ async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): 
     handle.warnings = [...(loaded.warnings ?? []), ...violations.filter((v) => v.severity === 'warning')];
     const errors = violations.filter((v) => v.severity === 'error');
     if (errors.length) throw contractError(handle.name, errors);
-    handle.loadMs = performance.now() - started;
+    handle.loadMs = msSince(started);
     return { handle, tools: (loaded.tools ?? []).map(toDefinition) };
   } catch (error) {
-    handle.loadMs = performance.now() - started;
+    handle.loadMs = msSince(started);
     handle.error = ctx.signal?.aborted
       ? hostError('RH_ERR_HOST_CLOSED', [])
       : error instanceof HostError
@@ -213,6 +213,15 @@ async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): 
     delete handle.runner;
     return { handle, tools: [] };
   }
+}
+
+/**
+ * Milliseconds since `started` (`process.hrtime.bigint()`). Not `performance.now()`: the first read
+ * of the global `performance` loads `perf_hooks` whole (ten modules), which a command that only
+ * loads plugins (`tools`, `check`, a server until its first call) has no other use for.
+ */
+function msSince(started: bigint): number {
+  return Number(process.hrtime.bigint() - started) / 1e6;
 }
 
 function contractError(name: string, violations: Violation[]): HostError & { violations: Violation[] } {

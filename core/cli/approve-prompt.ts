@@ -13,7 +13,6 @@
  * opens and closes, and holds the rest of the output meanwhile (the REPL's display), and the log's
  * lines are held too (`holdLog`).
  */
-import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { ApprovalRequest, ApproveFn } from '../types.ts';
 import { holdLog, releaseLog } from '../log.ts';
@@ -66,7 +65,8 @@ export interface LinePrompt {
 export function linePrompt(input: Readable, output: Writable, screen?: Screen): LinePrompt {
   let queue: Promise<unknown> = Promise.resolve();
   const ask = async (question: string, signal?: AbortSignal) => {
-    const rl = createInterface({ input, output });
+    // Taken at the first question, not imported: a `call` run without a terminal never asks one.
+    const rl = process.getBuiltinModule('node:readline/promises').createInterface({ input, output });
     try {
       return await new Promise<string | null | undefined>((resolve) => {
         // readline would otherwise swallow Ctrl-C and leave the question open.

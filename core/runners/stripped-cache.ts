@@ -28,7 +28,6 @@ import {
 } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { dirname, join } from 'node:path';
-import { threadId } from 'node:worker_threads';
 import { onlyTheUserWrites, userCacheDir } from '../user-cache.ts';
 
 /** `node:module`'s stripper (Node ≥ 22.13), beyond the Node 20 typings. */
@@ -125,6 +124,9 @@ function writeKept(): void {
   process.off('exit', writeKept);
   for (const { file, text } of unwritten.splice(0)) {
     prune(dirname(file));
+    // Taken here, not imported: on Node 20 this module loads and never writes, and the host's
+    // thread of an inline-only host has no other use for `node:worker_threads`.
+    const { threadId } = process.getBuiltinModule('node:worker_threads');
     const partial = `${file}.${process.pid}-${threadId}`;
     try {
       writeFileSync(partial, text, { mode: 0o600, flag: 'wx' });
