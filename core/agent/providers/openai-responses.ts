@@ -21,12 +21,10 @@ import {
   type StopReason,
   type ToolCall,
   type ToolResult,
-  tokenCount,
-  type Usage,
 } from '../messages.ts';
 import { modelParts } from '../blocks.ts';
 import { httpSettingsOf, postForEvents, postForJson, pricingFor, type ProviderOptions } from './http.ts';
-import { openaiEndpoint } from './openai.ts';
+import { openaiEndpoint, openaiUsage } from './openai.ts';
 import { streamIndex, turnSize } from './stream-limits.ts';
 
 export interface OpenAIResponsesOptions extends ProviderOptions {
@@ -251,17 +249,14 @@ function answerOf(response: WireResponse, built: readonly OutputItem[]): ModelRe
       toolCalls.push({ id: String(item.call_id ?? item.id), name: String(item.name), arguments: item.arguments ?? '' });
     }
   }
-  const given = response.usage?.input_tokens_details?.cached_tokens;
-  const cached = given == null ? undefined : tokenCount(given);
-  const usage: Usage = {
-    inputTokens: Math.max(0, tokenCount(response.usage?.input_tokens) - (cached ?? 0)),
-    outputTokens: tokenCount(response.usage?.output_tokens),
-    ...(cached !== undefined ? { cacheReadTokens: cached } : {}),
-  };
   return {
     message: { role: 'assistant', text, toolCalls },
     stopReason: stopReasonOf(response, refused, toolCalls.length > 0),
-    usage,
+    usage: openaiUsage(
+      response.usage?.input_tokens,
+      response.usage?.output_tokens,
+      response.usage?.input_tokens_details?.cached_tokens,
+    ),
   };
 }
 

@@ -66,6 +66,19 @@ type WireMessage =
   | { role: 'tool'; tool_call_id: string; content: string };
 
 /**
+ * Usage as both OpenAI APIs count it: the input count includes the cached tokens, which are taken
+ * out to carry their own price. Each count is the server's, checked (`tokenCount`).
+ */
+export function openaiUsage(input: unknown, output: unknown, cachedGiven: unknown): Usage {
+  const cached = cachedGiven == null ? undefined : tokenCount(cachedGiven);
+  return {
+    inputTokens: Math.max(0, tokenCount(input) - (cached ?? 0)),
+    outputTokens: tokenCount(output),
+    ...(cached === undefined ? {} : { cacheReadTokens: cached }),
+  };
+}
+
+/**
  * What both OpenAI providers resolve the same way: the key (none needed with a base URL: a local
  * server), the base URL, the model, and the request's headers. `needs` ends the missing-key message.
  */
@@ -215,14 +228,15 @@ async function readStream(
         'http_error',
         `The OpenAI-compatible API failed mid-stream: ${chunk.error.message ?? data}`,
       );
-    if (chunk.usage) {
-      // The prompt count includes the cached tokens: they are taken out, to carry their own price.
-      const given = chunk.usage.prompt_tokens_details?.cached_tokens;
-      const cached = given == null ? undefined : tokenCount(given);
-      usage.inputTokens = Math.max(0, tokenCount(chunk.usage.prompt_tokens) - (cached ?? 0));
-      usage.outputTokens = tokenCount(chunk.usage.completion_tokens);
-      if (cached !== undefined) usage.cacheReadTokens = cached;
-    }
+    if (chunk.usage)
+      Object.assign(
+        usage,
+        openaiUsage(
+          chunk.usage.prompt_tokens,
+          chunk.usage.completion_tokens,
+          chunk.usage.prompt_tokens_details?.cached_tokens,
+        ),
+      );
     const choice = chunk.choices?.[0];
     if (!choice) continue;
     if (choice.delta?.content) {
