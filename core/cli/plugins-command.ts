@@ -50,38 +50,38 @@ export const add: Command = {
     const npmSpec = npmSpecifier(spec, project.cwd, project.dir);
     const file = project.file ?? join(project.dir, 'rousseau.config.ts');
     const local = resolve(project.dir, npmSpec);
-    const byItsPath = listedAsPath(npmSpec, local, project.dir);
-    const path = byItsPath ? modulePath(dirname(file), local) : undefined;
-    const { name, version } = byItsPath?.file
-      ? { name: path as string, version: undefined }
+    const asPath = addedByPath(npmSpec, local, project.dir);
+    const { name, version } = asPath?.file
+      ? { name: modulePath(dirname(file), local), version: undefined }
       : await packageOf(npmSpec, project.dir);
-    const module = path ?? name;
+    // What the new entry names: a plugin added by its path is named by it, from the config's folder.
+    const entryModule = asPath ? modulePath(dirname(file), local) : name;
     const entry: PluginEntry =
       isolation === undefined && options === undefined
-        ? module
-        : { module, ...(isolation ? { isolation } : {}), ...(options === undefined ? {} : { options }) };
+        ? entryModule
+        : { module: entryModule, ...(isolation ? { isolation } : {}), ...(options === undefined ? {} : { options }) };
     // The folder may be listed already by its path (the line the scaffolder prints): an entry by
     // package name beside it would load the same plugin twice, and the second would fail as a duplicate.
-    const byPath = project.modules.includes(name) ? undefined : await listedByPath(npmSpec, project);
+    const listedAs = project.modules.includes(name) ? undefined : await listedByPath(npmSpec, project);
 
-    if (!dryRun && byPath === undefined) {
-      if (!byItsPath) {
+    if (!dryRun && listedAs === undefined) {
+      if (!asPath) {
         if (!existsSync(join(project.dir, 'package.json'))) {
           // Without one, npm would install into the nearest parent that has one.
           writeFileSync(join(project.dir, 'package.json'), '{ "private": true }\n', { flag: 'wx' });
         }
         await npm(['install', '--save', '--no-audit', '--no-fund', npmSpec], project.dir);
       }
-      const manifest = byItsPath?.file
+      const manifest = asPath?.file
         ? undefined
-        : readManifest(join(byItsPath ? local : join(project.dir, 'node_modules', name), 'package.json'));
+        : readManifest(join(asPath ? local : join(project.dir, 'node_modules', name), 'package.json'));
       if (manifest && !isPluginPackage(manifest))
         printError(
           `rousseau-host: ${name} does not say it is a plugin (no "rousseau": { "plugin": … } in its package.json, no "rousseau-plugin" keyword); adding it anyway`,
         );
     }
 
-    const listed = byPath !== undefined || project.modules.includes(name) || project.modules.includes(module);
+    const listed = listedAs !== undefined || project.modules.includes(name) || project.modules.includes(entryModule);
     const before = project.file ? readFileSync(file, 'utf8') : CONFIG_TEMPLATE;
     const edit = listed ? { text: before } : addEntry(file, before, entry);
     const line = `plugins: [${entrySource(entry, file)}]`;
@@ -92,23 +92,23 @@ export const add: Command = {
       entry,
       config: file,
       created: !project.file,
-      installed: !dryRun && byPath === undefined && !byItsPath,
+      installed: !dryRun && listedAs === undefined && !asPath,
       dryRun,
       listed,
-      ...(byPath === undefined ? {} : { listedAs: byPath }),
+      ...(listedAs === undefined ? {} : { listedAs }),
     };
     if ('reason' in edit)
       return cannotEdit(values, report, file, edit.reason, `add ${entrySource(entry, file)} to its plugins`, line);
     if (!dryRun && !listed) {
       const problem = await writeChecked(file, before, edit.text, project.file === undefined, (modules) =>
-        modules.includes(module),
+        modules.includes(entryModule),
       );
       if (problem)
         return cannotEdit(values, report, file, problem, `add ${entrySource(entry, file)} to its plugins`, line);
     }
     // What was just added is loaded once, as the config now says: a plugin that fails the contract
     // check, its options, or beside the plugins already there is said to fail here, not first at `tools`.
-    const failure = !dryRun && !listed ? await loadFailure(values, project.dir, file, module) : undefined;
+    const failure = !dryRun && !listed ? await loadFailure(values, project.dir, file, entryModule) : undefined;
     if (values.json) printJson(failure ? { ...report, loads: false, error: failure } : report);
     else {
       const source = entrySource(entry, file);
@@ -116,11 +116,11 @@ export const add: Command = {
       const created = project.file ? '' : dryRun ? ' (it would be created)' : ' (created)';
       print(
         [
-          ...(byPath !== undefined
-            ? [`${name} is already in ${file}, by its path: "${byPath}" (nothing installed, nothing added)`]
+          ...(listedAs !== undefined
+            ? [`${name} is already in ${file}, by its path: "${listedAs}" (nothing installed, nothing added)`]
             : [
-                byItsPath
-                  ? `${name}${version ? `@${version}` : ''} is ${byItsPath.why}: listed by its path, not installed`
+                asPath
+                  ? `${name}${version ? `@${version}` : ''} is ${asPath.why}: listed by its path, not installed`
                   : dryRun
                     ? `Would run: npm install ${npmSpec}  (in ${project.dir})`
                     : `Installed ${name}${version ? `@${version}` : ''}`,
@@ -133,7 +133,7 @@ export const add: Command = {
       );
       // The entry already there stays as written: flags that would have shaped a new one are not
       // silently dropped.
-      if (listed && entry !== module)
+      if (listed && entry !== entryModule)
         printError(
           `rousseau-host: ${name} is already in ${file}; its entry there was left as it is, without ${[isolation === undefined ? '' : '--isolation', options === undefined ? '' : '--options'].filter(Boolean).join(' and ')}: edit it there`,
         );
@@ -142,13 +142,13 @@ export const add: Command = {
         const fix =
           failure.code === 'RH_ERR_PLUGIN_OPTIONS'
             ? `Fix its options in ${file} (the entry of ${name})`
-            : failure.code === 'RH_ERR_PLUGIN_IMPORT' && byItsPath && !existsSync(join(local, 'node_modules'))
+            : failure.code === 'RH_ERR_PLUGIN_IMPORT' && asPath && !existsSync(join(local, 'node_modules'))
               ? `Install its dependencies (npm install in ${local}: a folder listed by its path imports from its own node_modules)`
               : failure.code === 'RH_ERR_TOOL_COLLISION' || failure.code === 'RH_ERR_PLUGIN_DUPLICATE'
                 ? 'Rename the tool or plugin in one of the two (names are global)'
                 : `Fix the plugin (\`${host} check\` in its folder says what)`;
         printError(
-          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${module}`,
+          `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${entryModule}`,
         );
       }
     }
@@ -230,13 +230,13 @@ export const remove: Command = {
 };
 
 /**
- * Whether a local SPEC (at `local`) is listed in the config by its path instead of installed, and why:
+ * Whether a local SPEC (at `local`) is added to the config by its path instead of installed, and why:
  * a plugin module on its own has no package to install; and npm installs a folder under the
  * project's root as it would a workspace, devDependencies and all (a scaffolded plugin's mocha, tsx,
  * typescript: dozens of packages), where the folder's own node_modules already serves the plugin.
  */
-function listedAsPath(npmSpec: string, local: string, dir: string): { file: boolean; why: string } | undefined {
-  if (!npmSpec.startsWith('.') && !isAbsolute(npmSpec)) return undefined; // a name, a git URL
+function addedByPath(npmSpec: string, local: string, dir: string): { file: boolean; why: string } | undefined {
+  if (!isPathSpec(npmSpec)) return undefined;
   const stat = statSync(local);
   if (stat.isFile()) return TARBALL.test(local) ? undefined : { file: true, why: 'a plugin file, not a package' };
   return npmSpec.startsWith('./') && local !== dir
@@ -246,7 +246,7 @@ function listedAsPath(npmSpec: string, local: string, dir: string): { file: bool
 
 /** The config entry that names, by a path, the same plugin files as the folder `npmSpec`, if one does. */
 async function listedByPath(npmSpec: string, project: Project): Promise<string | undefined> {
-  if (!npmSpec.startsWith('.') && !isAbsolute(npmSpec)) return undefined;
+  if (!isPathSpec(npmSpec)) return undefined;
   const { resolvePlugin } = await import('../loader.ts');
   const fileOf = (specifier: string) => {
     try {
@@ -256,9 +256,7 @@ async function listedByPath(npmSpec: string, project: Project): Promise<string |
     }
   };
   const own = fileOf(npmSpec);
-  return own === undefined
-    ? undefined
-    : project.modules.find((module) => (module.startsWith('.') || isAbsolute(module) ? fileOf(module) === own : false));
+  return own === undefined ? undefined : project.modules.find((module) => isPathSpec(module) && fileOf(module) === own);
 }
 
 interface Project {
@@ -298,6 +296,11 @@ function npmSpecifier(spec: string, cwd: string, dir: string): string {
   return modulePath(dir, target);
 }
 
+/** Whether a spec (as `npmSpecifier` writes it) or a config's module names a file or folder, not a package name or a git URL. */
+function isPathSpec(spec: string): boolean {
+  return spec.startsWith('.') || isAbsolute(spec);
+}
+
 /** `target` as a path relative to `dir`, written the way a config and npm read one: `./x`, `../x`, or absolute. */
 function modulePath(dir: string, target: string): string {
   const rel = relative(dir, target);
@@ -307,8 +310,7 @@ function modulePath(dir: string, target: string): string {
 /** The name and version SPEC installs: a folder's package.json says; else as npm reads it (no install: a dry-run pack). */
 async function packageOf(spec: string, dir: string): Promise<{ name: string; version?: string }> {
   // A folder names itself in its package.json: npm pack would cost ~0.8 s of CPU to read it out.
-  const manifest =
-    spec.startsWith('.') || isAbsolute(spec) ? readManifest(join(resolve(dir, spec), 'package.json')) : {};
+  const manifest = isPathSpec(spec) ? readManifest(join(resolve(dir, spec), 'package.json')) : {};
   if (typeof manifest.name === 'string')
     return { name: manifest.name, ...(typeof manifest.version === 'string' ? { version: manifest.version } : {}) };
   const out = await npm(['pack', '--dry-run', '--json', '--ignore-scripts', spec], dir, true);
