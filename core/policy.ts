@@ -295,8 +295,10 @@ function decisionOf(fields: PolicyDecision): PolicyDecision {
   return Object.freeze(Object.assign(Object.create(null) as PolicyDecision, fields));
 }
 
-/** Own properties only: an `annotations` or `readOnly` inherited from Object.prototype makes no tool read-only. */
-/** Whether `readOnlyDefault`, not `default`, decides for this tool when no rule does. */
+/**
+ * Whether `readOnlyDefault`, not `default`, decides for this tool when no rule does. Own properties
+ * only: an `annotations` or `readOnly` inherited from Object.prototype makes no tool read-only.
+ */
 export function isReadOnly(tool: Pick<ToolInfo, 'annotations'>): boolean {
   const annotations = Object.hasOwn(tool, 'annotations') ? tool.annotations : undefined;
   return annotations !== undefined && Object.hasOwn(annotations, 'readOnly') && annotations.readOnly === true;

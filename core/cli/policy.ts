@@ -36,9 +36,8 @@ export const policy: Command = {
     const host = await hostFromFlags(values, { audit: false });
     const input = inputArg === '-' ? await readStdinInput(host, stop.signal) : (inputArg ?? '{}');
     const check = host.decide(tool, input, caller ? { caller } : {});
-    const hidden =
-      caller !== undefined && !check.ok && check.code === 'unknown_tool' && host.tools().some((t) => t.name === tool);
     const info = host.tools().find((t) => t.name === tool);
+    const hidden = caller !== undefined && !check.ok && check.code === 'unknown_tool' && info !== undefined;
     await host.close();
 
     if (!check.ok) {
