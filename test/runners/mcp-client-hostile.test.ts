@@ -126,13 +126,13 @@ describe('MCP servers as plugins: a hostile server', function () {
 describe('MCP over stdio: the read buffer', () => {
   const message = (chars: number) =>
     `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x'.repeat(chars) } })}\n`;
-  /** A LineBuffer over the SDK's own buffer, and the sizes of what it handed that buffer. */
+  /** A LineBuffer over the SDK's own buffer, and what it handed that buffer. */
   function buffers() {
     const inner = new ReadBuffer();
-    const given: number[] = [];
+    const given: string[] = [];
     const spy = {
       append: (chunk: Buffer) => {
-        given.push(chunk.length);
+        given.push(chunk.toString());
         inner.append(chunk);
       },
       readMessage: () => inner.readMessage(),
@@ -141,14 +141,25 @@ describe('MCP over stdio: the read buffer', () => {
     return { buffer: new LineBuffer(spy, 10 * 1024 * 1024), given };
   }
 
-  it("hands the SDK's buffer each line once, whole, however many chunks it came in", () => {
+  it("hands the SDK's buffer whole lines once, however many chunks a line came in", () => {
     const { buffer, given } = buffers();
     const line = message(1_000_000);
     const bytes = Buffer.from(`${line}${message(10)}${line.slice(0, 100)}`);
     for (let i = 0; i < bytes.length; i += 65_536) buffer.append(bytes.subarray(i, i + 65_536));
-    expect(given).to.deep.equal([line.length, message(10).length]);
+    expect(given.join('')).to.equal(`${line}${message(10)}`);
+    for (const piece of given) expect(piece.endsWith('\n')).to.equal(true);
     expect(buffer.readMessage()).to.include({ method: 'notifications/message' });
     expect(buffer.readMessage()).to.include({ method: 'notifications/message' });
+    expect(buffer.readMessage()).to.equal(null);
+  });
+
+  // The SDK's buffer copies all it holds at each append: a line at a time, a chunk of many short
+  // lines (a flood of notifications) was quadratic in them.
+  it("hands the SDK's buffer a chunk's lines in one piece", () => {
+    const { buffer, given } = buffers();
+    buffer.append(Buffer.from(`${message(1)}${message(2)}${message(3)}${message(4).slice(0, 10)}`));
+    expect(given).to.deep.equal([`${message(1)}${message(2)}${message(3)}`]);
+    for (let i = 0; i < 3; i++) expect(buffer.readMessage()).to.include({ method: 'notifications/message' });
     expect(buffer.readMessage()).to.equal(null);
   });
 
