@@ -366,20 +366,25 @@ export function createMcpRunner(
       connection = connect();
       const { client } = await connection;
       const tools: McpTool[] = [];
+      // Each page is bounded as a message; the list is the server's to end. An empty page counts
+      // as one tool, so a server that only ever sends cursors ends at the same bound.
+      let counted = 0;
       let chars = 0;
       let cursor: string | undefined;
       do {
         const page = await client.listTools(cursor ? { cursor } : {}, { timeout: spec.loadTimeoutMs });
-        // Each page is bounded as a message; the list is the server's to end. An empty page counts
-        // as one tool, so a server that only ever sends cursors ends at the same bound.
+        counted += Math.max(1, page.tools.length);
         chars += JSON.stringify(page.tools).length;
-        if (tools.push(...page.tools) + (page.tools.length ? 0 : 1) > MAX_MCP_TOOLS || chars > MAX_MCP_TOOL_LIST_CHARS)
+        if (counted > MAX_MCP_TOOLS || chars > MAX_MCP_TOOL_LIST_CHARS)
           throw hostError('RH_ERR_MCP_CONNECT', [
             server.name,
             chars > MAX_MCP_TOOL_LIST_CHARS
-              ? `its tool list passed ${thousands(MAX_MCP_TOOL_LIST_CHARS)} characters of JSON (${thousands(tools.length)} tools so far), the most the host takes from one server`
+              ? `its tool list passed ${thousands(MAX_MCP_TOOL_LIST_CHARS)} characters of JSON (${thousands(tools.length + page.tools.length)} tools so far), the most the host takes from one server`
               : `its tool list holds more than ${thousands(MAX_MCP_TOOLS)} tools, the most the host takes from one server`,
           ]);
+        // Pushed once bounded: spread as arguments, a page of 150,000 small tools (7 MiB, under
+        // a message's 10 MiB) overflows the stack before any bound is checked.
+        tools.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor);
 

@@ -50,6 +50,12 @@ describe('MCP servers as plugins: a hostile server', function () {
     expect(tools).to.deep.equal([]);
   });
 
+  it('refuses a tool list of empty pages that goes on past 1,000 pages, as it would 1,000 tools', async () => {
+    const { code, message } = await failedLoad('empty-pages');
+    expect(code, message).to.equal('RH_ERR_MCP_CONNECT');
+    expect(message).to.include('more than 1,000 tools');
+  });
+
   it('refuses a tool list past 16 Mi characters, though each page is under the 10 MiB a message may hold', async () => {
     const { code, message } = await failedLoad('big-list');
     expect(code, message).to.equal('RH_ERR_MCP_CONNECT');
