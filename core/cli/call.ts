@@ -35,8 +35,8 @@ export const call: Command = {
         // The text names each image, audio or resource block (type, MIME type, size, URI): base64
         // never reaches a terminal. `--json` has the blocks themselves.
         print(result.content);
-        // Structured data is what MCP clients get as structuredContent: shown unless the text is
-        // already its JSON (a tool that gave no text of its own), so an author sees it without --json.
+        // Structured data is what MCP clients get as structuredContent: shown unless the text
+        // already holds its JSON (a tool that gave no text of its own), so an author sees it without --json.
         const data = result.data === undefined ? undefined : JSON.stringify(result.data);
         if (data !== undefined && !result.content.includes(data)) print(`data: ${data}`);
       } else {
