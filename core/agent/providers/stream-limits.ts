@@ -34,10 +34,12 @@ export function streamIndex(who: string, index: unknown): number {
 }
 
 /** Counts one turn's text and arguments as they stream; the function returned throws `bad_response` once they pass MAX_TURN_CHARS. */
-export function turnSize(who: string): (piece: string | null | undefined) => void {
+export function turnSize(who: string): (piece: unknown) => void {
   let chars = 0;
   return (piece) => {
-    chars += piece?.length ?? 0;
+    // A piece is whatever JSON the server sent there, stored as the text it becomes: counted as
+    // that text. Its own `length` ({"length": "a"}) made the count a string, and the bound never held.
+    if (piece != null) chars += typeof piece === 'string' ? piece.length : String(piece).length;
     if (chars > MAX_TURN_CHARS)
       throw new ProviderError(
         'bad_response',

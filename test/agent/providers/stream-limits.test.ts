@@ -5,6 +5,7 @@ import { ProviderError, type Provider } from '../../../core/agent/messages.ts';
 import { anthropicProvider } from '../../../core/agent/providers/anthropic.ts';
 import { openaiProvider } from '../../../core/agent/providers/openai.ts';
 import { openaiResponsesProvider } from '../../../core/agent/providers/openai-responses.ts';
+import { turnSize } from '../../../core/agent/providers/stream-limits.ts';
 import { ANTHROPIC_TEST_KEY, startAnthropicServer } from '../../fixtures/providers/anthropic-server.ts';
 import { type FakeServer, type Step, sse } from '../../fixtures/providers/fake-server.ts';
 import { OPENAI_TEST_KEY, startOpenAIServer } from '../../fixtures/providers/openai-server.ts';
@@ -204,4 +205,18 @@ describe('providers: a hostile model stream', () => {
       });
     });
   }
+});
+
+describe('turnSize', () => {
+  // A server's piece is any JSON: an id or a delta of {"length": "a"} once made the count a string
+  // ("0a…"), which no number passes, and the turn went on without a bound.
+  it('counts a piece that is not text as the text it is stored as, whatever length it claims', () => {
+    const count = turnSize('The API');
+    count({ length: 'a' });
+    count([1, 2]);
+    const mebi = 'y'.repeat(1024 * 1024);
+    expect(() => {
+      for (let i = 0; i < 16; i++) count(mebi);
+    }).to.throw(ProviderError, '16,777,216 characters');
+  });
 });
