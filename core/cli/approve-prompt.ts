@@ -111,13 +111,13 @@ export function approverOn(prompt: LinePrompt): ApproveFn {
     const tests = rule && (rule.match !== undefined || rule.where !== undefined) ? describeRule(rule) : undefined;
     const shown = approvalText(canonical);
     // The tool is named again beside the question: a long input puts the first line far above it.
-    const length = shown === canonical ? '' : `, input of ${thousands(canonical.length)} characters`;
+    const sizeNote = shown === canonical ? '' : `, input of ${thousands(canonical.length)} characters`;
     const question = terminalSafe(
       [
         `\n${tool.name} (plugin ${tool.plugin}) needs approval: ${asked}${decision.reason ? `, ${decision.reason}` : ''}.`,
         ...(tests ? [`  rule:  ${tests}`] : []),
         `  input: ${shown}`,
-        `${tool.name}${length}: [y]es / [n]o / [a]lways for this exact input in this session: `,
+        `${tool.name}${sizeNote}: [y]es / [n]o / [a]lways for this exact input in this session: `,
       ].join('\n'),
     );
     return prompt.open(async (ask) => {
