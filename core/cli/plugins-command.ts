@@ -138,15 +138,7 @@ export const add: Command = {
           `rousseau-host: ${name} is already in ${file}; its entry there was left as it is, without ${[isolation === undefined ? '' : '--isolation', options === undefined ? '' : '--options'].filter(Boolean).join(' and ')}: edit it there`,
         );
       if (failure) {
-        // Options the plugin refuses are the config's to fix, not the plugin's.
-        const fix =
-          failure.code === 'RH_ERR_PLUGIN_OPTIONS'
-            ? `Fix its options in ${file} (the entry of ${name})`
-            : failure.code === 'RH_ERR_PLUGIN_IMPORT' && asPath && !existsSync(join(local, 'node_modules'))
-              ? `Install its dependencies (npm install in ${local}: a folder listed by its path imports from its own node_modules)`
-              : failure.code === 'RH_ERR_TOOL_COLLISION' || failure.code === 'RH_ERR_PLUGIN_DUPLICATE'
-                ? 'Rename the tool or plugin in one of the two (names are global)'
-                : `Fix the plugin (\`${host} check\` in its folder says what)`;
+        const fix = loadFix(failure.code, { file, name, host, ...(asPath?.file === false ? { folder: local } : {}) });
         printError(
           `rousseau-host: ${name} is added, but it does not load: ${failure.code}: ${failure.message.replace(/\n/g, '\n  ')}\n${fix}, or take it out: ${host} remove ${entryModule}`,
         );
@@ -155,6 +147,20 @@ export const add: Command = {
     return failure ? EXIT.failure : EXIT.ok;
   },
 };
+
+/**
+ * What to do about the plugin just added (`name`, in `file`) that fails to load with `code`. `folder`
+ * is the plugin's folder when it was added by its path, not installed: its own node_modules serves it.
+ */
+function loadFix(code: string, added: { file: string; name: string; host: string; folder?: string }): string {
+  // Options the plugin refuses are the config's to fix, not the plugin's.
+  if (code === 'RH_ERR_PLUGIN_OPTIONS') return `Fix its options in ${added.file} (the entry of ${added.name})`;
+  if (code === 'RH_ERR_PLUGIN_IMPORT' && added.folder !== undefined && !existsSync(join(added.folder, 'node_modules')))
+    return `Install its dependencies (npm install in ${added.folder}: a folder listed by its path imports from its own node_modules)`;
+  if (code === 'RH_ERR_TOOL_COLLISION' || code === 'RH_ERR_PLUGIN_DUPLICATE')
+    return 'Rename the tool or plugin in one of the two (names are global)';
+  return `Fix the plugin (\`${added.host} check\` in its folder says what)`;
+}
 
 /**
  * Why the plugin just added (the config's entry `name`) does not load, or undefined when it loads.

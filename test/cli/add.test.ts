@@ -122,6 +122,17 @@ describe('rousseau-host add / remove', () => {
     expect(existsSync(join(tmp.dir, 'npm-ran')), 'npm ran').to.equal(false);
   });
 
+  /** stderr of `add SPEC` (exit 1, no npm run), where `module` (from tmp) imports a package not installed. */
+  async function addedFailingImport(spec: string, module: string): Promise<string> {
+    tmp.write(
+      module,
+      "import 'a-dependency-not-installed';\nexport default { name: 'dep', version: '1.0.0', tools: [] };",
+    );
+    const added = await run(process.execPath, [BIN, 'add', spec], { cwd: project, env: withoutNpm() });
+    expect(added.code, added.stderr).to.equal(1);
+    return added.stderr;
+  }
+
   it('add FOLDER inside the project whose dependencies are not installed says to install them there', async () => {
     tmp.write(
       'project/plugins/dep/package.json',
@@ -132,17 +143,19 @@ describe('rousseau-host add / remove', () => {
         rousseau: { plugin: './index.mjs' },
       }),
     );
-    tmp.write(
-      'project/plugins/dep/index.mjs',
-      "import 'a-dependency-not-installed';\nexport default { name: 'dep', version: '1.0.0', tools: [] };",
-    );
-    const added = await run(process.execPath, [BIN, 'add', './plugins/dep'], { cwd: project, env: withoutNpm() });
-    expect(added.code).to.equal(1);
-    expect(added.stderr)
+    expect(await addedFailingImport('./plugins/dep', 'project/plugins/dep/index.mjs'))
       .to.include('rousseau-plugin-dep is added, but it does not load: RH_ERR_PLUGIN_IMPORT')
       .and.include(
         `Install its dependencies (npm install in ${join(project, 'plugins', 'dep')}: a folder listed by its path imports from its own node_modules), or take it out: `,
       );
+  });
+
+  // A file has no node_modules of its own: "npm install in …/broken.mjs" would name no folder at all.
+  it('add FILE whose import fails says to fix the plugin, not to install in it', async () => {
+    expect(await addedFailingImport('./broken.mjs', 'project/broken.mjs'))
+      .to.include('./broken.mjs is added, but it does not load: RH_ERR_PLUGIN_IMPORT')
+      .and.include('Fix the plugin (')
+      .and.not.include('npm install in');
   });
 
   it('add FILE lists a plugin module by its path, with no npm run (npm would fail: it is no package); remove takes it out', async () => {
