@@ -35,6 +35,8 @@ export interface PolicyDecision {
   decision: Decision;
   /** The rule that decided; absent when a default decided. */
   rule?: PolicyRule;
+  /** Which default decided, when no rule did: `readOnlyDefault` for a tool annotated read-only. */
+  default?: 'default' | 'readOnlyDefault';
   reason?: string;
 }
 
@@ -132,8 +134,8 @@ export function compilePolicy(given: PolicyConfig = {}, origin = 'config'): Poli
       }
     }
   }
-  const readOnlyDefault = decisionOf({ decision: config.readOnlyDefault ?? 'allow' });
-  const otherDefault = decisionOf({ decision: config.default ?? 'ask' });
+  const readOnlyDefault = decisionOf({ decision: config.readOnlyDefault ?? 'allow', default: 'readOnlyDefault' });
+  const otherDefault = decisionOf({ decision: config.default ?? 'ask', default: 'default' });
 
   // The rules whose tool pattern matches a tool, in precedence order, found once per tool name:
   // a call then tests only its own tool's rules, however long the policy.
@@ -299,7 +301,7 @@ function decisionOf(fields: PolicyDecision): PolicyDecision {
  * Whether `readOnlyDefault`, not `default`, decides for this tool when no rule does. Own properties
  * only: an `annotations` or `readOnly` inherited from Object.prototype makes no tool read-only.
  */
-export function isReadOnly(tool: Pick<ToolInfo, 'annotations'>): boolean {
+function isReadOnly(tool: Pick<ToolInfo, 'annotations'>): boolean {
   const annotations = Object.hasOwn(tool, 'annotations') ? tool.annotations : undefined;
   return annotations !== undefined && Object.hasOwn(annotations, 'readOnly') && annotations.readOnly === true;
 }

@@ -4,7 +4,6 @@
  * validation, canonical form), so the answer is the one a real call would get. `--caller` and
  * `--scope` make it a call from that caller, for rules that name callers and scopes.
  */
-import { isReadOnly } from '../policy.ts';
 import type { Caller } from '../types.ts';
 import {
   EXIT,
@@ -49,10 +48,9 @@ export const policy: Command = {
       if (values.json) printJson({ error: { code: check.code, message } });
       return EXIT.failure;
     }
-    const { decision, rule, reason, canonical } = check;
     // Which default decided, when no rule did: with `default: 'deny'`, "allow (the default policy)"
     // for a read-only tool read as a contradiction.
-    const byDefault = info && isReadOnly(info) ? 'readOnlyDefault' : 'default';
+    const { decision, rule, default: byDefault, reason, canonical } = check;
     if (values.json) {
       printJson({ decision, ...(rule ? { rule } : { default: byDefault }), ...(reason ? { reason } : {}), canonical });
     } else {
