@@ -1,7 +1,19 @@
 // Shared test plumbing: temp dirs that clean up, polling until a condition holds, and the real CLI
 // (the built bundle), run in this process or as a child process.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -312,4 +324,68 @@ export function spawnHttpHost(
       reject(new Error(`rousseau-host start --mcp-http exited (${code ?? signal}) before serving:\n${stderr}`)),
     );
   });
+}
+
+/** The config of a host of the inline echo fixture that allows every call and writes its audit trail to `audit`. */
+export const echoAuditingTo = (audit: string) => ({
+  builtins: false,
+  plugins: [{ module: join(FIXTURES, 'plugins', 'echo.ts'), isolation: 'inline' }],
+  policy: { default: 'allow' },
+  log: { audit },
+});
+
+/**
+ * A FIFO at `dir`/audit.fifo whose pipe is full, for an audit trail that is slow to take its lines:
+ * a host's next audit write there waits until `lines()` reads the filler, so whatever the host does
+ * before that write has finished shows (an answer sent ahead of its lines).
+ */
+export function fullFifo(dir: string) {
+  const path = join(dir, 'audit.fifo');
+  execFileSync('mkfifo', [path]);
+  // Read and write ends in one descriptor: the host's open finds a reader, and the pipe is filled
+  // until the kernel refuses more.
+  const fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
+  let filler = 0;
+  const chunk = Buffer.alloc(4096, 'x');
+  for (;;) {
+    try {
+      filler += writeSync(fd, chunk);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') break;
+      throw error;
+    }
+  }
+  let read = '';
+  const buffer = Buffer.alloc(65536);
+  return {
+    path,
+    /**
+     * Resolves once the process `pid` waits to write to a full pipe (Linux's /proc), then once what it
+     * wrote before that had time to arrive: the host's audit write, and what it did first.
+     */
+    async writerWaits(pid: number): Promise<void> {
+      // `pipe_write`, `anon_pipe_write` on newer kernels.
+      await until(() => /pipe_write$/.test(readFileSync(`/proc/${pid}/wchan`, 'utf8')), {
+        timeoutMs: 15_000,
+        message: 'the host to wait on the audit FIFO',
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    },
+    /** What the host wrote after the filler, once its call line is there. */
+    async lines(): Promise<string[]> {
+      await until(
+        () => {
+          try {
+            read += buffer.toString('latin1', 0, readSync(fd, buffer));
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+          }
+          return read.includes('"event":"call"');
+        },
+        { timeoutMs: 10_000, message: 'the call line in the FIFO' },
+      );
+      return read.slice(filler).split('\n').filter(Boolean);
+    },
+    close: () => closeSync(fd),
+  };
 }

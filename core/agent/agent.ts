@@ -32,8 +32,11 @@ import {
 import { costOf } from './pricing.ts';
 import { projectTools, type ToolSet } from './tool-specs.ts';
 
-/** What the loop needs of a host: its tools and its call pipeline. */
-export type AgentHost = Pick<Host, 'tools' | 'call'>;
+/**
+ * What the loop needs of a host: its tools and its call pipeline, and when it has one, a way to
+ * wait for the audit lines of the calls made (a `Host` has it; a stand-in of an embedder's may not).
+ */
+export type AgentHost = Pick<Host, 'tools' | 'call'> & Partial<Pick<Host, 'auditWritten'>>;
 
 export interface AgentOptions {
   host: AgentHost;
@@ -332,6 +335,9 @@ export class Agent {
         };
       }),
     );
+    // The results go to the model in the next request: like an MCP server's answers, none leaves
+    // the host before its audit lines are in the file (docs/policy.md, "The audit trail").
+    await this.host.auditWritten?.();
     const repeated = results.find((r) => repeatedIds.has(r.callId));
     return { results, ...(repeated ? { repeated } : {}) };
   }

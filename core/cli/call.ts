@@ -29,6 +29,8 @@ export const call: Command = {
       const input = inputArg === '-' ? await readStdinInput(host, stop.signal) : (inputArg ?? '{}');
       // One call, no conversation: a question the tool asks is dismissed (docs/plugins.md, "Asking the user").
       const result = await host.call(tool, input, { signal: stop.signal, sessionId: 'cli', elicit: headlessElicitor });
+      // What is printed may be piped on: no result leaves before its audit lines are in the file.
+      await host.auditWritten();
       if (values.json) {
         printJson({ tool, ...result });
       } else if (!result.isError) {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { FIXTURES, runCli, runCliProcess } from '../helpers.ts';
+import { BIN, echoAuditingTo, FIXTURES, fullFifo, runCli, runCliProcess, tempDir } from '../helpers.ts';
 import { fixture, projectPerTest } from './shared.ts';
 
 describe('rousseau-host call', function () {
@@ -135,6 +136,32 @@ describe('rousseau-host call', function () {
     const listed = tools.plugins[0]!.tools;
     expect(listed.find((tool) => tool.name === 'weather')?.outputSchema?.type).to.equal('object');
     expect(listed.find((tool) => tool.name === 'picture')).to.not.have.property('outputSchema');
+  });
+
+  it('call: prints the result only once its audit lines are in the file (an audit FIFO no one reads yet holds it)', async () => {
+    const sink = tempDir('rh-call-fifo-');
+    const fifo = fullFifo(sink.dir);
+    config(echoAuditingTo(fifo.path));
+    // A process of its own: the host waits on the FIFO with its whole thread.
+    const child = spawn(process.execPath, [BIN, 'call', 'echo', '{"text":"held"}'], {
+      cwd: t.dir,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      await fifo.writerWaits(child.pid!);
+      expect(stdout, 'printed before its audit lines were written').to.equal('');
+      const lines = await fifo.lines();
+      expect(await exited).to.equal(0);
+      expect(stdout.trim()).to.equal('held');
+      expect(lines.map((l) => (JSON.parse(l) as { event: string }).event)).to.deep.equal(['decision', 'call']);
+    } finally {
+      child.kill('SIGKILL');
+      fifo.close();
+      sink.cleanup();
+    }
   });
 
   it('call: an ask decision is denied without a terminal, approved with --yes', async () => {

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ANTHROPIC_TEST_KEY, startAnthropicServer } from '../fixtures/providers/anthropic-server.ts';
 import { OPENAI_TEST_KEY, startOpenAIServer } from '../fixtures/providers/openai-server.ts';
-import { BIN, FIXTURES, ROOT, runCli, runCliProcess, tempDir, until } from '../helpers.ts';
+import { BIN, echoAuditingTo, FIXTURES, fullFifo, ROOT, runCli, runCliProcess, tempDir, until } from '../helpers.ts';
 
 /** No key in the environment: what a fresh clone sees. */
 const NO_KEYS = { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_BASE_URL: '' };
@@ -115,6 +115,43 @@ describe('rousseau-host start', function () {
     } finally {
       await server.close();
       tmp.cleanup();
+    }
+  });
+
+  it('sends the tool results to the model only once their audit lines are in the file (an audit FIFO no one reads yet holds them)', async () => {
+    const tmp = tempDir();
+    const sink = tempDir('rh-agent-fifo-');
+    const fifo = fullFifo(sink.dir);
+    const server = await startOpenAIServer([
+      { turn: { text: 'Echoing.', toolCalls: [{ id: 'call_1', name: 'echo', input: { text: 'held' } }] } },
+      { turn: { text: 'Done.' } },
+    ]);
+    tmp.write('rousseau.config.json', JSON.stringify(echoAuditingTo(fifo.path)));
+    const child = spawn(
+      process.execPath,
+      [BIN, 'start', '--provider', 'openai', '--model', 'local-model', '-p', 'go'],
+      {
+        cwd: tmp.dir,
+        env: { ...process.env, ...NO_KEYS, OPENAI_API_KEY: OPENAI_TEST_KEY, OPENAI_BASE_URL: `${server.url}/v1` },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      await fifo.writerWaits(child.pid!);
+      expect(server.requests, 'the results went to the model before their audit lines').to.have.length(1);
+      const lines = await fifo.lines();
+      expect(await exited, stderr).to.equal(0);
+      expect(server.requests).to.have.length(2);
+      expect(lines.map((l) => (JSON.parse(l) as { event: string }).event)).to.deep.equal(['decision', 'call']);
+    } finally {
+      child.kill('SIGKILL');
+      fifo.close();
+      await server.close();
+      tmp.cleanup();
+      sink.cleanup();
     }
   });
 

@@ -14,7 +14,17 @@ import {
 import type { Host } from '../../core/host.ts';
 import { serveMcpHttp } from '../../core/mcp/serve.ts';
 import tools from '../fixtures/mcp/tools.ts';
-import { BIN, FIXTURES, runCli, runCliProcess, spawnHttpHost, tempDir, until } from '../helpers.ts';
+import {
+  BIN,
+  echoAuditingTo,
+  FIXTURES,
+  fullFifo,
+  runCli,
+  runCliProcess,
+  spawnHttpHost,
+  tempDir,
+  until,
+} from '../helpers.ts';
 import { allowingHost, auditCodes, code, hostOfRemote, text } from './shared.ts';
 
 const MCP = join(FIXTURES, 'mcp');
@@ -386,6 +396,47 @@ describe('rousseau-host start --mcp: killed right after answering', function () 
       tmp.cleanup();
     }
   });
+});
+
+describe('rousseau-host start --mcp / --mcp-http: an audit sink that is slow to take its lines', function () {
+  this.timeout(30_000);
+
+  for (const front of ['stdio', 'http'] as const) {
+    it(`${front}: holds the answer until its lines are written (a FIFO no collector reads yet)`, async () => {
+      const tmp = tempDir('rh-mcp-fifo-');
+      const sink = tempDir('rh-mcp-fifo-sink-');
+      const fifo = fullFifo(sink.dir);
+      tmp.write('rousseau.config.json', JSON.stringify(echoAuditingTo(fifo.path)));
+      const http = front === 'http' ? await spawnHttpHost(['--cwd', tmp.dir]) : undefined;
+      const client = new Client({ name: 'test-client', version: '1.0.0' });
+      try {
+        const transport = http
+          ? undefined
+          : new StdioClientTransport({
+              command: process.execPath,
+              args: [BIN, 'start', '--mcp'],
+              cwd: tmp.dir,
+              stderr: 'ignore',
+            });
+        await client.connect(transport ?? new StreamableHTTPClientTransport(new URL(http!.url)));
+        await until(async () => (await client.listTools()).tools.length === 1, { timeoutMs: 15_000 });
+        let answered = false;
+        const call = client.callTool({ name: 'echo', arguments: { text: 'held' } }).finally(() => (answered = true));
+        // An answer sent ahead of its lines would have arrived by now.
+        await fifo.writerWaits(http ? http.child.pid! : transport!.pid!);
+        expect(answered, 'answered before its audit lines were written').to.equal(false);
+        const lines = await fifo.lines();
+        expect(text(await call)).to.equal('held');
+        expect(lines.map((l) => (JSON.parse(l) as { event: string }).event)).to.deep.equal(['decision', 'call']);
+      } finally {
+        await client.close();
+        await http?.stop('SIGKILL');
+        fifo.close();
+        tmp.cleanup();
+        sink.cleanup();
+      }
+    });
+  }
 });
 
 function isAlive(pid: number): boolean {
