@@ -69,6 +69,21 @@ export function clientHandlers(
 }
 
 /**
+ * The handlers of a call over stateless HTTP: no request there belongs to a session whose
+ * `initialize` declared what the client can do, so none is asked, even a client that could answer.
+ * They say so, where the error of a call with no handler would send its client's developer to look
+ * for a capability their client declares already. `ask` stays a denial that names `--yes`.
+ */
+export function statelessHandlers(): Pick<CallOptions, 'elicit' | 'sample'> {
+  const why = (capability: string) =>
+    `this server is stateless (--stateless), so no request has a session whose client declared ${capability}; serve with sessions for a tool that asks`;
+  return {
+    elicit: () => Promise.reject(new Error(`ctx.elicit: no one can be asked here: ${why('elicitation')}`)),
+    sample: () => Promise.reject(new Error(`ctx.sample: no model can be asked here: ${why('sampling')}`)),
+  };
+}
+
+/**
  * The policy's `ask`, put to the client: the tool, its plugin, the rule and the canonical input
  * (escaped as on a terminal: a control or bidi character cannot make the form read otherwise than
  * the input the tool gets, nor padding hide its start: `approvalText`). Anything but a clear "once"
