@@ -177,6 +177,28 @@ describe('rousseau-host add / remove', () => {
     expect(existsSync(join(tmp.dir, 'npm-ran'))).to.equal(false);
   });
 
+  it('add of an installed MCP server package runs its command file with node, not npx; the package stays', async () => {
+    tmp.write(
+      'weather/package.json',
+      JSON.stringify({ name: 'weather-mcp', version: '1.0.0', keywords: ['mcp'], bin: { 'weather-mcp': 'cli.mjs' } }),
+    );
+    tmp.write('weather/cli.mjs', '#!/usr/bin/env node\n');
+    tmp.write('project/rousseau.config.json', JSON.stringify({ builtins: false, plugins: [] }));
+    // A folder installs offline (npm links it): no registry is asked.
+    const added = await run(process.execPath, [BIN, 'add', '../weather'], {
+      cwd: project,
+      env: { npm_config_offline: 'true' },
+    });
+    expect(added.code, added.stderr).to.equal(1);
+    expect(added.stderr)
+      .to.include(`\n  {"name":"weather","mcp":{"command":"node","args":["./node_modules/weather-mcp/cli.mjs"]}}\n`)
+      .and.include('The package stays installed, for the entry to run (npm uninstall weather-mcp takes it out).');
+    expect(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies).to.have.property(
+      'weather-mcp',
+    );
+    expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([]);
+  });
+
   // A file has no node_modules of its own: "npm install in …/broken.mjs" would name no folder at all.
   it('add FILE whose import fails says to fix the plugin, not to install in it', async () => {
     expect(await addedFailingImport('./broken.mjs', 'project/broken.mjs'))
