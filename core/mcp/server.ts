@@ -25,7 +25,7 @@ import type { Caller, CallOptions, CallResult } from '../types.ts';
 import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
-import { clientHandlers, statelessHandlers } from './client-questions.ts';
+import { clientHandlers, STATELESS_HANDLERS } from './client-questions.ts';
 import { serverCapabilities } from './handshake.ts';
 import { type CallParams, plainCallParams } from './shapes.ts';
 
@@ -201,7 +201,7 @@ export function createMcpServer(
     const caller = callerOf(extra.authInfo);
     if (caller) options.caller = caller;
     const { elicit, sample, approve } = stateless
-      ? { ...statelessHandlers(), approve: undefined }
+      ? STATELESS_HANDLERS
       : clientHandlers(server.getClientCapabilities(), extra);
     if (elicit) options.elicit = elicit;
     if (sample) options.sample = sample;
