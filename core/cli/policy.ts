@@ -31,8 +31,15 @@ export const policy: Command = {
       );
     if (!tool || rest.length)
       throw new UsageError('policy check takes a TOOL name and at most one JSON input (or - to read it from stdin)');
-    const caller = callerFromFlags(values);
+    const flagged = callerFromFlags(values);
     const host = await hostFromFlags(values, { audit: false });
+    // A token's requests carry the scopes the config gives it: without --scope, the check is made
+    // with them, as the server decides that token's calls (an OAuth caller's come with its token).
+    const token =
+      flagged && values.scope === undefined
+        ? host.config.serve?.auth?.tokens?.find((t) => t.name === flagged.name && t.scopes?.length)
+        : undefined;
+    const caller = flagged && token?.scopes ? { ...flagged, scopes: [...token.scopes] } : flagged;
     const input = inputArg === '-' ? await readStdinInput(host, stop.signal) : (inputArg ?? '{}');
     const asCaller = host.decide(tool, input, caller ? { caller } : {});
     const info = host.tools().find((t) => t.name === tool);
@@ -65,6 +72,7 @@ export const policy: Command = {
         ...(rule ? { rule } : { default: byDefault }),
         ...(reason ? { reason } : {}),
         ...(hidden ? { hidden: true } : {}),
+        ...(token ? { tokenScopes: caller?.scopes } : {}),
         canonical,
       });
     } else {
@@ -76,7 +84,8 @@ export const policy: Command = {
       const unseen = hidden
         ? `\nhidden from caller "${caller.name}": their tools/list leaves ${tool} out, and their call to it answers unknown_tool`
         : '';
-      print(`${decision}  (${by}${reason ? `: ${reason}` : ''})${unseen}\ncanonical input: ${canonical}`);
+      const scopes = token ? `\nscopes of token "${token.name}" (serve.auth.tokens): ${caller?.scopes.join(', ')}` : '';
+      print(`${decision}  (${by}${reason ? `: ${reason}` : ''})${unseen}${scopes}\ncanonical input: ${canonical}`);
     }
     return EXIT.ok;
   },

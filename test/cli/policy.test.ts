@@ -18,6 +18,7 @@ export default { name: 'shellish', version: '1.0.0', tools: [{
 `;
 const CONFIG = `export default {
   builtins: false,
+  serve: { auth: { tokens: [{ name: 'ops-bot', token: 'ops-bot-token-0123456789abcdef', scopes: ['ops'] }] } },
   plugins: [{ module: './shellish.mjs', isolation: 'inline' }],
   policy: {
     default: 'ask',
@@ -148,6 +149,28 @@ describe('cli: policy check', () => {
     });
     expect(internBad.code).to.equal(1);
     expect(JSON.parse(internBad.stdout).error).to.include({ code: 'invalid_input' });
+    // A token's caller holds the scopes its entry in serve.auth.tokens gives it, as its requests do;
+    // --scope says otherwise.
+    const bot = await runCli(['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ops-bot'], {
+      cwd: dir.dir,
+    });
+    expect(bot.stdout).to.equal(
+      'allow  (rule policy.allow[1])\nscopes of token "ops-bot" (serve.auth.tokens): ops\ncanonical input: {"command":"make"}\n',
+    );
+    const botJson = await runCli(
+      ['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ops-bot', '--json'],
+      { cwd: dir.dir },
+    );
+    expect(JSON.parse(botJson.stdout)).to.deep.include({ decision: 'allow', tokenScopes: ['ops'] });
+    const botScoped = await runCli(
+      ['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ops-bot', '--scope', 'read', '--json'],
+      { cwd: dir.dir },
+    );
+    expect(JSON.parse(botScoped.stdout)).to.deep.equal({
+      decision: 'ask',
+      default: 'default',
+      canonical: '{"command":"make"}',
+    });
     // Without a caller, the rule for interns does not apply.
     const local = await runCli(['policy', 'check', 'shell_run', '{"command":"ls"}'], { cwd: dir.dir });
     expect(local.stdout).to.include('allow  (rule policy.allow[0])');
