@@ -35,8 +35,7 @@ const HOST_ERRORS = {
   RH_ERR_PLUGIN_CONTRACT: "Plugin '%s' breaks the tool contract:\n%s",
   RH_ERR_PLUGIN_OPTIONS: "Plugin '%s' options are invalid:\n%s",
   RH_ERR_PLUGIN_SETUP: "Plugin '%s' setup() threw: %s",
-  RH_ERR_PLUGIN_LOAD_TIMEOUT:
-    "Plugin '%s' did not finish loading within %d ms (a top-level await or a setup() that never resolves?)",
+  RH_ERR_PLUGIN_LOAD_TIMEOUT: "Plugin '%s' did not finish loading within %d ms (%s)",
   RH_ERR_PLUGIN_DUPLICATE: "Plugin name '%s' is already taken by %s",
   RH_ERR_TOOL_COLLISION: "Tool '%s' of plugin '%s' collides with the tool of the same name in plugin '%s'",
   RH_ERR_PLUGIN_CRASHED: "Plugin '%s' crashed while loading: %s",
@@ -65,6 +64,17 @@ export function hostError(code: HostErrorCode, args: readonly (string | number)[
   let i = 0;
   const message = HOST_ERRORS[code].replace(/%[sd]/g, () => String(args[i++] ?? ''));
   return new HostError(code, message, cause === undefined ? undefined : { cause });
+}
+
+/**
+ * A plugin that did not load within `ms`, with the likely cause for its kind: an MCP server has no
+ * `setup()`, and the first `npx -y` run of one spends the time downloading its package.
+ */
+export function loadTimeoutError(source: string, ms: number, mcpServer: boolean): HostError {
+  const why = mcpServer
+    ? "an MCP server must start, answer initialize and list its tools by then; a first `npx -y` run downloads its package first: install the package in the project, or raise the entry's loadTimeoutMs"
+    : 'a top-level await or a setup() that never resolves?';
+  return hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [source, ms, why]);
 }
 
 /**

@@ -15,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Jiti } from 'jiti';
 import { checkPlugin } from './check.ts';
 import type { BuiltinEntryConfig, HostConfig, PluginEntryConfig } from './config-schema.ts';
-import { HostError, hostError, messageOf } from './errors.ts';
+import { HostError, hostError, loadTimeoutError, messageOf } from './errors.ts';
 import { Limiter } from './limiter.ts';
 import type { AuditSink } from './audit.ts';
 import type { Logger } from './log.ts';
@@ -188,7 +188,7 @@ async function loadPlugin(ctx: LoadContext, entry: PluginEntry, fresh = false): 
         : {}),
     };
     handle.runner = await createRunner(ctx, spec, ctx.log.child({ plugin: entry.source }), entry.builtin);
-    const report = await withLoadTimeout(handle.runner.load(), spec.loadTimeoutMs, entry.source, ctx.signal);
+    const report = await withLoadTimeout(handle.runner.load(), spec, entry.source, ctx.signal);
     // An inline report is made in this thread as plain data (plugin-report.ts); the others arrive by
     // structured clone or from an MCP server, with shared references and ordinary prototypes.
     const loaded = handle.runner.isolation === 'inline' ? report : plainData(report);
@@ -275,11 +275,16 @@ async function importBuiltin(spec: PluginSpec): Promise<ImportedPlugin> {
   }
 }
 
-function withLoadTimeout<T>(loading: Promise<T>, ms: number, source: string, signal?: AbortSignal): Promise<T> {
+function withLoadTimeout<T>(
+  loading: Promise<T>,
+  { loadTimeoutMs, mcp }: Pick<PluginSpec, 'loadTimeoutMs' | 'mcp'>,
+  source: string,
+  signal?: AbortSignal,
+): Promise<T> {
   return abortable(loading, {
-    timeoutMs: ms,
+    timeoutMs: loadTimeoutMs,
     signal,
-    onTimeout: () => hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [source, ms]),
+    onTimeout: () => loadTimeoutError(source, loadTimeoutMs, mcp !== undefined),
   });
 }
 

@@ -46,6 +46,12 @@ describe('loader', () => {
       inline('broken-options.ts', { options: { apiKey: 'short' } }),
       inline('broken-hang.ts', { loadTimeoutMs: 300 }),
       inline('does-not-exist.ts'),
+      // An MCP server that never answers initialize (it ends when its stdin does, at close).
+      {
+        name: 'silent',
+        mcp: { command: process.execPath, args: ['-e', "process.stdin.on('end', () => process.exit()).resume()"] },
+        loadTimeoutMs: 300,
+      },
     ]);
     const byFile = (f: string) => plugins.find((p) => p.source.endsWith(f))!;
     expect(byFile('echo.ts').status).to.equal('loaded');
@@ -68,6 +74,16 @@ describe('loader', () => {
     expect(options.code).to.equal('RH_ERR_PLUGIN_OPTIONS');
     expect(options.message).to.contain('options/apiKey').and.contain('retries');
     expect(byFile('broken-hang.ts').error!.code).to.equal('RH_ERR_PLUGIN_LOAD_TIMEOUT');
+    expect(byFile('broken-hang.ts').error!.message).to.contain('(a top-level await or a setup() that never resolves?)');
+    // An MCP server has no setup(): its hint is its own, and names the usual cause (npx downloading it).
+    const silent = byFile('mcp:silent').error!;
+    expect(silent.code).to.equal('RH_ERR_PLUGIN_LOAD_TIMEOUT');
+    expect(silent.message)
+      .to.contain(
+        "Plugin 'mcp:silent' did not finish loading within 300 ms (an MCP server must start, answer initialize",
+      )
+      .and.contain("raise the entry's loadTimeoutMs")
+      .and.not.contain('setup()');
     expect(byFile('does-not-exist.ts').error!.code).to.equal('RH_ERR_PLUGIN_NOT_FOUND');
     expect((await host.call('echo', '{"text":"still here"}')).content).to.equal('still here');
     await host.close();

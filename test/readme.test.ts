@@ -105,6 +105,10 @@ describe('README, docs/agent.md and docs/serve.md: the TypeScript examples a use
     const client = firstTsBlock(readFileSync(join(ROOT, 'docs', 'serve.md'), 'utf8'), '### From curl or a script');
     expect(client).to.include('StreamableHTTPClientTransport');
     project.write('client.ts', client);
+    // serve.md's client that opens a new session when the host behind its session is gone.
+    const link = firstTsBlock(readFileSync(join(ROOT, 'docs', 'serve.md'), 'utf8'), '### When a host goes away');
+    expect(link).to.include('class Link');
+    project.write('link.ts', link);
     const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], {
       cwd: project.dir,
       timeoutMs: 50_000,

@@ -9,7 +9,10 @@ import { basename, extname } from 'node:path';
 import { jsonTextTooLong } from '../json-text.ts';
 
 /** A config entry for one plugin: a module name, or the object form with its settings. */
-export type PluginEntry = string | { module: string; isolation?: string; options?: unknown };
+export type PluginEntry = string | { module: string; isolation?: string; options?: unknown } | McpEntry;
+
+/** An MCP server run as a plugin, as `add` shows it for a server's package. */
+export type McpEntry = { name: string; mcp: { command: string; args: string[] } };
 
 export type Edit = { text: string } | { reason: string };
 

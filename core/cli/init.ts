@@ -35,6 +35,10 @@ export default defineConfig({
 
   agent: { maxTurns: 32 },
 
+  // Serving a team over HTTP (rousseau-host serve): who may call (a name and where its token is),
+  // and limits per caller. "Serving a team" in node_modules/rousseau-host/docs/serve.md.
+  // serve: { auth: { tokens: [{ name: 'ci', tokenEnv: 'ROUSSEAU_TOKEN_CI' }] }, limits: { callsPerSecond: 5, inFlight: 4 } },
+
   // Logs go to stderr; the audit trail is one JSON line per decision and per call.
   log: { level: 'info', audit: '.rousseau/audit.jsonl' },
 });

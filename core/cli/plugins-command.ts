@@ -20,7 +20,7 @@ import {
   type Command,
   type Values,
 } from './command.ts';
-import { addEntry, entryModule, entrySource, type PluginEntry, removeEntry } from './config-edit.ts';
+import { addEntry, entryModule, entrySource, type McpEntry, type PluginEntry, removeEntry } from './config-edit.ts';
 import { CONFIG_TEMPLATE } from './init.ts';
 import { hostCommand } from './host-command.ts';
 import { readJsonFile } from '../json-text.ts';
@@ -72,9 +72,18 @@ export const add: Command = {
         }
         await npm(['install', '--save', '--no-audit', '--no-fund', npmSpec], project.dir);
       }
-      const manifest = asPath?.file
-        ? undefined
-        : readManifest(join(asPath ? local : join(project.dir, 'node_modules', name), 'package.json'));
+      const folder = asPath ? local : join(project.dir, 'node_modules', name);
+      const manifest = asPath?.file ? undefined : readManifest(join(folder, 'package.json'));
+      const server =
+        manifest && !isPluginPackage(manifest)
+          ? mcpServerEntry(name, manifest, folder, !asPath, dirname(file))
+          : undefined;
+      if (server)
+        return notAPlugin(
+          values,
+          { name, ...(version ? { version } : {}), spec: npmSpec, config: file, installed: !asPath },
+          server,
+        );
       if (manifest && !isPluginPackage(manifest))
         printError(
           `rousseau-host: ${name} does not say it is a plugin (no "rousseau": { "plugin": … } in its package.json, no "rousseau-plugin" keyword); adding it anyway`,
@@ -370,6 +379,68 @@ function isPluginPackage(manifest: Record<string, unknown>): boolean {
   return (
     declaresPlugin(manifest) || (Array.isArray(manifest.keywords) && manifest.keywords.includes('rousseau-plugin'))
   );
+}
+
+/**
+ * The config entry that runs `name` as an MCP server, when its package is one: a command (`bin`)
+ * and the MCP SDK or an `mcp` keyword, and no claim to be a plugin. Listed as a plugin it would
+ * fail to load ("leads to no module"), and `add` would send its user to fix a package that is fine.
+ * `folder` is where the package is: installed in node_modules, or a folder listed by its path.
+ */
+function mcpServerEntry(
+  name: string,
+  manifest: Record<string, unknown>,
+  folder: string,
+  installed: boolean,
+  configDir: string,
+): McpEntry | undefined {
+  const { bin, dependencies, keywords } = manifest;
+  const commands: [string, unknown][] =
+    typeof bin === 'string'
+      ? [[name.replace(/^@[^/]+\//, ''), bin]]
+      : bin && typeof bin === 'object'
+        ? Object.entries(bin)
+        : [];
+  const sdk =
+    dependencies && typeof dependencies === 'object' && Object.hasOwn(dependencies, '@modelcontextprotocol/sdk');
+  const tagged =
+    Array.isArray(keywords) && keywords.some((k) => k === 'mcp' || k === 'mcp-server' || k === 'modelcontextprotocol');
+  const [command, file] = commands.find(([c]) => /mcp|server/.test(c)) ?? commands[0] ?? [];
+  if (command === undefined || typeof file !== 'string' || !(sdk || tagged)) return undefined;
+  // `@modelcontextprotocol/server-everything` → `everything`: its tools become `everything_echo`, …
+  const [scope, base = ''] = name.startsWith('@') ? name.slice(1).split('/') : ['', name];
+  const short = base.replace(/^(?:mcp-)?server-|-mcp(?:-server)?$|^mcp-/g, '');
+  const plugin = (short && short !== 'mcp' ? short : scope || base).replace(/[^A-Za-z0-9_-]/g, '_');
+  // node runs a JavaScript command by its file: npx would cost each start of the server (and each
+  // restart) ~0.5 s and ~0.6 s of CPU more, and ask the registry if the package were gone.
+  const path = modulePath(configDir, join(folder, file));
+  const mcp = isNodeScript(join(folder, file))
+    ? { command: 'node', args: [path] }
+    : { command: installed ? 'npx' : path, args: installed ? [command] : [] };
+  return { name: plugin, mcp };
+}
+
+/** A command npm would run with node: a JavaScript file, or one whose `#!` line names node. */
+function isNodeScript(file: string): boolean {
+  if (/\.[cm]?js$/.test(file)) return true;
+  try {
+    return /^#!.*\bnode\b/.test(readFileSync(file, 'utf8').slice(0, 200));
+  } catch {
+    return false;
+  }
+}
+
+/** `add` of an MCP server's package: the entry that runs it is shown, not added. */
+function notAPlugin(
+  values: Values,
+  report: { name: string; config: string; installed: boolean; [key: string]: unknown },
+  server: McpEntry,
+): number {
+  const { name, config, installed } = report;
+  const message = `${name} is an MCP server, not a rousseau plugin: nothing was added to ${config}. The host runs an MCP server from an \`mcp\` entry (docs/mcp.md, "Using MCP servers as plugins"); add this one to its plugins, with any arguments the server needs after the command:\n  ${entrySource(server, config)}${installed ? `\nThe package stays installed, for the entry to run (npm uninstall ${name} takes it out).` : ''}`;
+  printError(`rousseau-host: RH_ERR_PLUGIN_NOT_FOUND: ${message}`);
+  if (values.json) printJson({ ...report, mcpEntry: server, error: { code: 'RH_ERR_PLUGIN_NOT_FOUND', message } });
+  return EXIT.failure;
 }
 
 /**

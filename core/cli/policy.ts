@@ -31,35 +31,61 @@ export const policy: Command = {
       );
     if (!tool || rest.length)
       throw new UsageError('policy check takes a TOOL name and at most one JSON input (or - to read it from stdin)');
-    const caller = callerFromFlags(values);
+    const flagged = callerFromFlags(values);
     const host = await hostFromFlags(values, { audit: false });
+    // A token's requests carry the scopes the config gives it: without --scope, the check is made
+    // with them, as the server decides that token's calls (an OAuth caller's come with its token).
+    const token =
+      flagged && values.scope === undefined
+        ? host.config.serve?.auth?.tokens?.find((t) => t.name === flagged.name && t.scopes?.length)
+        : undefined;
+    const caller = flagged && token?.scopes ? { ...flagged, scopes: [...token.scopes] } : flagged;
     const input = inputArg === '-' ? await readStdinInput(host, stop.signal) : (inputArg ?? '{}');
-    const check = host.decide(tool, input, caller ? { caller } : {});
+    const asCaller = host.decide(tool, input, caller ? { caller } : {});
     const info = host.tools().find((t) => t.name === tool);
-    const hidden = caller !== undefined && !check.ok && check.code === 'unknown_tool' && info !== undefined;
+    // A tool hidden from the caller is unknown to their calls, but whoever tests the rules asked what
+    // the policy decides and which rule hides it: the input is checked as any caller's would be, and
+    // the policy then decides for this one (a deny, since nothing lets them call it).
+    const hidden = caller !== undefined && !asCaller.ok && asCaller.code === 'unknown_tool' && info !== undefined;
+    const unhidden = hidden ? host.decide(tool, input) : asCaller;
+    const check =
+      hidden && unhidden.ok
+        ? {
+            ...host.policy.decide(info, () => unhidden.canonical, JSON.parse(unhidden.canonical), { caller }),
+            ok: true as const,
+            canonical: unhidden.canonical,
+          }
+        : unhidden;
     await host.close();
 
     if (!check.ok) {
-      // The caller's own calls read only "unknown tool"; whoever tests the rules is told why.
-      const message = hidden
-        ? `${check.content} The tool exists, but caller "${caller.name}" can never call it, so it is hidden from them.`
-        : check.content;
-      printError(`rousseau-host policy check: ${message}`);
-      if (values.json) printJson({ error: { code: check.code, message } });
+      printError(`rousseau-host policy check: ${check.content}`);
+      if (values.json) printJson({ error: { code: check.code, message: check.content } });
       return EXIT.failure;
     }
     // Which default decided, when no rule did: with `default: 'deny'`, "allow (the default policy)"
     // for a read-only tool read as a contradiction.
     const { decision, rule, default: byDefault, reason, canonical } = check;
     if (values.json) {
-      printJson({ decision, ...(rule ? { rule } : { default: byDefault }), ...(reason ? { reason } : {}), canonical });
+      printJson({
+        decision,
+        ...(rule ? { rule } : { default: byDefault }),
+        ...(reason ? { reason } : {}),
+        ...(hidden ? { hidden: true } : {}),
+        ...(token ? { tokenScopes: caller?.scopes } : {}),
+        canonical,
+      });
     } else {
       const by = rule
         ? `rule ${rule.id}`
         : byDefault === 'readOnlyDefault'
           ? 'no rule matched: policy.readOnlyDefault, as the tool is annotated readOnly'
           : 'no rule matched: policy.default';
-      print(`${decision}  (${by}${reason ? `: ${reason}` : ''})\ncanonical input: ${canonical}`);
+      const unseen = hidden
+        ? `\nhidden from caller "${caller.name}": their tools/list leaves ${tool} out, and their call to it answers unknown_tool`
+        : '';
+      const scopes = token ? `\nscopes of token "${token.name}" (serve.auth.tokens): ${caller?.scopes.join(', ')}` : '';
+      print(`${decision}  (${by}${reason ? `: ${reason}` : ''})${unseen}${scopes}\ncanonical input: ${canonical}`);
     }
     return EXIT.ok;
   },

@@ -64,17 +64,19 @@ export async function serveHttp(values: Values, stop: Stop, flags: ServeFlags): 
     const config = host.config.serve ?? {};
     const auth = await createServeAuth(config.auth);
     const { serveMcpHttp } = await import('../mcp/serve.ts');
+    const stateless = values.stateless === true || config.stateless === true;
     const server = await serveMcpHttp(host, {
       port: flags.port ?? config.port ?? DEFAULT_PORT,
       hostname: flags.hostname ?? config.host ?? '127.0.0.1',
-      stateless: values.stateless === true || config.stateless === true,
+      stateless,
       askClient: !values.yes,
       ...(auth ? { authenticate: auth.authenticate } : {}),
       ...(auth?.protectedResource ? { protectedResource: auth.protectedResource } : {}),
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     });
+    // The host id and the mode are what a load balancer's config must agree with (serve.md).
     printError(
-      `rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url} (auth: ${auth?.describe ?? 'none, loopback only'}; Ctrl-C or SIGTERM stops)`,
+      `rousseau-host: serving ${host.tools().length} tools over MCP at ${server.url} (host ${host.hostId}, ${stateless ? 'stateless' : 'sessions'}; auth: ${auth?.describe ?? 'none, loopback only'}; Ctrl-C or SIGTERM stops)`,
     );
     const { signal } = stop;
     await new Promise<void>((done) =>

@@ -36,11 +36,19 @@ function describe(p: PluginStatus): string {
   if (p.error) return `${head}\n  ${p.error.code}: ${p.error.message.replace(/\n/g, '\n  ')}`;
   const width = Math.max(0, ...p.tools.map((t) => t.name.length));
   const lines = p.tools.map((t) => `  ${t.name.padEnd(width)}  ${firstLine(t.description)}`);
-  const warnings = (p.warnings ?? []).map(
+  const all = p.warnings ?? [];
+  // A public MCP server's schemas can carry dozens (server-filesystem's: 41), which its user cannot
+  // fix and which buried the tool list: a few show what they are, and the JSON keeps every one.
+  const shown = all.length > WARNINGS_SHOWN + 1 ? all.slice(0, WARNINGS_SHOWN) : all;
+  const warnings = shown.map(
     (w) => `  warning ${w.tool ? `tool "${w.tool}" ` : ''}at ${w.pointer || '/'}: ${w.message}`,
   );
+  if (shown.length < all.length)
+    warnings.push(`  … and ${all.length - shown.length} more warnings (\`tools --json\` lists every one)`);
   return [head, ...lines, ...warnings].join('\n');
 }
+
+const WARNINGS_SHOWN = 3;
 
 function firstLine(text: string): string {
   const line = text.split('\n')[0] ?? '';

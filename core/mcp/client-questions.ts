@@ -68,6 +68,20 @@ export function clientHandlers(
   return handlers;
 }
 
+const statelessWhy = (capability: string) =>
+  `this server is stateless (--stateless), so no request has a session whose client declared ${capability}; serve with sessions for a tool that asks`;
+
+/**
+ * The handlers of a call over stateless HTTP: no request there belongs to a session whose
+ * `initialize` declared what the client can do, so none is asked, even a client that could answer.
+ * They say so, where the error of a call with no handler would send its client's developer to look
+ * for a capability their client declares already. `ask` stays a denial that names `--yes`.
+ */
+export const STATELESS_HANDLERS: Pick<CallOptions, 'elicit' | 'sample' | 'approve'> = {
+  elicit: () => Promise.reject(new Error(`ctx.elicit: no one can be asked here: ${statelessWhy('elicitation')}`)),
+  sample: () => Promise.reject(new Error(`ctx.sample: no model can be asked here: ${statelessWhy('sampling')}`)),
+};
+
 /**
  * The policy's `ask`, put to the client: the tool, its plugin, the rule and the canonical input
  * (escaped as on a terminal: a control or bidi character cannot make the form read otherwise than

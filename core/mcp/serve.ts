@@ -255,7 +255,7 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
       res.setHeader('Allow', 'POST');
       return reply(res, 405, 'Method not allowed: this server is stateless, send every message as a POST');
     }
-    const server = createMcpServer(host, { listChanged: false, askClient: opts.askClient ?? true });
+    const server = createMcpServer(host, { listChanged: false, stateless: true, askClient: opts.askClient ?? true });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     // A client that goes away mid-call cancels it: closing the server aborts its handlers' signals.
     res.on('close', () => {

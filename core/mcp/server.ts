@@ -25,7 +25,7 @@ import type { Caller, CallOptions, CallResult } from '../types.ts';
 import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
-import { clientHandlers } from './client-questions.ts';
+import { clientHandlers, STATELESS_HANDLERS } from './client-questions.ts';
 import { serverCapabilities } from './handshake.ts';
 import { type CallParams, plainCallParams } from './shapes.ts';
 
@@ -70,6 +70,8 @@ export interface McpServerOptions {
    * own answer (`--yes`): the operator's choice is not overridden by asking the client.
    */
   askClient?: boolean;
+  /** Stateless HTTP: no session, so no client capabilities; `ctx.elicit` and `ctx.sample` say why. */
+  stateless?: boolean;
   /**
    * The caller every request of this session proves (an authenticated HTTP session). It hears
    * `list_changed` only when the tools it may see changed: a change to tools the policy hides
@@ -121,7 +123,13 @@ export function sendToolListChanged(host: Host): void {
  */
 export function createMcpServer(
   host: Host | Promise<Host>,
-  { listChanged, askClient = true, caller: sessionCaller, auditedByTransport = false }: McpServerOptions,
+  {
+    listChanged,
+    askClient = true,
+    stateless = false,
+    caller: sessionCaller,
+    auditedByTransport = false,
+  }: McpServerOptions,
 ): Server {
   const server = new Server(HOST_INFO, {
     capabilities: serverCapabilities(listChanged),
@@ -192,7 +200,9 @@ export function createMcpServer(
     if (extra.sessionId) options.sessionId = tag ??= sessionTag(extra.sessionId);
     const caller = callerOf(extra.authInfo);
     if (caller) options.caller = caller;
-    const { elicit, sample, approve } = clientHandlers(server.getClientCapabilities(), extra);
+    const { elicit, sample, approve } = stateless
+      ? STATELESS_HANDLERS
+      : clientHandlers(server.getClientCapabilities(), extra);
     if (elicit) options.elicit = elicit;
     if (sample) options.sample = sample;
     if (askClient && approve) options.approve = approve;

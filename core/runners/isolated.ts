@@ -17,7 +17,7 @@
  * the kill, an ack still in the channel would make a call that started look as if it had not.
  */
 import { abortable } from '../abortable.ts';
-import { hostError, HostError, messageOf } from '../errors.ts';
+import { hostError, HostError, loadTimeoutError, messageOf } from '../errors.ts';
 import { CallTable } from '../call-table.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { ToolAnnotations } from '../contract.ts';
@@ -273,7 +273,7 @@ class IsolatedRunner implements PluginRunner {
     };
     const settlers = {} as Sandbox['settlers'];
     const loadTimer = setTimeout(
-      () => this.loadFailed(box, hostError('RH_ERR_PLUGIN_LOAD_TIMEOUT', [spec.source, spec.loadTimeoutMs])),
+      () => this.loadFailed(box, loadTimeoutError(spec.source, spec.loadTimeoutMs, false)),
       spec.loadTimeoutMs,
     );
     loadTimer.unref();

@@ -150,6 +150,55 @@ describe('rousseau-host add / remove', () => {
       );
   });
 
+  it('add of an MCP server package adds nothing and shows the `mcp` entry that runs it', async () => {
+    tmp.write(
+      'project/servers/weather/package.json',
+      JSON.stringify({
+        name: '@acme/mcp-server-weather',
+        version: '1.0.0',
+        bin: { 'mcp-server-weather': './dist/index.js' },
+        dependencies: { '@modelcontextprotocol/sdk': '^1.0.0' },
+      }),
+    );
+    tmp.write('project/rousseau.config.json', JSON.stringify({ builtins: false, plugins: [] }));
+    const added = await run(process.execPath, [BIN, 'add', './servers/weather', '--json'], {
+      cwd: project,
+      env: withoutNpm(),
+    });
+    expect(added.code, added.stderr).to.equal(1);
+    const entry = { name: 'weather', mcp: { command: 'node', args: ['./servers/weather/dist/index.js'] } };
+    expect(JSON.parse(added.stdout)).to.deep.include({ mcpEntry: entry, installed: false });
+    expect(JSON.parse(added.stdout).error.code).to.equal('RH_ERR_PLUGIN_NOT_FOUND');
+    expect(added.stderr)
+      .to.include('@acme/mcp-server-weather is an MCP server, not a rousseau plugin: nothing was added to')
+      .and.include(`\n  ${JSON.stringify(entry)}`)
+      .and.not.include('npm uninstall');
+    expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([]);
+    expect(existsSync(join(tmp.dir, 'npm-ran'))).to.equal(false);
+  });
+
+  it('add of an installed MCP server package runs its command file with node, not npx; the package stays', async () => {
+    tmp.write(
+      'weather/package.json',
+      JSON.stringify({ name: 'weather-mcp', version: '1.0.0', keywords: ['mcp'], bin: { 'weather-mcp': 'cli.mjs' } }),
+    );
+    tmp.write('weather/cli.mjs', '#!/usr/bin/env node\n');
+    tmp.write('project/rousseau.config.json', JSON.stringify({ builtins: false, plugins: [] }));
+    // A folder installs offline (npm links it): no registry is asked.
+    const added = await run(process.execPath, [BIN, 'add', '../weather'], {
+      cwd: project,
+      env: { npm_config_offline: 'true' },
+    });
+    expect(added.code, added.stderr).to.equal(1);
+    expect(added.stderr)
+      .to.include(`\n  {"name":"weather","mcp":{"command":"node","args":["./node_modules/weather-mcp/cli.mjs"]}}\n`)
+      .and.include('The package stays installed, for the entry to run (npm uninstall weather-mcp takes it out).');
+    expect(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies).to.have.property(
+      'weather-mcp',
+    );
+    expect(JSON.parse(readFileSync(join(project, 'rousseau.config.json'), 'utf8')).plugins).to.deep.equal([]);
+  });
+
   // A file has no node_modules of its own: "npm install in …/broken.mjs" would name no folder at all.
   it('add FILE whose import fails says to fix the plugin, not to install in it', async () => {
     expect(await addedFailingImport('./broken.mjs', 'project/broken.mjs'))

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, ROOT, runCli, runCliProcess } from '../helpers.ts';
 import { fixture, projectPerTest } from './shared.ts';
@@ -89,6 +89,13 @@ describe('rousseau-host CLI', function () {
     const tools = await runCli(['tools', '--json'], { cwd: t.dir });
     expect(tools.code, tools.stderr).to.equal(0);
     expect(JSON.parse(tools.stdout)).to.have.property('plugins');
+    // The commented `serve` line is a config that loads once uncommented, and the page it names exists.
+    expect(readFileSync(join(ROOT, 'docs', 'serve.md'), 'utf8')).to.match(/^# Serving a team$/m);
+    expect(written).to.contain('"Serving a team" in node_modules/rousseau-host/docs/serve.md');
+    writeFileSync(file, written.replace('  // serve: {', '  serve: {'));
+    const served = await runCli(['tools', '--json'], { cwd: t.dir });
+    expect(served.code, served.stderr).to.equal(0);
+    writeFileSync(file, written);
     const again = await runCli(['init'], { cwd: t.dir });
     expect(again.code).to.equal(2); // a usage error, like every RH_ERR_USAGE
     expect(again.stderr).to.contain('already exists');

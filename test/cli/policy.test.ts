@@ -18,6 +18,7 @@ export default { name: 'shellish', version: '1.0.0', tools: [{
 `;
 const CONFIG = `export default {
   builtins: false,
+  serve: { auth: { tokens: [{ name: 'ops-bot', token: 'ops-bot-token-0123456789abcdef', scopes: ['ops'] }] } },
   plugins: [{ module: './shellish.mjs', isolation: 'inline' }],
   policy: {
     default: 'ask',
@@ -107,7 +108,7 @@ describe('cli: policy check', () => {
     expect(usage.stderr).to.include('policy check takes a TOOL name');
   });
 
-  it('--caller and --scope: rules that name callers and scopes apply; a tool the caller can never call is unknown, and the check says why', async () => {
+  it('--caller and --scope: rules that name callers and scopes apply; a tool hidden from the caller gets the decision and the rule that hide it, exit 0', async () => {
     const ops = await runCli(
       ['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ana', '--scope', 'ops', '--json'],
       {
@@ -128,9 +129,48 @@ describe('cli: policy check', () => {
     const intern = await runCli(['policy', 'check', 'shell_run', '{"command":"ls"}', '--caller', 'intern', '--json'], {
       cwd: dir.dir,
     });
-    expect(intern.code).to.equal(1);
-    expect(JSON.parse(intern.stdout).error).to.include({ code: 'unknown_tool' });
-    expect(intern.stderr).to.include('caller "intern" can never call it, so it is hidden from them');
+    expect(intern.code, intern.stderr).to.equal(0);
+    expect(JSON.parse(intern.stdout)).to.deep.include({
+      decision: 'deny',
+      reason: 'not for interns',
+      hidden: true,
+      canonical: '{"command":"ls"}',
+    });
+    expect(JSON.parse(intern.stdout).rule).to.include({ id: 'policy.deny[1]' });
+    const internText = await runCli(['policy', 'check', 'shell_run', '{"command":"ls"}', '--caller', 'intern'], {
+      cwd: dir.dir,
+    });
+    expect(internText.stdout).to.equal(
+      'deny  (rule policy.deny[1]: not for interns)\nhidden from caller "intern": their tools/list leaves shell_run out, and their call to it answers unknown_tool\ncanonical input: {"command":"ls"}\n',
+    );
+    // The input is still checked against the tool's schema.
+    const internBad = await runCli(['policy', 'check', 'shell_run', '{"cmd":"ls"}', '--caller', 'intern', '--json'], {
+      cwd: dir.dir,
+    });
+    expect(internBad.code).to.equal(1);
+    expect(JSON.parse(internBad.stdout).error).to.include({ code: 'invalid_input' });
+    // A token's caller holds the scopes its entry in serve.auth.tokens gives it, as its requests do;
+    // --scope says otherwise.
+    const bot = await runCli(['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ops-bot'], {
+      cwd: dir.dir,
+    });
+    expect(bot.stdout).to.equal(
+      'allow  (rule policy.allow[1])\nscopes of token "ops-bot" (serve.auth.tokens): ops\ncanonical input: {"command":"make"}\n',
+    );
+    const botJson = await runCli(
+      ['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ops-bot', '--json'],
+      { cwd: dir.dir },
+    );
+    expect(JSON.parse(botJson.stdout)).to.deep.include({ decision: 'allow', tokenScopes: ['ops'] });
+    const botScoped = await runCli(
+      ['policy', 'check', 'shell_run', '{"command":"make"}', '--caller', 'ops-bot', '--scope', 'read', '--json'],
+      { cwd: dir.dir },
+    );
+    expect(JSON.parse(botScoped.stdout)).to.deep.equal({
+      decision: 'ask',
+      default: 'default',
+      canonical: '{"command":"make"}',
+    });
     // Without a caller, the rule for interns does not apply.
     const local = await runCli(['policy', 'check', 'shell_run', '{"command":"ls"}'], { cwd: dir.dir });
     expect(local.stdout).to.include('allow  (rule policy.allow[0])');

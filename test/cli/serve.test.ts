@@ -91,7 +91,7 @@ describe('rousseau-host serve', function () {
     // Debug logs: the most the server ever says, and still no token in it. --host-id as the hosts
     // behind a load balancer are started.
     served = await startServe(t.dir, ['--log-level', 'debug', '--host-id', 'h2']);
-    expect(served.stderr()).to.include('auth: bearer tokens (ci)');
+    expect(served.stderr()).to.include('/mcp (host h2, sessions; auth: bearer tokens (ci); Ctrl-C or SIGTERM stops)');
     const wrong = 'wrong-token-8d1e4f0b2c7a95';
     const refused = await fetch(served.url, { method: 'POST', headers: { authorization: `Bearer ${wrong}` } });
     expect(refused.status).to.equal(401);
@@ -129,12 +129,12 @@ describe('rousseau-host serve', function () {
     }
   });
 
-  it('cancels a call still running at serve.shutdownTimeoutMs, audits it as cancelled and exits 0; takes --host and --port over serve.host and serve.port, and says it serves loopback only without auth', async () => {
-    project(t, { host: '127.0.0.2', port: 1, shutdownTimeoutMs: 300 });
-    served = await startServe(t.dir, ['--host', '127.0.0.1']);
+  it('cancels a call still running at serve.shutdownTimeoutMs, audits it as cancelled and exits 0; takes --host and --port over serve.host and serve.port, and says it serves loopback only without auth, and statelessly', async () => {
+    project(t, { host: '127.0.0.2', port: 1, shutdownTimeoutMs: 300, stateless: true });
+    served = await startServe(t.dir, ['--host', '127.0.0.1', '--host-id', 'h1']);
     expect(served.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(served.url).to.not.include(':1/');
-    expect(served.stderr()).to.include('auth: none, loopback only');
+    expect(served.stderr()).to.include('(host h1, stateless; auth: none, loopback only;');
     const { client } = await connect(served.url);
     // The SDK client keeps trying to resume the stream of a call whose server went away: no answer to wait for.
     void client.callTool({ name: 'slow', arguments: { ms: 30_000, tag: 'never' } }).catch(() => {});

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { runCli } from '../helpers.ts';
+import { FIXTURES, runCli } from '../helpers.ts';
 import { fixture, projectPerTest } from './shared.ts';
 
 describe('rousseau-host tools', function () {
@@ -56,6 +56,22 @@ describe('rousseau-host tools', function () {
     expect(error.code).to.equal('RH_ERR_CONFIG_INVALID');
     expect(error.message).to.contain(file).and.contain('plugins[0].timeoutMs');
     expect(r.stderr).to.contain('plugins[0].timeoutMs');
+  });
+
+  it('tools: an MCP server with many warnings shows three and how many more; --json keeps every one', async () => {
+    // Six properties without a description: six warnings the server's user cannot fix.
+    const properties = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f'].map((k) => [k, { type: 'string' }]));
+    const schema = JSON.stringify({ type: 'object', properties });
+    const server = { command: process.execPath, args: [join(FIXTURES, 'mcp', 'schema-server.mjs'), schema] };
+    config({ builtins: false, plugins: [{ name: 'pub', mcp: server }] });
+    const r = await runCli(['tools'], { cwd: t.dir });
+    expect(r.code, r.stderr).to.equal(0);
+    const warnings = r.stdout.split('\n').filter((line) => line.startsWith('  warning'));
+    expect(warnings).to.have.length(3);
+    expect(warnings[0]).to.include('tool "pub_echo"').and.include('property "a" has no description');
+    expect(r.stdout).to.include('\n  … and 3 more warnings (`tools --json` lists every one)');
+    const json = await runCli(['tools', '--json'], { cwd: t.dir });
+    expect(JSON.parse(json.stdout).plugins[0].warnings).to.have.length(6);
   });
 
   it('--config and --cwd pick the config', async () => {

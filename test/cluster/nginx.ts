@@ -50,6 +50,12 @@ export function nginxConfig({ dir, listen, hosts, listenSingle }: NginxConfigOpt
       proxy_send_timeout 1h;
       error_page 502 504 = @host_gone;
     }
+    location /.well-known/oauth-protected-resource {
+      proxy_pass http://${target};
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+    }
     location @host_gone {
       default_type application/json;
       if ($http_mcp_session_id = "") { return 502 '${NO_HOST}'; }

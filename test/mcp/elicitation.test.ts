@@ -153,6 +153,27 @@ describe('ctx.elicit, ctx.sample and ask over MCP (HTTP with sessions)', functio
       .and.not.have.property('answeredBy');
   });
 
+  it('tells the tool that a stateless server asks no client, even one that declared both capabilities', async () => {
+    const stateless = await serveMcpHttp(host, { port: 0, stateless: true });
+    const asked: ElicitRequest['params'][] = [];
+    const client = askingClient([{ action: 'accept', content: { name: 'Ada' } }], asked);
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(stateless.url)));
+      const elicited = await client.callTool({ name: 'ask_user', arguments: { message: 'Hi?', form: FORM } });
+      expect(textOf(elicited)).to.include(
+        'ctx.elicit: no one can be asked here: this server is stateless (--stateless), so no request has a session whose client declared elicitation',
+      );
+      const sampled = await client.callTool({ name: 'ask_model', arguments: { prompt: 'ping', maxTokens: 20 } });
+      expect(textOf(sampled)).to.include(
+        'ctx.sample: no model can be asked here: this server is stateless (--stateless), so no request has a session whose client declared sampling',
+      );
+      expect(asked).to.deep.equal([]);
+    } finally {
+      await client.close();
+      await stateless.close();
+    }
+  });
+
   it('puts `ask` to a client that can elicit: allow once, always for the session, deny; each audited as answered by the client', async () => {
     const asked: ElicitRequest['params'][] = [];
     const decide = (decision: string): ElicitResult => ({ action: 'accept', content: { decision } });
