@@ -25,7 +25,11 @@ const LAYERS: readonly Layer[] = [
   { name: 'registry', rank: 2, holds: ['core/registry.ts'] },
   { name: 'result', rank: 2, holds: ['core/output.ts'] },
   { name: 'loader', rank: 3, holds: ['core/loader.ts', 'core/reload.ts'] },
-  { name: 'dispatcher', rank: 3, holds: ['core/dispatch.ts', 'core/guarded-run.ts'] },
+  {
+    name: 'dispatcher',
+    rank: 3,
+    holds: ['core/dispatch.ts', 'core/approval.ts', 'core/call-input.ts', 'core/guarded-run.ts'],
+  },
   { name: 'host', rank: 4, holds: ['core/host.ts', 'core/watch.ts'] },
   { name: 'agent', rank: 5, holds: ['core/agent/'] },
   { name: 'mcp', rank: 5, holds: ['core/mcp/'] },
