@@ -13,7 +13,8 @@
 // `performance` is the global, not node:perf_hooks' binding: importing that module costs every host start
 // ~5 M instructions, the global's accessor ~5 ns a read (docs/plugins.md, "How a plugin is loaded").
 import { approve, type Verdict } from './approval.ts';
-import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
+import type { AuditSink } from './audit.ts';
+import { AuditInput, callEntry, decisionEntry } from './audit-lines.ts';
 import { prepareInput } from './call-input.ts';
 import { canonicalJson } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';

@@ -19,15 +19,8 @@ import { PassThrough } from 'node:stream';
 import winston from 'winston';
 import type { HostConfig } from '../core/config-schema.ts';
 import { createHost, type Host, type HostOptions } from '../core/host.ts';
-import {
-  AuditInput,
-  auditedInput,
-  auditLine,
-  callEntry,
-  createAuditSink,
-  decisionEntry,
-  lineHead,
-} from '../core/audit.ts';
+import { AuditInput, auditedInput, auditLine, callEntry, decisionEntry, lineHead } from '../core/audit-lines.ts';
+import { createAuditSink } from '../core/audit.ts';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const KIT = join(FIXTURES, 'policy', 'tools.ts');
