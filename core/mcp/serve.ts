@@ -5,7 +5,8 @@
  * and are bounded in number (http-sessions.ts). Stateless HTTP (a fresh server per request, no session) is there for
  * hosts behind a load balancer; there a client that drops the request cancels its call.
  * docs/mcp.md says what each gives a client; docs/serve.md how a team server authenticates its
- * callers (auth.ts), limits them (caller-limits.ts), is probed (probes.ts) and shuts down.
+ * callers (auth.ts), limits them (caller-limits.ts), is probed (probes.ts) and shuts down. Every
+ * request first passes the DNS-rebinding guard (rebinding.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
