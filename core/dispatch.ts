@@ -15,7 +15,9 @@
 import { approve, type Verdict } from './approval.ts';
 import type { AuditSink } from './audit.ts';
 import { AuditInput, callEntry, decisionEntry } from './audit-lines.ts';
+import { nextCallId } from './call-id.ts';
 import { prepareInput } from './call-input.ts';
+import { OwnCallOptions } from './call-options.ts';
 import { canonicalJson } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
@@ -200,30 +202,6 @@ class Call implements GuardedCall {
   }
 }
 
-/**
- * Call ids: one random UUID per process whose last 12 hex digits count the calls. As unique as a
- * UUID per call (74 random bits tell processes apart), without drawing random bytes on every call.
- * The first 8 of those digits change once in 65536 calls: a call only looks up its last 4.
- * The UUID is drawn at the first call: `node:crypto` costs a host that only loads plugins ~28 M
- * instructions to import.
- */
-let callIdPrefix = '';
-const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-let callCount = 0;
-let countHigh = -1;
-let idHead = '';
-function nextCallId(): string {
-  const low = callCount % 65536;
-  const high = (callCount - low) / 65536;
-  callCount++;
-  if (high !== countHigh) {
-    countHigh = high;
-    callIdPrefix ||= process.getBuiltinModule('node:crypto').randomUUID().slice(0, 24);
-    idHead = callIdPrefix + high.toString(16).padStart(8, '0');
-  }
-  return idHead + HEX_BYTE[low >> 8] + HEX_BYTE[low & 255];
-}
-
 /** Milliseconds to the microsecond, as results and audit lines give them. */
 function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
@@ -297,44 +275,6 @@ async function authorize(call: Call, tool: RegisteredTool, raw: unknown, signal:
   if (verdict.ok) return { allowed: true };
   const { rule } = decided.decision;
   return { allowed: false, message: verdict.content, ...(rule ? { rule: rule.id } : {}) };
-}
-
-/** `CallOptions` with each field present, as `OwnCallOptions` must declare them. */
-type EveryCallOption = { [K in keyof Required<CallOptions>]: CallOptions[K] };
-
-/**
- * The caller's options, own properties only: a `sessionId` or `signal` set on Object.prototype
- * would otherwise pick a session's "always" grants, or break the call. Every field is the object's
- * own (`undefined` when not given), so no read reaches a prototype, and all calls share one shape
- * (a null-prototype object would be a slow dictionary). Callbacks (`on…`) are passed on to the
- * runner as they are. It names every field of `CallOptions`: one added there and not here fails
- * to compile, where it would otherwise be dropped from every call without a word.
- */
-class OwnCallOptions implements EveryCallOption {
-  signal: CallOptions['signal'] = undefined;
-  callId: CallOptions['callId'] = undefined;
-  sessionId: CallOptions['sessionId'] = undefined;
-  caller: CallOptions['caller'] = undefined;
-  onProgress: CallOptions['onProgress'] = undefined;
-  onLog: CallOptions['onLog'] = undefined;
-  approve: CallOptions['approve'] = undefined;
-  elicit: CallOptions['elicit'] = undefined;
-  sample: CallOptions['sample'] = undefined;
-  onRun: CallOptions['onRun'] = undefined;
-
-  constructor(given: CallOptions | undefined) {
-    if (given === undefined) return; // an embedder's plain call: nothing to look up
-    if (Object.hasOwn(given, 'signal')) this.signal = given.signal;
-    if (Object.hasOwn(given, 'callId')) this.callId = given.callId;
-    if (Object.hasOwn(given, 'sessionId')) this.sessionId = given.sessionId;
-    if (Object.hasOwn(given, 'caller')) this.caller = given.caller;
-    if (Object.hasOwn(given, 'onProgress')) this.onProgress = given.onProgress;
-    if (Object.hasOwn(given, 'onLog')) this.onLog = given.onLog;
-    if (Object.hasOwn(given, 'approve')) this.approve = given.approve;
-    if (Object.hasOwn(given, 'elicit')) this.elicit = given.elicit;
-    if (Object.hasOwn(given, 'sample')) this.sample = given.sample;
-    if (Object.hasOwn(given, 'onRun')) this.onRun = given.onRun;
-  }
 }
 
 /** The message of an unknown tool, naming the ones that exist for this caller. */
