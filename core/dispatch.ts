@@ -1,7 +1,8 @@
 /**
  * The call pipeline, in one place and in this order:
  *
- *   find tool → parse JSON strictly → validate → canonical form → policy → approval → audit the
+ *   find tool → prepare the input (call-input.ts: parse strictly, defaults, NFC, canonical paths,
+ *   validate) → policy, on its canonical JSON → approval of an `ask` (approval.ts) → audit the
  *   decision → concurrency slot and timeout (guarded-run.ts) → read and cap the output (output.ts)
  *   → audit the call → result
  *
@@ -11,12 +12,13 @@
  */
 // `performance` is the global, not node:perf_hooks' binding: importing that module costs every host start
 // ~5 M instructions, the global's accessor ~5 ns a read (docs/plugins.md, "How a plugin is loaded").
-import { abortable } from './abortable.ts';
-import { AuditInput, type AuditSink, callEntry, decisionEntry } from './audit.ts';
-import { CheckTooCostly } from './check-budget.ts';
-import { jsonTextTooLong } from './json-text.ts';
-import { canonicalPaths, movedPath } from './workspace-paths.ts';
-import { canonicalJson, normalizeValue } from './canonical-json.ts';
+import { approve, type Verdict } from './approval.ts';
+import type { AuditSink } from './audit.ts';
+import { AuditInput, callEntry, decisionEntry } from './audit-lines.ts';
+import { nextCallId } from './call-id.ts';
+import { prepareInput } from './call-input.ts';
+import { OwnCallOptions } from './call-options.ts';
+import { canonicalJson } from './canonical-json.ts';
 import type { Authorization } from './contract.ts';
 import { messageOf } from './errors.ts';
 import { type GuardedCall, runGuarded, type Shutdown } from './guarded-run.ts';
@@ -25,11 +27,9 @@ import type { Logger } from './log.ts';
 import { capOutput, DEFAULT_MAX_OUTPUT_BYTES, type Failed, normalise, type Step } from './output.ts';
 import type { Policy, PolicyContext, PolicyDecision } from './policy.ts';
 import type { RegisteredTool, Registry } from './registry.ts';
-import { copyJsonValue, emptyRecord, MAX_COPIED_VALUES, parseStrictJson } from './safe-json.ts';
-import { applyDefaults } from './schema-defaults.ts';
-import { tooCostlyToCheck } from './shared-validators.ts';
 import { endToolSpan, type Span, startToolSpan, type Tracer, withSpan } from './tracing.ts';
 import type { ApproveFn, CallEnd, CallOptions, CallResult, Caller } from './types.ts';
+import { movedPath } from './workspace-paths.ts';
 
 export type { ApprovalRequest, ApproveFn } from './types.ts';
 
@@ -202,30 +202,6 @@ class Call implements GuardedCall {
   }
 }
 
-/**
- * Call ids: one random UUID per process whose last 12 hex digits count the calls. As unique as a
- * UUID per call (74 random bits tell processes apart), without drawing random bytes on every call.
- * The first 8 of those digits change once in 65536 calls: a call only looks up its last 4.
- * The UUID is drawn at the first call: `node:crypto` costs a host that only loads plugins ~28 M
- * instructions to import.
- */
-let callIdPrefix = '';
-const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-let callCount = 0;
-let countHigh = -1;
-let idHead = '';
-function nextCallId(): string {
-  const low = callCount % 65536;
-  const high = (callCount - low) / 65536;
-  callCount++;
-  if (high !== countHigh) {
-    countHigh = high;
-    callIdPrefix ||= process.getBuiltinModule('node:crypto').randomUUID().slice(0, 24);
-    idHead = callIdPrefix + high.toString(16).padStart(8, '0');
-  }
-  return idHead + HEX_BYTE[low >> 8] + HEX_BYTE[low & 255];
-}
-
 /** Milliseconds to the microsecond, as results and audit lines give them. */
 function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;
@@ -275,6 +251,9 @@ function decideOn(
   return { ok: true, tool, input, decision, canonical: canonicalText };
 }
 
+// One frozen verdict for every allowed call: the call path allocates none.
+const ALLOWED: Verdict = Object.freeze({ ok: true });
+
 /**
  * The approver's answer to an `ask`, and the decision's audit line. A promise only when someone
  * is asked: an allowed call does not wait a turn here.
@@ -298,44 +277,6 @@ async function authorize(call: Call, tool: RegisteredTool, raw: unknown, signal:
   return { allowed: false, message: verdict.content, ...(rule ? { rule: rule.id } : {}) };
 }
 
-/** `CallOptions` with each field present, as `OwnCallOptions` must declare them. */
-type EveryCallOption = { [K in keyof Required<CallOptions>]: CallOptions[K] };
-
-/**
- * The caller's options, own properties only: a `sessionId` or `signal` set on Object.prototype
- * would otherwise pick a session's "always" grants, or break the call. Every field is the object's
- * own (`undefined` when not given), so no read reaches a prototype, and all calls share one shape
- * (a null-prototype object would be a slow dictionary). Callbacks (`on…`) are passed on to the
- * runner as they are. It names every field of `CallOptions`: one added there and not here fails
- * to compile, where it would otherwise be dropped from every call without a word.
- */
-class OwnCallOptions implements EveryCallOption {
-  signal: CallOptions['signal'] = undefined;
-  callId: CallOptions['callId'] = undefined;
-  sessionId: CallOptions['sessionId'] = undefined;
-  caller: CallOptions['caller'] = undefined;
-  onProgress: CallOptions['onProgress'] = undefined;
-  onLog: CallOptions['onLog'] = undefined;
-  approve: CallOptions['approve'] = undefined;
-  elicit: CallOptions['elicit'] = undefined;
-  sample: CallOptions['sample'] = undefined;
-  onRun: CallOptions['onRun'] = undefined;
-
-  constructor(given: CallOptions | undefined) {
-    if (given === undefined) return; // an embedder's plain call: nothing to look up
-    if (Object.hasOwn(given, 'signal')) this.signal = given.signal;
-    if (Object.hasOwn(given, 'callId')) this.callId = given.callId;
-    if (Object.hasOwn(given, 'sessionId')) this.sessionId = given.sessionId;
-    if (Object.hasOwn(given, 'caller')) this.caller = given.caller;
-    if (Object.hasOwn(given, 'onProgress')) this.onProgress = given.onProgress;
-    if (Object.hasOwn(given, 'onLog')) this.onLog = given.onLog;
-    if (Object.hasOwn(given, 'approve')) this.approve = given.approve;
-    if (Object.hasOwn(given, 'elicit')) this.elicit = given.elicit;
-    if (Object.hasOwn(given, 'sample')) this.sample = given.sample;
-    if (Object.hasOwn(given, 'onRun')) this.onRun = given.onRun;
-  }
-}
-
 /** The message of an unknown tool, naming the ones that exist for this caller. */
 function unknownTool(
   { registry, policy }: Pick<DispatchEnv, 'registry' | 'policy'>,
@@ -357,86 +298,6 @@ function unknownTool(
   };
 }
 
-/** Parses (strings) or checks (values) the input, applies schema defaults, normalises, validates. */
-function prepareInput(
-  tool: RegisteredTool,
-  raw: unknown,
-  maxInputChars: number,
-  workspace: string | undefined,
-): Step<{ input: unknown }> {
-  // Before parsing: JSON.parse cannot be stopped once it runs (6.9 MB of small numbers: 0.6 s).
-  const tooLong = typeof raw === 'string' ? jsonTextTooLong(raw.length, maxInputChars) : undefined;
-  if (tooLong) return inputTooLarge(tool.info.name, `it is ${tooLong} (limits.maxInputChars)`);
-  let input: unknown;
-  try {
-    if (typeof raw === 'string') {
-      input = raw.trim() === '' ? emptyRecord() : parseStrictJson(raw);
-    } else {
-      input = copyJsonValue(raw ?? {});
-    }
-    if (tool.hasDefaults) input = applyDefaults(tool.info.inputSchema, input); // input is our own copy
-    // From here on one value (strings and keys in NFC): what the validator checks is what the
-    // policy, the audit and the tool see. Keys that collide once normalised are rejected.
-    input = normalizeValue(input);
-    // And each path into the workspace the one the tool will act on: the policy reads that one.
-    if (workspace !== undefined && tool.pathFields.length > 0) {
-      const tooLong = canonicalPaths(input, tool.pathFields, workspace);
-      if (tooLong)
-        return {
-          ok: false,
-          code: 'invalid_input',
-          content: `Invalid input for tool "${tool.info.name}":\n- ${tooLong}\nGive a shorter path and call again.`,
-        };
-    }
-  } catch (error) {
-    return {
-      ok: false,
-      code: 'invalid_json',
-      content: `Invalid JSON input for tool "${tool.info.name}": ${messageOf(error)}. Send one JSON object that matches the tool's input schema.`,
-    };
-  }
-  let problems: string[] | undefined;
-  try {
-    const validator = tool.validator();
-    // Without defaults (which may add values per item), the input holds at most what was sent: a
-    // value per character of the text, or what a copy takes.
-    const sent = typeof raw === 'string' ? raw.length + 1 : MAX_COPIED_VALUES;
-    // And at most three characters per character sent: NFC writes one out as up to three.
-    const sentChars = typeof raw === 'string' && !tool.hasDefaults ? 3 * raw.length : Infinity;
-    const tooBig = tooCostlyToCheck(validator, input, tool.hasDefaults ? Infinity : sent, sentChars);
-    if (tooBig) return inputTooLarge(tool.info.name, tooBig);
-    if (!validator.Check(input))
-      problems = validator.problems(input, tool.info.inputSchema).map((p) => `- ${p.pointer || '/'}: ${p.message}`);
-  } catch (error) {
-    if (error instanceof CheckTooCostly) return inputTooLarge(tool.info.name, error.message);
-    // The schema passed the load-time check, compile included, and still throws on this input (one
-    // that refers to itself without reading any of it overflows the stack): the plugin's fault,
-    // told as such; the caller's input is not what to fix.
-    return {
-      ok: false,
-      code: 'tool_error',
-      content: `Tool "${tool.info.name}" cannot check its input: its input schema failed (${messageOf(error)}). Do not retry this tool; its plugin must fix the schema.`,
-    };
-  }
-  if (problems) {
-    return {
-      ok: false,
-      code: 'invalid_input',
-      content: `Invalid input for tool "${tool.info.name}":\n${problems.join('\n')}\nFix these fields to match the tool's input schema and call again.`,
-    };
-  }
-  return { ok: true, input };
-}
-
-/** An input refused before or during its check for what checking it would cost. */
-function inputTooLarge(name: string, why: string): Failed {
-  return {
-    ok: false,
-    code: 'invalid_input',
-    content: `Input for tool "${name}" is too large to check: ${why}. Send a smaller input, or split it over several calls.`,
-  };
-}
-
 /** A refusal when a path the policy read names another file after someone was asked (workspace-paths.ts). */
 function movedSinceDecided({ workspace }: Pick<DispatchEnv, 'workspace'>, { tool, input }: Ready): Failed | undefined {
   if (workspace === undefined || tool.pathFields.length === 0) return undefined;
@@ -446,83 +307,6 @@ function movedSinceDecided({ workspace }: Pick<DispatchEnv, 'workspace'>, { tool
     ok: false,
     code: 'denied',
     content: `Call to "${tool.info.name}" not run: "${moved.was}" now names "${moved.now}" (a symlink on its way changed while the call waited for approval). Call again for the policy to decide on the path as it is now.`,
-  };
-}
-
-/** The policy's decision after approval (`ok: false`: the call does not run), how an `ask` was answered and by whom. */
-type Verdict = Step & { answer?: Answer; answeredBy?: string; approvalMs?: number };
-
-const ALLOWED: Verdict = Object.freeze({ ok: true });
-
-/** How an `ask` was answered, for the audit trail. */
-type Answer = 'approved' | 'approved_always' | 'refused' | 'no_approver' | 'prompt_failed' | 'cancelled';
-
-async function approve(call: Call, decided: Ready, signal?: AbortSignal): Promise<Verdict> {
-  const { env, id: callId } = call;
-  const { tool, decision, canonical } = decided;
-  const { sessionId } = call.options;
-  const rule = decision.rule ? ` (policy rule ${decision.rule.id})` : ' (the default policy)';
-  const because = `${decision.reason ? `: ${decision.reason}` : ''}${rule}`;
-  if (decision.decision === 'deny') {
-    return {
-      ok: false,
-      code: 'denied',
-      content: `Call to "${tool.info.name}" denied${because}. Do not retry it; try another way or ask the user.`,
-    };
-  }
-  // The call's own approver (the MCP client that made it, say) before the host's.
-  const approver: ApproveFn | undefined = call.options.approve ?? env.approve;
-  if (!approver) {
-    return {
-      answer: 'no_approver',
-      ok: false,
-      code: 'denied',
-      content: `Call to "${tool.info.name}" needs approval${because}, and no one can approve it here (no terminal; run with --yes to approve). Do not retry it.`,
-    };
-  }
-  let answer: Answer = 'refused';
-  const by = approver.answeredBy === undefined ? {} : { answeredBy: approver.answeredBy };
-  const asked = performance.now();
-  const waited = () => {
-    const approvalMs = performance.now() - asked;
-    call.approvalMs = (call.approvalMs ?? 0) + approvalMs;
-    return approvalMs;
-  };
-  // A person may take their time: no timeout here, but the caller's cancel and the host's close end the wait.
-  const stop = signal ? AbortSignal.any([signal, env.closing]) : env.closing;
-  try {
-    const request = { tool: tool.info, input: canonical(), decision, callId, ...(sessionId ? { sessionId } : {}) };
-    const given = await abortable(stop.aborted ? undefined : approver(request), { signal: stop });
-    if (given === 'always') env.policy.allowForSession(tool.info.name, canonical(), call.options);
-    if (given === true || given === 'always') {
-      return { ok: true, answer: given === true ? 'approved' : 'approved_always', ...by, approvalMs: waited() };
-    }
-  } catch (error) {
-    if (stop.aborted) {
-      return {
-        answer: 'cancelled',
-        ...by,
-        approvalMs: waited(),
-        ok: false,
-        code: 'cancelled',
-        content: `Call to "${tool.info.name}" was cancelled while waiting for approval.`,
-      };
-    }
-    answer = 'prompt_failed';
-    env.log.warn(`approval prompt failed: ${messageOf(error)}`);
-  }
-  return {
-    answer,
-    ...by,
-    approvalMs: waited(),
-    ok: false,
-    code: 'denied',
-    // Asking failed (a client's answer that does not fit the form): no one said no, and the
-    // message, for the model, leaves the reason to the host's log.
-    content:
-      answer === 'prompt_failed'
-        ? `Call to "${tool.info.name}" was denied: asking for approval failed (the host's log says why). Do not retry it; ask the user what to do instead.`
-        : `Call to "${tool.info.name}" was denied by the user. Do not retry it; ask the user what to do instead.`,
   };
 }
 

@@ -19,7 +19,7 @@ export type { HostConfig } from './config-schema.ts';
 export { createHost, DEFAULT_AUDIT_FILE } from './host.ts';
 export type { Host, HostOptions, PluginLoad, PolicyCheck } from './host.ts';
 export type { Decision, PolicyDecision, PolicyRule } from './policy.ts';
-export type { AuditRecord } from './audit.ts';
+export type { AuditRecord } from './audit-lines.ts';
 export type { ApprovalRequest, ApproveFn } from './dispatch.ts';
 export { HostError, RESULT_CODES } from './errors.ts';
 export type { HostErrorCode, ResultCode } from './errors.ts';

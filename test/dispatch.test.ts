@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AuditEntry, type AuditRecord, lineHead, NO_AUDIT } from '../core/audit.ts';
+import { type AuditEntry, type AuditRecord, lineHead } from '../core/audit-lines.ts';
+import { NO_AUDIT } from '../core/audit.ts';
 import { checkPlugin } from '../core/check.ts';
 import { type DispatchEnv, decide, dispatch } from '../core/dispatch.ts';
 import { RESULT_CODES } from '../core/errors.ts';

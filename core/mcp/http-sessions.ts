@@ -10,7 +10,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from '../log.ts';
 import type { BoundedEventStore } from './event-store.ts';
-import { sessionTag } from './server.ts';
+import { sessionTag } from './request-identity.ts';
 
 export interface Session {
   /** The caller that opened it (`via:name`), when the server authenticates: no one else may use it. */

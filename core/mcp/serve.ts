@@ -5,12 +5,12 @@
  * and are bounded in number (http-sessions.ts). Stateless HTTP (a fresh server per request, no session) is there for
  * hosts behind a load balancer; there a client that drops the request cancels its call.
  * docs/mcp.md says what each gives a client; docs/serve.md how a team server authenticates its
- * callers (auth.ts), limits them (caller-limits.ts), is probed (probes.ts) and shuts down.
+ * callers (auth.ts), limits them (caller-limits.ts), is probed (probes.ts) and shuts down. Every
+ * request first passes the DNS-rebinding guard (rebinding.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   DEFAULT_MAX_REQUEST_BODY_SIZE,
@@ -34,7 +34,9 @@ import { ANONYMOUS_CALLER, CallerLimits } from './caller-limits.ts';
 import { BoundedEventStore, EventBudget } from './event-store.ts';
 import { HttpSessions, type Session } from './http-sessions.ts';
 import { createProbes, METRICS_PATH } from './probes.ts';
-import { authInfoOf, createMcpServer, watchToolChanges, withPlaces } from './server.ts';
+import { isLoopbackName, rebindingRefusal } from './rebinding.ts';
+import { authInfoOf, withPlaces } from './request-identity.ts';
+import { createMcpServer, watchToolChanges } from './server.ts';
 
 /** The path of the Streamable HTTP endpoint. */
 const MCP_HTTP_PATH = '/mcp';
@@ -159,16 +161,8 @@ export async function serveMcpHttp(host: Host, opts: McpHttpOptions): Promise<Mc
    */
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (draining) return refuseDraining(res);
-    const origin = req.headers.origin;
-    if (origin !== undefined && !isLoopbackOrigin(origin))
-      return reply(res, 403, `Origin ${origin} is not allowed: only loopback origins may call this server`);
-    const requestName = hostNameOf(req.headers.host);
-    if (loopbackOnly && !(requestName && (isLoopbackName(requestName) || requestName === publicName)))
-      return reply(
-        res,
-        403,
-        `Host ${req.headers.host ?? '(none)'} is not allowed: this server listens on loopback and answers loopback names${publicName ? ` and ${publicName}` : ''} only. Behind a proxy, set serve.publicUrl to the URL clients use (docs/serve.md)`,
-      );
+    const rebound = rebindingRefusal(req.headers, loopbackOnly, publicName);
+    if (rebound) return reply(res, 403, rebound);
     const { pathname } = new URL(req.url ?? '/', 'http://localhost');
     if (await probes.answer(req, res, pathname)) return;
     if (
@@ -455,29 +449,4 @@ function mayReadMetrics(caller: Caller, grant: MetricsGrant | undefined): boolea
 /** Who owns a session: a token and a JWT subject of the same name are different callers. */
 function ownerOf(caller: Caller): string {
   return `${caller.via}:${caller.name}`;
-}
-
-function isLoopbackName(name: string): boolean {
-  const bare = name.replace(/^\[|\]$/g, '');
-  if (bare === 'localhost') return true;
-  return ipaddr.isValid(bare) && ipaddr.process(bare).range() === 'loopback';
-}
-
-function isLoopbackOrigin(origin: string): boolean {
-  try {
-    const url = new URL(origin);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackName(url.hostname);
-  } catch {
-    return false; // `null` (sandboxed frames, file://) and garbage
-  }
-}
-
-/** The name a `Host` header gives, without its port; undefined when there is none or it is no name. */
-function hostNameOf(hostHeader: string | undefined): string | undefined {
-  if (!hostHeader) return undefined;
-  try {
-    return new URL(`http://${hostHeader}`).hostname;
-  } catch {
-    return undefined;
-  }
 }

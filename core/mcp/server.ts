@@ -18,15 +18,14 @@ import {
   type LoggingLevel,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Host } from '../host.ts';
 import type { Caller, CallOptions, CallResult } from '../types.ts';
-import type { CallPlaces } from './caller-limits.ts';
 import { HOST_INFO } from '../identity.ts';
 import { toMcpAnnotations } from '../runners/mcp-mapping.ts';
 import { clientHandlers, STATELESS_HANDLERS } from './client-questions.ts';
 import { serverCapabilities } from './handshake.ts';
+import { callerOf, placesOf, sessionTag } from './request-identity.ts';
 import { type CallParams, plainCallParams } from './shapes.ts';
 
 /**
@@ -59,7 +58,7 @@ const MCP_LEVEL: Record<'error' | 'warn' | 'info' | 'debug', LoggingLevel> = {
   debug: 'debug',
 };
 
-/** What a session receives until its client sends `logging/setLevel` (docs/mcp.md, "Logging"). */
+/** What a session receives until its client sends `logging/setLevel` (docs/mcp.md, "What the client sees"). */
 const DEFAULT_MCP_LOG_LEVEL: LoggingLevel = 'info';
 
 export interface McpServerOptions {
@@ -279,44 +278,6 @@ function loadedOrLater(host: Host, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
     host.ready.then(done, done);
   });
-}
-
-/**
- * The caller an HTTP front end authenticated: it puts the `Caller` in `req.auth.extra.caller`, and
- * the SDK hands that `AuthInfo` to each request's handler. The token itself is never passed on.
- */
-export function callerOf(auth: AuthInfo | undefined): Caller | undefined {
-  const caller = auth?.extra?.caller as Caller | undefined;
-  return caller && typeof caller.name === 'string' ? caller : undefined;
-}
-
-/** The `AuthInfo` an HTTP front end hands the SDK for a caller (`req.auth`). */
-export function authInfoOf(caller: Caller): AuthInfo {
-  return { token: '', clientId: caller.name, scopes: [...caller.scopes], extra: { caller } };
-}
-
-/**
- * The request's `AuthInfo` holding the in-flight places its tool calls took under the caller's
- * limits (serve.ts): each call holds its own until it has ended and its tool has stopped. Not until
- * its response is sent: the SDK sends none for a cancelled call, and a session's call runs on when
- * its client drops the request.
- */
-export function withPlaces(auth: AuthInfo | undefined, places: CallPlaces): AuthInfo {
-  return { token: '', clientId: '', scopes: [], ...auth, extra: { ...auth?.extra, places } };
-}
-
-function placesOf(auth: AuthInfo | undefined): CallPlaces | undefined {
-  return auth?.extra?.places as CallPlaces | undefined;
-}
-
-/**
- * What a session's calls are tagged with (`ctx.sessionId`, the audit trail, approvals for the
- * session): a digest of its id, never the id. Over HTTP the id is the session's only credential;
- * a plugin, or anyone who can read the audit file, holding it could open the session's stream,
- * replay its events (other calls' results) or end it.
- */
-export function sessionTag(sessionId: string): string {
-  return `mcp-${createHash('sha256').update(sessionId).digest('hex').slice(0, 32)}`;
 }
 
 /**

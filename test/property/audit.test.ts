@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { auditedInput, auditLine } from '../../core/audit.ts';
+import { auditedInput, auditLine } from '../../core/audit-lines.ts';
 import { canonicalJson, normalizeValue } from '../../core/canonical-json.ts';
 import { expectedInput, jsonObject, RUNS } from './json.ts';
 
