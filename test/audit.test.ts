@@ -473,10 +473,12 @@ describe('audit trail', () => {
       sink.flush();
       await turnEnds();
       expect(armed).to.deep.equal([]);
-      // An embedder's call with nothing to write it out: the 5 ms window starts.
+      // An embedder's call with nothing to write it out: the 5 ms window starts, counted from the
+      // line (a loaded machine may take a millisecond or more to reach the end of the turn).
       sink.write({ event: 'call', callId: 'b' });
       await turnEnds();
-      expect(armed).to.deep.equal([5]);
+      expect(armed).to.have.length(1);
+      expect(armed[0]).to.be.within(0, 5);
     } finally {
       globalThis.setTimeout = realSetTimeout;
     }
