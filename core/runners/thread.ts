@@ -1,7 +1,7 @@
 /** A plugin in a worker thread of the host's process: cheap to start, shares the host's pid. */
 import type { Worker, WorkerOptions } from 'node:worker_threads';
 import { messageOf } from '../errors.ts';
-import { watchReported } from './child-processes.ts';
+import { takeReported } from './child-processes.ts';
 import { BUNDLED, ENTRY_FILE, entryFromSource, type IsolateFault, type StartIsolate } from './isolate.ts';
 import { UNHANDLED_REJECTION, type FromWorker, type ToWorker, type WorkerData } from './worker-protocol.ts';
 
@@ -41,11 +41,7 @@ export const startThread: StartIsolate = (workerData, spec, events) => {
     if (unanswered === 0 && children.size === 0) terminate?.();
   };
   worker.on('message', (message: FromWorker) => {
-    watchReported(message);
-    if (message.type === 'child') {
-      if (message.exited) children.delete(message.pid);
-      else children.add(message.pid);
-    }
+    if (!takeReported(message, process.pid, children)) return;
     if (message.type === 'pong') unanswered = Math.max(0, unanswered - 1); // the plugin's code can post one too
     events.message(message);
     terminateIfReaped();

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
+import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createHost, type Host } from '../../core/index.ts';
-import { capturingLogger, FIXTURES, tempDir } from '../helpers.ts';
+import { capturingLogger, FIXTURES, quietHost, tempDir, tempDirPerTest } from '../helpers.ts';
+import { running } from '../plugins/shell/procs.ts';
 
 for (const isolation of ['worker', 'process'] as const) {
   describe(`messages a hostile ${isolation} posts itself`, function () {
@@ -54,3 +56,43 @@ for (const isolation of ['worker', 'process'] as const) {
     });
   });
 }
+
+describe('child processes a hostile plugin reports as its own', function () {
+  this.timeout(60_000);
+  const temp = tempDirPerTest('rh-children-');
+
+  for (const isolation of ['worker', 'process'] as const) {
+    it(`a ${isolation} cannot have the host kill a process it did not start, when it ends`, async () => {
+      // Processes of the user's that are not the plugin's: one leading a group of its own, one in a
+      // group it does not lead (the test's sh, then orphaned), and a child of the host in the host's
+      // group (as an MCP server the host started is).
+      const orphans = execFileSync(
+        'sh',
+        ['-c', 'setsid sleep 300 >/dev/null 2>&1 & echo $!; sleep 301 >/dev/null 2>&1 & echo $!'],
+        { encoding: 'utf8' },
+      )
+        .trim()
+        .split('\n')
+        .map(Number);
+      const hostChild = spawn('sleep', ['302'], { stdio: 'ignore' });
+      const victims = [...orphans, hostChild.pid!];
+      try {
+        const host = await quietHost(temp.dir, {
+          plugins: [{ module: join(FIXTURES, 'plugins', 'hostile-messages.ts'), isolation }],
+        });
+        const result = await host.call('noise', { kind: 'children', pids: victims });
+        expect(result.isError, result.content).to.equal(false);
+        await host.close(); // kills every group the isolate reported
+        expect(victims.filter((pid) => !running(pid))).to.deep.equal([]);
+      } finally {
+        for (const pid of victims) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // killed by the host: what the test is about
+          }
+        }
+      }
+    });
+  }
+});
