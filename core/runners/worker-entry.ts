@@ -13,6 +13,7 @@ import { HostError, hostError, messageOf } from '../errors.ts';
 import { isLogLevel, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { Progress } from '../types.ts';
 import { trackChildProcesses } from './child-processes.ts';
+import { MAX_RELAYED_PER_SECOND, RelayBudget } from './relay-budget.ts';
 import { type ImportedPlugin, importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
 import { CallContext, type CallPort, portLogger } from './tool-context.ts';
@@ -20,8 +21,6 @@ import { delegateWatching } from './watchdog.ts';
 import { unsendable } from './wire.ts';
 import { UNHANDLED_REJECTION, type FromWorker, type ToWorker, type WorkerData } from './worker-protocol.ts';
 
-/** Log lines plus progress reports relayed per second; a plugin logging in a loop cannot flood the host. */
-const MAX_RELAYED_PER_SECOND = 500;
 /** How long `close` waits for the plugin's child processes to die after SIGKILL. */
 const CHILD_GRACE_MS = 1000;
 
@@ -363,21 +362,10 @@ async function close(): Promise<void> {
   post({ type: 'closed' });
 }
 
-let windowStart = 0;
-let relayed = 0;
-let dropped = 0;
+const relayBudget = new RelayBudget(MAX_RELAYED_PER_SECOND, (message) => post({ type: 'log', level: 'warn', message }));
 
 function relay(message: Extract<FromWorker, { type: 'log' | 'progress' }>): void {
-  const now = Date.now();
-  if (now - windowStart >= 1000) {
-    windowStart = now;
-    relayed = 0;
-  }
-  if (relayed >= MAX_RELAYED_PER_SECOND) {
-    if (dropped++ === 0) setTimeout(reportDropped, windowStart + 1000 - now).unref();
-    return;
-  }
-  relayed++;
+  if (!relayBudget.take()) return;
   try {
     post(message);
   } catch {
@@ -387,13 +375,4 @@ function relay(message: Extract<FromWorker, { type: 'log' | 'progress' }>): void
       post(line);
     }
   }
-}
-
-function reportDropped(): void {
-  post({
-    type: 'log',
-    level: 'warn',
-    message: `dropped ${dropped} log lines and progress reports (over ${MAX_RELAYED_PER_SECOND} a second)`,
-  });
-  dropped = 0;
 }

@@ -43,6 +43,17 @@ for (const isolation of ['worker', 'process'] as const) {
       });
     }
 
+    it("cuts a flood of log lines posted past the relay to the relay's rate, and says how many it dropped", async () => {
+      const result = await host.call('noise', { kind: 'flood' });
+      expect(result.isError, result.content).to.equal(false);
+      // 20,000 posted within a second or two: at most twice the relay's 500 a second get through per second.
+      const flood = lines.filter((l) => l.message === 'flood').length;
+      expect(flood).to.be.within(1, 3_000);
+      expect(
+        lines.some((l) => l.level === 'warn' && /dropped \d+ log lines and progress reports/.test(l.message)),
+      ).to.equal(true);
+    });
+
     it('survives every message that names a call naming it by a BigInt or another non-id, and keeps serving', async () => {
       const result = await host.call('noise', { kind: 'ids' });
       expect(result.isError, result.content).to.equal(false);
