@@ -276,6 +276,7 @@ class IsolatedRunner implements PluginRunner {
       options: spec.options,
       workspace: spec.workspace,
       logLevel: spec.logLevel,
+      maxSentChars: spec.memoryMb * 1024 * 1024,
     };
     const settlers = {} as Sandbox['settlers'];
     const loadTimer = setTimeout(

@@ -45,3 +45,34 @@ function check(value: unknown, path: string, ancestors: object[]): string | unde
   ancestors.pop();
   return undefined;
 }
+
+/**
+ * Whether `value`, copied by structured clone, carries more than `limit` characters of text (bytes
+ * of binary data counted alike). The clone copies an object once however many places hold it, but a
+ * string in full each time, and a string built by doubling is small in the heap and whole in its
+ * copy: a value the plugin's heap holds easily may take the host's memory once copied there.
+ */
+export function textLongerThan(value: unknown, limit: number): boolean {
+  const seen = new Set<object>();
+  const stack: unknown[] = [value];
+  let left = limit;
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'string') left -= item.length;
+    else if (item !== null && typeof item === 'object' && !seen.has(item)) {
+      seen.add(item);
+      if (ArrayBuffer.isView(item) || item instanceof ArrayBuffer) left -= item.byteLength;
+      else if (item instanceof Map || item instanceof Set) for (const entry of item) stack.push(entry);
+      else {
+        // An array's indices cross as numbers, and only those it holds (a sparse array's holes do not)
+        const keyed = !Array.isArray(item);
+        for (const key of Object.keys(item)) {
+          if (keyed) left -= key.length;
+          stack.push((item as Record<string, unknown>)[key]);
+        }
+      }
+    }
+    if (left < 0) return true;
+  }
+  return false;
+}

@@ -18,7 +18,8 @@ import { type ImportedPlugin, importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
 import { CallContext, type CallPort, portLogger } from './tool-context.ts';
 import { delegateWatching } from './watchdog.ts';
-import { unsendable } from './wire.ts';
+import { textLongerThan, unsendable } from './wire.ts';
+import { thousands } from '../thousands.ts';
 import { UNHANDLED_REJECTION, type FromWorker, type ToWorker, type WorkerData } from './worker-protocol.ts';
 
 /** How long `close` waits for the plugin's child processes to die after SIGKILL. */
@@ -114,7 +115,17 @@ if (!parentPort) {
   );
 }
 
-const post = (message: FromWorker) => channel.post(message);
+/**
+ * Sends a message to the host. One whose copy would hold more text than the plugin's heap could is
+ * refused (it throws), whatever carries it: a result, a log line's meta, an authorize input, a question.
+ */
+function post(message: FromWorker): void {
+  if (textLongerThan(message, data.maxSentChars))
+    throw new Error(
+      `it holds over ${thousands(data.maxSentChars)} characters of text (memoryMb ${data.maxSentChars / 1024 / 1024}); a string held in many places is copied to the host once for each`,
+    );
+  channel.post(message);
+}
 // In a process of its own, what the plugin starts stays in the plugin's process group (the host and
 // its watchdog kill that group); in a thread, each child leads a group the host can kill.
 const children = trackChildProcesses((pid, exited) => post({ type: 'child', pid, exited }), {
@@ -235,7 +246,8 @@ function answer(id: number, settled: { output: unknown } | { error: unknown }): 
       }
       error = new Error(`it returned a value that cannot be sent to the host: ${why}`);
     } catch (thrown) {
-      error = thrown; // a value that could not even be looked at, or cloned
+      // a value that could not even be looked at, cloned, or sent whole
+      error = new Error(`it returned a value that cannot be sent to the host: ${messageOf(thrown)}`);
     }
   }
   post({ type: 'result', id, ok: false, message: messageOf(error) });
@@ -369,7 +381,7 @@ function relay(message: Extract<FromWorker, { type: 'log' | 'progress' }>): void
   try {
     post(message);
   } catch {
-    // log meta that cannot be cloned: the line still goes, without it
+    // log meta that cannot be cloned or is too large: the line still goes, without it
     if (message.type === 'log') {
       const { meta: _, ...line } = message;
       post(line);

@@ -54,6 +54,17 @@ for (const isolation of ['worker', 'process'] as const) {
       ).to.equal(true);
     });
 
+    it("refuses to send a value whose copy would be far larger than the plugin's heap (one string in 200 places)", async () => {
+      const result = await host.call('noise', { kind: 'copies' });
+      expect(result.code).to.equal('tool_error');
+      expect(result.content).to.match(
+        /cannot be sent to the host: it holds over 134,217,728 characters of text \(memoryMb 128\); a string held in many places is copied to the host once for each/,
+      );
+      const logged = await host.call('noise', { kind: 'copies-log' });
+      expect(logged.isError, logged.content).to.equal(false);
+      expect(lines).to.deep.include({ level: 'info', message: 'copies' }); // the line, without its meta
+    });
+
     it('survives every message that names a call naming it by a BigInt or another non-id, and keeps serving', async () => {
       const result = await host.call('noise', { kind: 'ids' });
       expect(result.isError, result.content).to.equal(false);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { unsendable } from '../../core/runners/wire.ts';
+import { textLongerThan, unsendable } from '../../core/runners/wire.ts';
 
 describe('unsendable (what may cross from a worker)', () => {
   it('lets plain JSON data, undefined properties, null-prototype objects and Dates through', () => {
@@ -40,5 +40,26 @@ describe('unsendable (what may cross from a worker)', () => {
       [{ n: Infinity }, 'at /n is Infinity, which JSON cannot carry'],
     ];
     for (const [value, why] of cases) expect(unsendable(value)).to.equal(why);
+  });
+});
+
+describe('textLongerThan (what a structured clone of a value would copy)', () => {
+  it('counts a string once per place that holds it, an object once, keys and binary bytes too', () => {
+    const text = 'x'.repeat(100);
+    expect(textLongerThan(Array(10).fill(text), 999)).to.equal(true); // 1,000 characters once copied
+    expect(textLongerThan(Array(10).fill(text), 1_000)).to.equal(false);
+    const shared = { text };
+    expect(textLongerThan(Array(10).fill(shared), 200)).to.equal(false); // cloned once: 104 characters
+    expect(textLongerThan({ [text]: 1 }, 99)).to.equal(true);
+    expect(textLongerThan(new Map([['k', text]]), 100)).to.equal(true);
+    expect(textLongerThan(new Set([text]), 99)).to.equal(true);
+    expect(textLongerThan({ b: new Uint8Array(64) }, 64)).to.equal(true);
+  });
+
+  it('walks a chain 100,000 deep without running out of stack', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    expect(textLongerThan(deep, 1_000_000)).to.equal(false);
+    expect(textLongerThan(deep, 99_999)).to.equal(true);
   });
 });
