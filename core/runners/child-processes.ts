@@ -76,11 +76,15 @@ export function takeReported(message: FromWorker, isolatePid: number, owned: Set
   return true;
 }
 
+/** Whether /proc describes processes here (Linux); taken at the first report. */
+let hasProc: boolean | undefined;
+
 /** The parent and process group of `pid`, from /proc (Linux) or `ps` (macOS); undefined when it is gone. */
 function parentAndGroup(pid: number): { parent: number; group: number } | undefined {
   const { readFileSync, existsSync } = process.getBuiltinModule('node:fs');
   let fields: string[];
-  if (existsSync('/proc/self/stat')) {
+  hasProc ??= existsSync('/proc/self/stat');
+  if (hasProc) {
     let stat: string;
     try {
       stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
