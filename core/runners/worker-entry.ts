@@ -18,8 +18,7 @@ import { type ImportedPlugin, importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
 import { CallContext, type CallPort, portLogger } from './tool-context.ts';
 import { delegateWatching } from './watchdog.ts';
-import { textLongerThan, unsendable } from './wire.ts';
-import { thousands } from '../thousands.ts';
+import { tooLargeToSend, unsendable } from './wire.ts';
 import { UNHANDLED_REJECTION, type FromWorker, type ToWorker, type WorkerData } from './worker-protocol.ts';
 
 /** How long `close` waits for the plugin's child processes to die after SIGKILL. */
@@ -116,14 +115,13 @@ if (!parentPort) {
 }
 
 /**
- * Sends a message to the host. One whose copy would hold more text than the plugin's heap could is
- * refused (it throws), whatever carries it: a result, a log line's meta, an authorize input, a question.
+ * Sends a message to the host. One the host could not take is refused (it throws), whatever carries
+ * it (a result, a log line's meta, an authorize input, a question): too deep to read, or holding more
+ * text once copied than the plugin's heap could (wire.ts, `tooLargeToSend`).
  */
 function post(message: FromWorker): void {
-  if (textLongerThan(message, data.maxSentChars))
-    throw new Error(
-      `it holds over ${thousands(data.maxSentChars)} characters of text (memoryMb ${data.maxSentChars / 1024 / 1024}); a string held in many places is copied to the host once for each`,
-    );
+  const why = tooLargeToSend(message, data.maxSentChars);
+  if (why) throw new Error(why);
   channel.post(message);
 }
 // In a process of its own, what the plugin starts stays in the plugin's process group (the host and

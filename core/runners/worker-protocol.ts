@@ -16,7 +16,7 @@ export interface WorkerData {
   workspace: string;
   /** Log lines below this level are not relayed: they would only be dropped by the host. */
   logLevel: string;
-  /** The most text a message may carry (wire.ts `textLongerThan`): the plugin's heap limit, in characters. */
+  /** The most text a message may carry (wire.ts `tooLargeToSend`): the plugin's heap limit, in characters. */
   maxSentChars: number;
   /** A thread's: where it writes the id of each call as its `execute` begins (a process sends `started`). */
   lastStarted?: Int32Array;

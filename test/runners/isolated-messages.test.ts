@@ -43,6 +43,15 @@ for (const isolation of ['worker', 'process'] as const) {
       });
     }
 
+    it('refuses to send a result nested deeper than the host can read, and keeps serving', async () => {
+      // 3,000 levels: the host's deserializer dropped it unread (a worker: the call timed out) or
+      // threw outside any handler (a process: the host died).
+      const result = await host.call('noise', { kind: 'deep' });
+      expect(result.code, result.content).to.equal('tool_error');
+      expect(result.content).to.match(/cannot be sent to the host: it nests deeper than 1,000 levels/);
+      expect((await host.call('noise', { kind: 'plain' })).isError).to.equal(false);
+    });
+
     it("cuts a flood of log lines posted past the relay to the relay's rate, and says how many it dropped", async () => {
       const result = await host.call('noise', { kind: 'flood' });
       expect(result.isError, result.content).to.equal(false);
@@ -58,7 +67,7 @@ for (const isolation of ['worker', 'process'] as const) {
       const result = await host.call('noise', { kind: 'copies' });
       expect(result.code).to.equal('tool_error');
       expect(result.content).to.match(
-        /cannot be sent to the host: it holds over 134,217,728 characters of text \(memoryMb 128\); a string held in many places is copied to the host once for each/,
+        /cannot be sent to the host: it holds over 134,217,728 characters of text once copied, more than the plugin's heap \(memoryMb\) holds: a string held in many places is copied to the host once for each/,
       );
       const logged = await host.call('noise', { kind: 'copies-log' });
       expect(logged.isError, logged.content).to.equal(false);
