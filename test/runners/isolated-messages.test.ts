@@ -52,6 +52,15 @@ for (const isolation of ['worker', 'process'] as const) {
       expect((await host.call('noise', { kind: 'plain' })).isError).to.equal(false);
     });
 
+    if (isolation === 'worker')
+      it('ends the worker, naming why, when its code posts a message too deep for the host to read', async () => {
+        // Node drops such a message unread: had it been a result, the call would have waited its whole timeout.
+        const result = await host.call('noise', { kind: 'deep-posted' });
+        expect(result.code, result.content).to.equal('crashed');
+        expect(result.content).to.match(/the worker sent a message the host could not read \(Maximum call stack/);
+        expect((await host.call('noise', { kind: 'plain' })).isError).to.equal(false);
+      });
+
     it("cuts a flood of log lines posted past the relay to the relay's rate, and says how many it dropped", async () => {
       const result = await host.call('noise', { kind: 'flood' });
       expect(result.isError, result.content).to.equal(false);
