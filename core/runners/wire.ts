@@ -54,6 +54,9 @@ function check(value: unknown, path: string, ancestors: object[]): string | unde
  */
 export const MAX_SENT_DEPTH = 1_000;
 
+/** Where `tooLargeToSend`'s walk leaves an object: no value a plugin sends can be it. */
+const LEAVE = Symbol('leave');
+
 /**
  * Why `value`, copied by structured clone, is too large for the host to take: deeper than
  * MAX_SENT_DEPTH, or more than `maxChars` characters of text (bytes of binary data counted alike).
@@ -63,22 +66,28 @@ export const MAX_SENT_DEPTH = 1_000;
  */
 export function tooLargeToSend(value: unknown, maxChars: number): string | undefined {
   const seen = new Set<object>();
-  const stack: [unknown, number][] = [[value, 0]];
+  // Depth first; LEAVE, pushed below an object's values, marks where the walk climbs back out of it
+  // (a depth per stacked value cost twice as much: 16 k instructions a small message, not 5 k)
+  const stack: unknown[] = [value];
   let left = maxChars;
+  let depth = 0;
   while (stack.length > 0) {
-    const [item, depth] = stack.pop()!;
+    const item = stack.pop();
     if (typeof item === 'string') left -= item.length;
+    else if (item === LEAVE) depth--;
     else if (item !== null && typeof item === 'object' && !seen.has(item)) {
       if (depth >= MAX_SENT_DEPTH) return `it nests deeper than ${thousands(MAX_SENT_DEPTH)} levels`;
       seen.add(item);
+      depth++;
+      stack.push(LEAVE);
       if (ArrayBuffer.isView(item) || item instanceof ArrayBuffer) left -= item.byteLength;
-      else if (item instanceof Map || item instanceof Set) for (const entry of item) stack.push([entry, depth + 1]);
+      else if (item instanceof Map || item instanceof Set) for (const entry of item) stack.push(entry);
       else {
         // An array's indices cross as numbers, and only those it holds (a sparse array's holes do not)
         const keyed = !Array.isArray(item);
         for (const key of Object.keys(item)) {
           if (keyed) left -= key.length;
-          stack.push([(item as Record<string, unknown>)[key], depth + 1]);
+          stack.push((item as Record<string, unknown>)[key]);
         }
       }
     }
