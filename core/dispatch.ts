@@ -152,8 +152,12 @@ class Call implements GuardedCall {
       result.durationMs = durationMs;
     } else {
       // A failure's text holds the tool's own (a thrown message, a block it got wrong) or the
-      // caller's (an unknown name): it goes to the model under the same cap as output.
-      const capped = capOutput(outcome.content, this.tool?.plugin.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
+      // caller's (an unknown name): it goes to the model under the same cap as output, well-formed as
+      // output is (output.ts, readBlock).
+      const capped = capOutput(
+        outcome.content.toWellFormed(),
+        this.tool?.plugin.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      );
       result = { isError: true, content: capped.text, code: outcome.code, durationMs };
       if (capped.truncated) result.truncated = true;
     }

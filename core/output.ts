@@ -294,7 +294,11 @@ function readBlocks(name: string, given: unknown[]): Step<{ blocks: ContentBlock
   return { ok: true, blocks };
 }
 
-/** One block, copied, or what is wrong with it. */
+/**
+ * One block, copied, or what is wrong with it. Its texts are made well-formed (a lone surrogate, as
+ * from `slice` cutting an emoji in two, becomes U+FFFD): a strict JSON reader, an MCP client's or a
+ * model API's, refuses a whole message that holds one.
+ */
 function readBlock(value: unknown): ContentBlock | string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'a block must be an object';
   const b = value as Record<string, unknown>;
@@ -307,16 +311,16 @@ function readBlock(value: unknown): ContentBlock | string {
       if (typeof b.mimeType !== 'string' || b.mimeType === '')
         return `an ${type} block needs \`mimeType\` (e.g. "${type === 'image' ? 'image/png' : 'audio/wav'}")`;
       const bad = base64Problem(b.data, 'data');
-      return bad ?? { type, data: b.data as string, mimeType: b.mimeType };
+      return bad ?? { type, data: b.data as string, mimeType: b.mimeType.toWellFormed() };
     }
     case 'resource_link': {
       if (typeof b.uri !== 'string' || b.uri === '') return 'a resource_link block needs `uri`, a string';
       if (typeof b.name !== 'string') return 'a resource_link block needs `name`, a string';
-      const link: ContentBlock = { type, uri: b.uri, name: b.name };
+      const link: ContentBlock = { type, uri: b.uri.toWellFormed(), name: b.name.toWellFormed() };
       for (const key of ['mimeType', 'description'] as const) {
         if (b[key] === undefined) continue;
         if (typeof b[key] !== 'string') return `a resource_link block's \`${key}\` must be a string`;
-        link[key] = b[key];
+        link[key] = b[key].toWellFormed();
       }
       return link;
     }
@@ -336,8 +340,8 @@ function readBlock(value: unknown): ContentBlock | string {
       return {
         type,
         resource: {
-          uri,
-          ...(mimeType === undefined ? {} : { mimeType }),
+          uri: uri.toWellFormed(),
+          ...(mimeType === undefined ? {} : { mimeType: mimeType.toWellFormed() }),
           ...(typeof text === 'string' ? { text: text.toWellFormed() } : { blob: blob as string }),
         },
       };

@@ -475,10 +475,21 @@ describe('inline: odd values a tool returns or throws', () => {
       });
       const names = host.tools().map((t) => t.name);
       try {
-        expect(names).to.have.length(9);
+        expect(names).to.have.length(11);
         for (const name of names) {
           const r = await host.call(name, '{}', { callId: `odd-${name}` });
-          if (name === 'data_getter_changes') {
+          // Whatever the tool's text, the result's is well-formed: a strict JSON reader (an MCP
+          // client in Rust) refuses a message holding a lone surrogate, a model's API may too.
+          expect(JSON.stringify(r).isWellFormed() && !/\\ud[89a-f]/i.test(JSON.stringify(r)), name).to.equal(true);
+          if (name === 'link_cut_emoji') {
+            expect(r.isError, r.content).to.equal(false);
+            expect(r.blocks?.[0]).to.deep.equal({
+              type: 'resource_link',
+              uri: 'file:///a\ufffd',
+              name: 'a\ufffd',
+              description: '\ufffd',
+            });
+          } else if (name === 'data_getter_changes') {
             // Read once, kept as a copy: a second read (by --json, by MCP) would have thrown.
             expect(r.data, name).to.deep.equal({ n: 1 });
             expect(JSON.stringify(r.data)).to.equal('{"n":1}');
@@ -495,7 +506,8 @@ describe('inline: odd values a tool returns or throws', () => {
         .map((l) => JSON.parse(l) as Record<string, unknown>);
       for (const name of names) {
         const call = lines.find((l) => l.event === 'call' && l.callId === `odd-${name}`);
-        expect(call, name).to.include({ tool: name, outcome: name === 'data_getter_changes' ? 'ok' : 'error' });
+        const ok = name === 'data_getter_changes' || name === 'link_cut_emoji';
+        expect(call, name).to.include({ tool: name, outcome: ok ? 'ok' : 'error' });
       }
     } finally {
       dir.cleanup();

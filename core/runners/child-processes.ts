@@ -8,7 +8,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { abortable } from '../abortable.ts';
-import { isKillableGroup, unwatch, watch } from './watchdog.ts';
+import { isHostOwned, isKillableGroup, unwatch, watch } from './watchdog.ts';
 import type { FromWorker } from './worker-protocol.ts';
 
 type SpawnFn = (this: ChildProcess, options: { detached?: boolean }) => unknown;
@@ -52,11 +52,58 @@ export function trackChildProcesses(
   };
 }
 
-/** Host side: the watchdog covers what a sandbox reports having started until it is reported gone. */
-export function watchReported(message: FromWorker): void {
-  if (message.type !== 'child') return;
-  if (message.exited) unwatch(message.pid);
-  else watch(message.pid);
+/**
+ * Host side: takes an isolate's `child` report into `owned` (its children still running), and has the
+ * watchdog cover it; false for one to ignore. The plugin's code can post a report of its own, and
+ * the host kills what is reported when the isolate ends: only the isolate's own child is taken,
+ * checked with the OS as the report arrives (the entry sends it as the spawn returns, so the child
+ * is still there, or a zombie). A worker's children are the host's too: one must also lead its own
+ * group, as the entry makes each, and be no process the host started or watches for another.
+ */
+export function takeReported(message: FromWorker, isolatePid: number, owned: Set<number>): boolean {
+  if (message.type !== 'child') return true;
+  const { pid } = message;
+  if (message.exited) {
+    if (!owned.delete(pid)) return false;
+    unwatch(pid);
+    return true;
+  }
+  if (!isKillableGroup(pid) || owned.has(pid) || isHostOwned(pid)) return false;
+  const found = parentAndGroup(pid);
+  if (found?.parent !== isolatePid || (isolatePid === process.pid && found.group !== pid)) return false;
+  owned.add(pid);
+  watch(pid);
+  return true;
+}
+
+/** Whether /proc describes processes here (Linux); taken at the first report. */
+let hasProc: boolean | undefined;
+
+/** The parent and process group of `pid`, from /proc (Linux) or `ps` (macOS); undefined when it is gone. */
+function parentAndGroup(pid: number): { parent: number; group: number } | undefined {
+  const { readFileSync, existsSync } = process.getBuiltinModule('node:fs');
+  let fields: string[];
+  hasProc ??= existsSync('/proc/self/stat');
+  if (hasProc) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    } catch {
+      return undefined;
+    }
+    // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses, so read after its last ')'
+    fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .slice(1, 3);
+  } else {
+    const ps = process
+      .getBuiltinModule('node:child_process')
+      .spawnSync('ps', ['-o', 'ppid=,pgid=', '-p', String(pid)], { encoding: 'utf8' });
+    fields = (ps.stdout ?? '').trim().split(/\s+/);
+  }
+  const [parent, group] = fields.map(Number);
+  return Number.isSafeInteger(parent) && Number.isSafeInteger(group) ? { parent: parent!, group: group! } : undefined;
 }
 
 /** SIGKILLs the process group led by `pid`, or the process alone when it leads none. Never throws. */

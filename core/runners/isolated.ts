@@ -26,6 +26,7 @@ import { jsonLongerThan } from '../safe-json.ts';
 import type { Progress } from '../types.ts';
 import { killProcessGroup } from './child-processes.ts';
 import { CrashBudget, reportFailure } from './crash-budget.ts';
+import { MAX_RELAYED_PER_SECOND, RelayBudget } from './relay-budget.ts';
 import type { Isolate, IsolateFault, StartIsolate } from './isolate.ts';
 import { startProcess } from './process.ts';
 import {
@@ -142,6 +143,11 @@ interface Sandbox {
   calls: CallTable<Pending>;
   /** Process groups the plugin started and that are still running. */
   children: Set<number>;
+  /**
+   * Its log lines and progress reports: twice the entry's rate, as the entry's windows and the host's
+   * do not line up (relay-budget.ts). Only a plugin posting past the entry meets it.
+   */
+  relayed: RelayBudget;
   /** What the isolate said of its death (it comes just before its exit). */
   fault?: IsolateFault;
   /** The call whose fault ended the isolate, when that is known: a timeout, or what the isolate said. */
@@ -270,6 +276,7 @@ class IsolatedRunner implements PluginRunner {
       options: spec.options,
       workspace: spec.workspace,
       logLevel: spec.logLevel,
+      maxSentChars: spec.memoryMb * 1024 * 1024,
     };
     const settlers = {} as Sandbox['settlers'];
     const loadTimer = setTimeout(
@@ -282,6 +289,7 @@ class IsolatedRunner implements PluginRunner {
       lane,
       calls: new CallTable(),
       children: new Set(),
+      relayed: new RelayBudget(2 * MAX_RELAYED_PER_SECOND, (text) => this.log.warn(text)),
       rerunnable: new Set(),
       ready: new Promise<LoadedPlugin>((resolve, reject) => Object.assign(settlers, { resolve, reject })),
       exited: new Promise<void>((resolve) => (settlers.exited = resolve)),
@@ -331,6 +339,7 @@ class IsolatedRunner implements PluginRunner {
         break;
       }
       case 'log': {
+        if (!box.relayed.take()) break;
         // The isolate runs the plugin's code, which can post any message past the relay: only a
         // known level, a string of bounded length (each line goes to stderr and to every MCP
         // session's replay buffer), and meta whose JSON is small (a DAG kept small by structured
@@ -352,6 +361,7 @@ class IsolatedRunner implements PluginRunner {
         break;
       }
       case 'progress': {
+        if (!box.relayed.take()) break;
         // Rebuilt from its typed fields, for the same reason: MCP writes it out as JSON.
         const { done, total, message: text } = (message.progress ?? {}) as Partial<Progress>;
         if (typeof done !== 'number') break;

@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { abortable } from '../abortable.ts';
 import { messageOf } from '../errors.ts';
-import { killProcessGroup, watchReported } from './child-processes.ts';
+import { killProcessGroup, takeReported } from './child-processes.ts';
 import { entryScript, type StartIsolate } from './isolate.ts';
 import { unwatch, watch } from './watchdog.ts';
 import type { FromWorker, ToWorker } from './worker-protocol.ts';
@@ -56,14 +56,15 @@ export const startProcess: StartIsolate = (data, spec, events) => {
     stderrTail = (stderrTail + chunk.toString()).slice(-STDERR_TAIL);
   });
   let lastStarted = 0;
+  /** Its children that lead groups of their own, still running (process groups, child-processes.ts). */
+  const children = new Set<number>();
   child.on('message', (message: FromWorker) => {
     if (message.type === 'started') {
       // The plugin's code can post this too: only a number is an id (`startedBy` does arithmetic on it).
       if (typeof message.id === 'number') lastStarted = message.id;
       return;
     }
-    watchReported(message);
-    events.message(message);
+    if (takeReported(message, child.pid!, children)) events.message(message);
   });
   child.on('error', (error) => {
     // Only a process that never started has nothing to kill, and no 'exit' follows then.

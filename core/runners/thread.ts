@@ -1,8 +1,8 @@
 /** A plugin in a worker thread of the host's process: cheap to start, shares the host's pid. */
 import type { Worker, WorkerOptions } from 'node:worker_threads';
 import { messageOf } from '../errors.ts';
-import { watchReported } from './child-processes.ts';
-import { BUNDLED, ENTRY_FILE, entryFromSource, type IsolateFault, type StartIsolate } from './isolate.ts';
+import { takeReported } from './child-processes.ts';
+import { BUNDLED, ENTRY_FILE, entryFromSource, type Isolate, type IsolateFault, type StartIsolate } from './isolate.ts';
 import { UNHANDLED_REJECTION, type FromWorker, type ToWorker, type WorkerData } from './worker-protocol.ts';
 
 /**
@@ -41,18 +41,21 @@ export const startThread: StartIsolate = (workerData, spec, events) => {
     if (unanswered === 0 && children.size === 0) terminate?.();
   };
   worker.on('message', (message: FromWorker) => {
-    watchReported(message);
-    if (message.type === 'child') {
-      if (message.exited) children.delete(message.pid);
-      else children.add(message.pid);
-    }
+    if (!takeReported(message, process.pid, children)) return;
     if (message.type === 'pong') unanswered = Math.max(0, unanswered - 1); // the plugin's code can post one too
     events.message(message);
     terminateIfReaped();
   });
   worker.on('error', (error: unknown) => events.fault(faultOf(error)));
+  // A message the host could not read (nested past what its deserializer takes: the entry refuses
+  // to send one, the plugin's own code can) is dropped by Node: it may have been a call's result,
+  // so the worker ends, naming why, rather than leave the call to time out.
+  worker.on('messageerror', (error: unknown) => {
+    events.fault({ kind: 'error', reason: `the worker sent a message the host could not read (${messageOf(error)})` });
+    isolate.kill();
+  });
   worker.on('exit', (code: number) => events.exit(code, null));
-  return {
+  const isolate: Isolate = {
     noun: 'worker',
     send: (message) => (message.type === 'ping' ? ping() : worker.postMessage(message)),
     // The host has killed the children it knows of by now, and kills any reported later
@@ -76,6 +79,7 @@ export const startThread: StartIsolate = (workerData, spec, events) => {
     ref: () => worker.ref(),
     lastStarted: () => Atomics.load(lastStarted, 0),
   };
+  return isolate;
 };
 
 function faultOf(error: unknown): IsolateFault {

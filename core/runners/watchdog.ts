@@ -55,6 +55,11 @@ export function watch(pgid: number): void {
   write(`+${pgid}\n`);
 }
 
+/** Whether `pid` is a group the host already watches, or the watchdog itself: no isolate's child to report. */
+export function isHostOwned(pid: number): boolean {
+  return state.groups.has(pid) || state.process?.pid === pid;
+}
+
 /** Forgets a group that ended or that the host killed itself. */
 export function unwatch(pgid: number): void {
   if (!state.groups.delete(pgid)) return;

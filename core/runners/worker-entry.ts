@@ -13,15 +13,14 @@ import { HostError, hostError, messageOf } from '../errors.ts';
 import { isLogLevel, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { Progress } from '../types.ts';
 import { trackChildProcesses } from './child-processes.ts';
+import { MAX_RELAYED_PER_SECOND, RelayBudget } from './relay-budget.ts';
 import { type ImportedPlugin, importPlugin } from './import-plugin.ts';
 import { instantiatePlugin, type PluginInstance } from './plugin-instance.ts';
 import { CallContext, type CallPort, portLogger } from './tool-context.ts';
 import { delegateWatching } from './watchdog.ts';
-import { unsendable } from './wire.ts';
+import { tooLargeToSend, unsendable } from './wire.ts';
 import { UNHANDLED_REJECTION, type FromWorker, type ToWorker, type WorkerData } from './worker-protocol.ts';
 
-/** Log lines plus progress reports relayed per second; a plugin logging in a loop cannot flood the host. */
-const MAX_RELAYED_PER_SECOND = 500;
 /** How long `close` waits for the plugin's child processes to die after SIGKILL. */
 const CHILD_GRACE_MS = 1000;
 
@@ -115,7 +114,16 @@ if (!parentPort) {
   );
 }
 
-const post = (message: FromWorker) => channel.post(message);
+/**
+ * Sends a message to the host. One the host could not take is refused (it throws), whatever carries
+ * it (a result, a log line's meta, an authorize input, a question): too deep to read, or holding more
+ * text once copied than the plugin's heap could (wire.ts, `tooLargeToSend`).
+ */
+function post(message: FromWorker): void {
+  const why = tooLargeToSend(message, data.maxSentChars);
+  if (why) throw new Error(why);
+  channel.post(message);
+}
 // In a process of its own, what the plugin starts stays in the plugin's process group (the host and
 // its watchdog kill that group); in a thread, each child leads a group the host can kill.
 const children = trackChildProcesses((pid, exited) => post({ type: 'child', pid, exited }), {
@@ -236,7 +244,8 @@ function answer(id: number, settled: { output: unknown } | { error: unknown }): 
       }
       error = new Error(`it returned a value that cannot be sent to the host: ${why}`);
     } catch (thrown) {
-      error = thrown; // a value that could not even be looked at, or cloned
+      // a value that could not even be looked at, cloned, or sent whole
+      error = new Error(`it returned a value that cannot be sent to the host: ${messageOf(thrown)}`);
     }
   }
   post({ type: 'result', id, ok: false, message: messageOf(error) });
@@ -363,37 +372,17 @@ async function close(): Promise<void> {
   post({ type: 'closed' });
 }
 
-let windowStart = 0;
-let relayed = 0;
-let dropped = 0;
+const relayBudget = new RelayBudget(MAX_RELAYED_PER_SECOND, (message) => post({ type: 'log', level: 'warn', message }));
 
 function relay(message: Extract<FromWorker, { type: 'log' | 'progress' }>): void {
-  const now = Date.now();
-  if (now - windowStart >= 1000) {
-    windowStart = now;
-    relayed = 0;
-  }
-  if (relayed >= MAX_RELAYED_PER_SECOND) {
-    if (dropped++ === 0) setTimeout(reportDropped, windowStart + 1000 - now).unref();
-    return;
-  }
-  relayed++;
+  if (!relayBudget.take()) return;
   try {
     post(message);
   } catch {
-    // log meta that cannot be cloned: the line still goes, without it
+    // log meta that cannot be cloned or is too large: the line still goes, without it
     if (message.type === 'log') {
       const { meta: _, ...line } = message;
       post(line);
     }
   }
-}
-
-function reportDropped(): void {
-  post({
-    type: 'log',
-    level: 'warn',
-    message: `dropped ${dropped} log lines and progress reports (over ${MAX_RELAYED_PER_SECOND} a second)`,
-  });
-  dropped = 0;
 }

@@ -16,6 +16,8 @@ export interface WorkerData {
   workspace: string;
   /** Log lines below this level are not relayed: they would only be dropped by the host. */
   logLevel: string;
+  /** The most text a message may carry (wire.ts `tooLargeToSend`): the plugin's heap limit, in characters. */
+  maxSentChars: number;
   /** A thread's: where it writes the id of each call as its `execute` begins (a process sends `started`). */
   lastStarted?: Int32Array;
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { unsendable } from '../../core/runners/wire.ts';
+import { MAX_SENT_DEPTH, tooLargeToSend, unsendable } from '../../core/runners/wire.ts';
 
 describe('unsendable (what may cross from a worker)', () => {
   it('lets plain JSON data, undefined properties, null-prototype objects and Dates through', () => {
@@ -40,5 +40,47 @@ describe('unsendable (what may cross from a worker)', () => {
       [{ n: Infinity }, 'at /n is Infinity, which JSON cannot carry'],
     ];
     for (const [value, why] of cases) expect(unsendable(value)).to.equal(why);
+  });
+});
+
+describe('tooLargeToSend (what a structured clone of a value would copy)', () => {
+  const longer = (value: unknown, limit: number) => /characters of text/.test(tooLargeToSend(value, limit) ?? '');
+
+  it('counts a string once per place that holds it, an object once, keys and binary bytes too', () => {
+    const text = 'x'.repeat(100);
+    expect(longer(Array(10).fill(text), 999)).to.equal(true); // 1,000 characters once copied
+    expect(longer(Array(10).fill(text), 1_000)).to.equal(false);
+    const shared = { text };
+    expect(longer(Array(10).fill(shared), 200)).to.equal(false); // cloned once: 104 characters
+    expect(longer({ [text]: 1 }, 99)).to.equal(true);
+    expect(longer(new Map([['k', text]]), 100)).to.equal(true);
+    expect(longer(new Set([text]), 99)).to.equal(true);
+    expect(longer({ b: new Uint8Array(64) }, 64)).to.equal(true);
+  });
+
+  it(`refuses a value nested deeper than ${MAX_SENT_DEPTH} levels, walking it without recursion`, () => {
+    const nest = (levels: number, wrap: (x: unknown) => unknown) => {
+      let deep: unknown = 'leaf';
+      for (let i = 0; i < levels; i++) deep = wrap(deep);
+      return deep;
+    };
+    expect(
+      tooLargeToSend(
+        nest(MAX_SENT_DEPTH, (a) => ({ a })),
+        1e9,
+      ),
+    ).to.equal(undefined);
+    expect(
+      tooLargeToSend(
+        nest(MAX_SENT_DEPTH + 1, (a) => [a]),
+        1e9,
+      ),
+    ).to.equal('it nests deeper than 1,000 levels');
+    expect(
+      tooLargeToSend(
+        nest(100_000, (a) => ({ a })),
+        1e9,
+      ),
+    ).to.equal('it nests deeper than 1,000 levels');
   });
 });

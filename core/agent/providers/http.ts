@@ -100,7 +100,7 @@ export async function postForEvents(
   // A server that ignores `stream: true` answers one JSON body: read as events, it is no event at
   // all, and the turn would end as a stream without its end, which names nothing wrong.
   if (/^application\/json\b/i.test(String(stream.response?.headers['content-type'] ?? ''))) {
-    const text = await readText(stream, 500).catch(() => '');
+    const text = redact(await readText(stream, 500).catch(() => ''), headers);
     stream.destroy();
     throw new ProviderError(
       'bad_response',
@@ -125,7 +125,7 @@ export async function postForJson(
   const stream = await post(who, url, 'application/json', headers, body, settings, signal);
   let text: string;
   try {
-    text = await readText(stream, MAX_EVENT_BYTES + 1);
+    text = redact(await readText(stream, MAX_EVENT_BYTES + 1), headers);
   } catch (error) {
     throw brokenOff(who, 'answer', error, signal);
   } finally {
@@ -172,13 +172,15 @@ async function post(
       const response = await responseOf(stream);
       if (response.statusCode < 400) return stream;
       const status = response.statusCode;
-      const text = await readText(stream, 64 * 1024).catch(() => '');
+      const text = redact(await readText(stream, 64 * 1024).catch(() => ''), headers);
       const said = apiMessageOf(text);
       // A 404 names the URL asked. Without a message of the API's own ("404 page not found"), it
       // is most often a base URL that stops short of the API's path (an OpenAI-compatible server's
       // `/v1`); with one ("model … not found"), the API has said why.
       const notFound =
-        status === 404 ? ` to POST ${url}${said === undefined ? ' (no such endpoint: check the base URL)' : ''}` : '';
+        status === 404
+          ? ` to POST ${withoutCredentials(url)}${said === undefined ? ' (no such endpoint: check the base URL)' : ''}`
+          : '';
       const error = new ProviderError(
         status === 429 ? 'rate_limited' : 'http_error',
         `${who} answered ${status}${notFound}: ${said ?? (text.trim().slice(0, 500) || '(empty body)')}`,
@@ -255,6 +257,41 @@ async function readText(stream: Readable, cap: number): Promise<string> {
     if (text.length > cap) break;
   }
   return (text + decoder.decode()).slice(0, cap);
+}
+
+/** Header names whose values are credentials (the API key: `x-api-key`, `authorization`, `api-key`). */
+const SECRET_HEADER = /auth|key|token|secret/i;
+/** Shorter values are left: replacing them would blank common words, and no key is so short. */
+const MIN_SECRET_CHARS = 8;
+
+/**
+ * A server's text with the request's credentials replaced by `[redacted]`: some servers echo the key
+ * they refused ("Incorrect API key provided: sk-…"), and the text goes into the error (the terminal,
+ * `--json`, a log line at each retry).
+ */
+function redact(text: string, headers: Record<string, string>): string {
+  let redacted = text;
+  for (const [name, value] of Object.entries(headers)) {
+    if (!SECRET_HEADER.test(name)) continue;
+    // The whole value, then its credential alone (after a scheme: `Bearer sk-…`)
+    for (const secret of [value, value.slice(value.indexOf(' ') + 1)])
+      if (secret.length >= MIN_SECRET_CHARS) redacted = redacted.replaceAll(secret, '[redacted]');
+  }
+  return redacted;
+}
+
+/** A URL as messages show it: without a user and password a base URL may carry (`https://user:key@proxy/v1`). */
+export function withoutCredentials(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url; // not a URL: the request fails on it, naming it
+  }
+  if (!parsed.username && !parsed.password) return url;
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.href.replace(/\/$/, url.endsWith('/') ? '/' : '');
 }
 
 /** The human part of an API's error body (`{ error: { message } }` for both Anthropic and OpenAI), if it has one. */

@@ -23,7 +23,14 @@ import {
   type ToolResult,
 } from '../messages.ts';
 import { modelParts } from '../blocks.ts';
-import { httpSettingsOf, postForEvents, postForJson, pricingFor, type ProviderOptions } from './http.ts';
+import {
+  httpSettingsOf,
+  postForEvents,
+  postForJson,
+  pricingFor,
+  type ProviderOptions,
+  withoutCredentials,
+} from './http.ts';
 import { openaiEndpoint, openaiUsage } from './openai.ts';
 import { streamIndex, turnSize } from './stream-limits.ts';
 
@@ -78,7 +85,7 @@ export function openaiResponsesProvider(options: OpenAIResponsesOptions = {}): P
   );
   const stream = options.stream ?? true;
   const http = httpSettingsOf(options);
-  const who = `the Responses API at ${baseUrl}`;
+  const who = `the Responses API at ${withoutCredentials(baseUrl)}`;
 
   return {
     name: 'openai-responses',

@@ -24,7 +24,7 @@ import {
   type Usage,
 } from '../messages.ts';
 import { imageOf } from '../blocks.ts';
-import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions } from './http.ts';
+import { httpSettingsOf, postForEvents, pricingFor, type ProviderOptions, withoutCredentials } from './http.ts';
 import { streamIndex, turnSize } from './stream-limits.ts';
 
 export interface OpenAIOptions extends ProviderOptions {
@@ -132,7 +132,7 @@ export function openaiProvider(options: OpenAIOptions = {}): Provider {
           : {}),
       };
       const events = await postForEvents(
-        `the OpenAI-compatible API at ${baseUrl}`,
+        `the OpenAI-compatible API at ${withoutCredentials(baseUrl)}`,
         `${baseUrl}/chat/completions`,
         headers,
         body,

@@ -175,6 +175,12 @@ describe('openai provider', () => {
         `the OpenAI-compatible API at ${origin}/v1 answered 404 to POST ${origin}/v1/chat/completions: ` +
           'model "gpt-4.1" not found, try pulling it first',
       );
+      // A proxy's credentials in the base URL are not shown
+      const withCredentials = `http://me:pw-secret-1234@${origin.slice('http://'.length)}`;
+      expect((await refusal(withCredentials)).message).to.equal(
+        `the OpenAI-compatible API at ${origin} answered 404 to POST ${origin}/chat/completions ` +
+          '(no such endpoint: check the base URL): 404 page not found',
+      );
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
