@@ -62,8 +62,18 @@ describe('tooLargeToSend (what a structured clone of a value would copy)', () =>
     const text = 'x'.repeat(100);
     const bare = (error: Error) => Object.assign(error, { stack: '' });
     // Ten errors, one string: small in the heap, ten copies on the host
-    expect(longer(Array.from({ length: 10 }, () => bare(new Error(text))), 999)).to.equal(true);
-    expect(longer(Array.from({ length: 10 }, () => bare(new Error('', { cause: { text } }))), 999)).to.equal(true);
+    expect(
+      longer(
+        Array.from({ length: 10 }, () => bare(new Error(text))),
+        999,
+      ),
+    ).to.equal(true);
+    expect(
+      longer(
+        Array.from({ length: 10 }, () => bare(new Error('', { cause: { text } }))),
+        999,
+      ),
+    ).to.equal(true);
     expect(longer([Object.assign(new Error('m'), { stack: text })], 99)).to.equal(true);
     expect(longer([bare(new Error(text))], 200)).to.equal(false);
   });
