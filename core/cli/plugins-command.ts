@@ -74,17 +74,15 @@ export const add: Command = {
       }
       const folder = asPath ? local : join(project.dir, 'node_modules', name);
       const manifest = asPath?.file ? undefined : readManifest(join(folder, 'package.json'));
-      const server =
-        manifest && !isPluginPackage(manifest)
-          ? mcpServerEntry(name, manifest, folder, !asPath, dirname(file))
-          : undefined;
+      const unclaimed = manifest && !isPluginPackage(manifest) ? manifest : undefined;
+      const server = unclaimed && mcpServerEntry(name, unclaimed, folder, !asPath, dirname(file));
       if (server)
         return notAPlugin(
           values,
           { name, ...(version ? { version } : {}), spec: npmSpec, config: file, installed: !asPath },
           server,
         );
-      if (manifest && !isPluginPackage(manifest))
+      if (unclaimed)
         printError(
           `rousseau-host: ${name} does not say it is a plugin (no "rousseau": { "plugin": … } in its package.json, no "rousseau-plugin" keyword); adding it anyway`,
         );

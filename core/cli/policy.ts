@@ -41,21 +41,20 @@ export const policy: Command = {
         : undefined;
     const caller = flagged && token?.scopes ? { ...flagged, scopes: [...token.scopes] } : flagged;
     const input = inputArg === '-' ? await readStdinInput(host, stop.signal) : (inputArg ?? '{}');
-    const asCaller = host.decide(tool, input, caller ? { caller } : {});
     const info = host.tools().find((t) => t.name === tool);
     // A tool hidden from the caller is unknown to their calls, but whoever tests the rules asked what
-    // the policy decides and which rule hides it: the input is checked as any caller's would be, and
-    // the policy then decides for this one (a deny, since nothing lets them call it).
-    const hidden = caller !== undefined && !asCaller.ok && asCaller.code === 'unknown_tool' && info !== undefined;
-    const unhidden = hidden ? host.decide(tool, input) : asCaller;
+    // the policy decides and which rule hides it: the input is checked as anyone's would be, and the
+    // policy then decides for this caller (a deny, since nothing lets them call it).
+    const hidden = caller !== undefined && info !== undefined && !host.policy.canEverCall(info, caller);
+    const checked = host.decide(tool, input, caller && !hidden ? { caller } : {});
     const check =
-      hidden && unhidden.ok
+      hidden && checked.ok
         ? {
-            ...host.policy.decide(info, () => unhidden.canonical, JSON.parse(unhidden.canonical), { caller }),
             ok: true as const,
-            canonical: unhidden.canonical,
+            ...host.policy.decide(info, () => checked.canonical, JSON.parse(checked.canonical), { caller }),
+            canonical: checked.canonical,
           }
-        : unhidden;
+        : checked;
     await host.close();
 
     if (!check.ok) {

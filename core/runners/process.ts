@@ -56,7 +56,10 @@ export const startProcess: StartIsolate = (data, spec, events) => {
     stderrTail = (stderrTail + chunk.toString()).slice(-STDERR_TAIL);
   });
   let lastStarted = 0;
-  /** Its children that lead groups of their own, still running (process groups, child-processes.ts). */
+  /**
+   * Its children still running, as reported and taken (`takeReported`): they stay in this process's
+   * group, unlike a worker's, which lead groups of their own.
+   */
   const children = new Set<number>();
   child.on('message', (message: FromWorker) => {
     if (message.type === 'started') {

@@ -80,6 +80,8 @@ export function tooLargeToSend(value: unknown, maxChars: number): string | undef
       seen.add(item);
       depth++;
       stack.push(LEAVE);
+      // An Error's clone carries its message, stack and cause, none of them an enumerable key
+      if (item instanceof Error) stack.push(item.message, item.stack, item.cause);
       if (ArrayBuffer.isView(item) || item instanceof ArrayBuffer) left -= item.byteLength;
       else if (item instanceof Map || item instanceof Set) for (const entry of item) stack.push(entry);
       else {

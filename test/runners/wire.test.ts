@@ -58,6 +58,26 @@ describe('tooLargeToSend (what a structured clone of a value would copy)', () =>
     expect(longer({ b: new Uint8Array(64) }, 64)).to.equal(true);
   });
 
+  it("counts an Error's message, stack and cause, which the clone copies though they are not enumerable", () => {
+    const text = 'x'.repeat(100);
+    const bare = (error: Error) => Object.assign(error, { stack: '' });
+    // Ten errors, one string: small in the heap, ten copies on the host
+    expect(
+      longer(
+        Array.from({ length: 10 }, () => bare(new Error(text))),
+        999,
+      ),
+    ).to.equal(true);
+    expect(
+      longer(
+        Array.from({ length: 10 }, () => bare(new Error('', { cause: { text } }))),
+        999,
+      ),
+    ).to.equal(true);
+    expect(longer([Object.assign(new Error('m'), { stack: text })], 99)).to.equal(true);
+    expect(longer([bare(new Error(text))], 200)).to.equal(false);
+  });
+
   it(`refuses a value nested deeper than ${MAX_SENT_DEPTH} levels, walking it without recursion`, () => {
     const nest = (levels: number, wrap: (x: unknown) => unknown) => {
       let deep: unknown = 'leaf';

@@ -100,7 +100,8 @@ export async function postForEvents(
   // A server that ignores `stream: true` answers one JSON body: read as events, it is no event at
   // all, and the turn would end as a stream without its end, which names nothing wrong.
   if (/^application\/json\b/i.test(String(stream.response?.headers['content-type'] ?? ''))) {
-    const text = redact(await readText(stream, 500).catch(() => ''), headers);
+    // Redacted before the cut to 500, which could leave a key's head
+    const text = redact(await readText(stream, MAX_QUOTED_BODY).catch(() => ''), headers).slice(0, 500);
     stream.destroy();
     throw new ProviderError(
       'bad_response',
@@ -125,7 +126,7 @@ export async function postForJson(
   const stream = await post(who, url, 'application/json', headers, body, settings, signal);
   let text: string;
   try {
-    text = redact(await readText(stream, MAX_EVENT_BYTES + 1), headers);
+    text = await readText(stream, MAX_EVENT_BYTES + 1);
   } catch (error) {
     throw brokenOff(who, 'answer', error, signal);
   } finally {
@@ -136,7 +137,11 @@ export async function postForJson(
   try {
     return JSON.parse(text);
   } catch {
-    throw new ProviderError('bad_response', `${who} sent an answer that is not JSON: ${text.slice(0, 200)}`);
+    // Redacted whole before the cut, which could leave a key's head
+    throw new ProviderError(
+      'bad_response',
+      `${who} sent an answer that is not JSON: ${redact(text, headers).slice(0, 200)}`,
+    );
   }
 }
 
@@ -172,7 +177,7 @@ async function post(
       const response = await responseOf(stream);
       if (response.statusCode < 400) return stream;
       const status = response.statusCode;
-      const text = redact(await readText(stream, 64 * 1024).catch(() => ''), headers);
+      const text = redact(await readText(stream, MAX_QUOTED_BODY).catch(() => ''), headers);
       const said = apiMessageOf(text);
       // A 404 names the URL asked. Without a message of the API's own ("404 page not found"), it
       // is most often a base URL that stops short of the API's path (an OpenAI-compatible server's
@@ -322,6 +327,8 @@ function retryAfterMs(headers: Record<string, string | string[] | undefined>): n
  * that never ends a line would fill the host's memory.
  */
 const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+/** How much of a body the host reads to quote from it in an error: a key it echoes is redacted before the cut. */
+const MAX_QUOTED_BODY = 64 * 1024;
 
 /** Parses `text/event-stream` with eventsource-parser (CR, LF and CRLF line ends, a BOM, comments, multi-line data). */
 async function* readEvents(who: string, stream: Readable, signal: AbortSignal | undefined): AsyncGenerator<SseEvent> {

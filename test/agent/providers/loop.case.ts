@@ -234,6 +234,8 @@ export function runLoopSuite(c: WireCase): void {
       expect(result.stopReason).to.equal('error');
       expect(result.error?.message).to.match(/401/);
       expect(JSON.stringify(result) + logged).not.to.include(wrongKey);
+      // The server's text stays, the key alone replaced: the error still says why it was refused
+      expect(result.error?.message).to.match(/auth: .*\[redacted\]/);
     });
   });
 }

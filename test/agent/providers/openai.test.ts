@@ -208,6 +208,32 @@ describe('openai provider', () => {
     }
   });
 
+  it('quotes no part of a key the server echoes across the cut of what it quotes', async () => {
+    const apiKey = 'sk-straddles-the-cut-0123456789abcdef';
+    // The key begins 20 characters before the 500 quoted: cut first, its head would show
+    const server = createServer((req, res) => {
+      req
+        .resume()
+        .on('end', () =>
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(`${'x'.repeat(473)}${req.headers.authorization}`),
+        );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    try {
+      const provider = openaiProvider({ apiKey, baseUrl, retries: 0 });
+      const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [] };
+      const refused = (await provider.complete(request).catch((error: unknown) => error)) as ProviderError;
+      expect(refused.code).to.equal('bad_response');
+      expect(refused.message).not.to.include('sk-straddles');
+      expect(refused.message).to.match(/It sent: x+\[redacted\]$/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('keeps max_tokens for a compatible server that only knows it: the default off api.openai.com, and a config setting', async () => {
     const server = await startOpenAIServer([{ turn: { text: 'a' } }, { turn: { text: 'b' } }], { legacy: true });
     try {
