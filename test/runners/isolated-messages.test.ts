@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createHost, type Host } from '../../core/index.ts';
-import { capturingLogger, FIXTURES, quietHost, tempDir, tempDirPerTest } from '../helpers.ts';
+import { capturingLogger, FIXTURES, quietHost, tempDir, tempDirPerTest, until } from '../helpers.ts';
 import { running } from '../plugins/shell/procs.ts';
 
 for (const isolation of ['worker', 'process'] as const) {
@@ -62,14 +62,19 @@ for (const isolation of ['worker', 'process'] as const) {
       });
 
     it("cuts a flood of log lines posted past the relay to the relay's rate, and says how many it dropped", async () => {
+      const started = Date.now();
       const result = await host.call('noise', { kind: 'flood' });
       expect(result.isError, result.content).to.equal(false);
-      // 20,000 posted within a second or two: at most twice the relay's 500 a second get through per second.
+      // 20,000 posted at once: at most twice the relay's 500 get through in each second (or part of
+      // one) the host took to read them, however loaded the machine.
+      const windows = Math.ceil((Date.now() - started) / 1000) + 1;
       const flood = lines.filter((l) => l.message === 'flood').length;
-      expect(flood).to.be.within(1, 3_000);
-      expect(
+      expect(flood).to.be.within(1, 1_000 * windows);
+      expect(flood).to.be.below(20_000);
+      // The count of the dropped is told as their window ends.
+      await until(() =>
         lines.some((l) => l.level === 'warn' && /dropped \d+ log lines and progress reports/.test(l.message)),
-      ).to.equal(true);
+      );
     });
 
     it("refuses to send a value whose copy would be far larger than the plugin's heap (one string in 200 places)", async () => {
