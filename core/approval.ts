@@ -6,7 +6,7 @@
 import { abortable } from './abortable.ts';
 import { messageOf } from './errors.ts';
 import type { Logger } from './log.ts';
-import type { Step } from './output.ts';
+import type { Step } from './step.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import type { RegisteredTool } from './registry.ts';
 import type { ApproveFn, CallOptions } from './types.ts';

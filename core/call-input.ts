@@ -8,7 +8,7 @@ import { CheckTooCostly } from './check-budget.ts';
 import { normalizeValue } from './canonical-json.ts';
 import { messageOf } from './errors.ts';
 import { jsonTextTooLong } from './json-text.ts';
-import type { Failed, Step } from './output.ts';
+import type { Failed, Step } from './step.ts';
 import type { RegisteredTool } from './registry.ts';
 import { copyJsonValue, emptyRecord, MAX_COPIED_VALUES, parseStrictJson } from './safe-json.ts';
 import { applyDefaults } from './schema-defaults.ts';

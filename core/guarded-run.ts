@@ -12,7 +12,8 @@ import { deadline, type Deadline } from './deadlines.ts';
 import { messageOf, type ResultCode } from './errors.ts';
 import type { List, ListNode } from './list.ts';
 import type { Logger } from './log.ts';
-import { type Failed, outcomeFailure, type Step } from './output.ts';
+import { outcomeFailure } from './output.ts';
+import type { Failed, Step } from './step.ts';
 import { readElicitRequest, readElicitResult, readSampleRequest, readSampleResult } from './questions.ts';
 import type { RegisteredTool } from './registry.ts';
 import {

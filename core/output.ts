@@ -10,10 +10,12 @@ import { Buffer } from 'node:buffer';
 import { CheckTooCostly } from './check-budget.ts';
 import { type CheckedValidator, tooCostlyToCheck } from './shared-validators.ts';
 import type { ContentBlock } from './contract.ts';
-import { messageOf, type ResultCode } from './errors.ts';
+import { messageOf } from './errors.ts';
 import type { RunOutcome } from './runners/runner.ts';
 import { jsonLongerThan } from './safe-json.ts';
 import type { CallResult, Isolation } from './types.ts';
+import { blockText, decodedSize, textOf } from './block-text.ts';
+import type { Failed, Step } from './step.ts';
 
 /** The default cap on a tool's output: 64 KiB, about 16k tokens. Configurable per plugin (`maxOutputBytes`). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
@@ -41,19 +43,6 @@ function forwardToBoundary(bytes: Buffer, i: number): number {
   while (i < bytes.length && (bytes[i]! & 0xc0) === 0x80) i++;
   return i;
 }
-
-/** A stage of the call pipeline that ends the call: its result code and the text for the model. */
-export interface Failed {
-  ok: false;
-  code: ResultCode;
-  content: string;
-}
-
-/**
- * What every stage of a call yields (find, prepare, decide, approve, run, read the output): its
- * values beside `ok: true`, or the failure that ends the call. One discriminant, `ok`, all along.
- */
-export type Step<T extends object = object> = ({ ok: true } & T) | Failed;
 
 /** What the output stage needs of a tool: its name, its plugin's limits, its output schema's validator. */
 export interface OutputTool {
@@ -357,12 +346,6 @@ function base64Problem(data: unknown, field: string): string | undefined {
   return undefined;
 }
 
-/** The bytes a base64 string decodes to. */
-function decodedSize(base64: string): number {
-  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
-  return (base64.length / 4) * 3 - padding;
-}
-
 /** The base64 payload of a binary block (image, audio, an embedded blob); none for text. */
 function payloadOf(block: ContentBlock): string | undefined {
   if (BINARY.has(block.type)) return (block as { data: string }).data;
@@ -477,47 +460,4 @@ function namedBytes(block: Exclude<ContentBlock, { type: 'text' }>): number {
     return Buffer.byteLength(blockText({ type: 'resource', resource: { ...block.resource, text: '' } }));
   const description = block.type === 'resource_link' ? (block.description ?? '') : '';
   return Buffer.byteLength(blockText(block)) + Buffer.byteLength(description);
-}
-
-/** The text of a result given as blocks: text as it is, every other block named (never its bytes). */
-export function textOf(blocks: readonly ContentBlock[]): string {
-  return blocks.map(blockText).join('\n');
-}
-
-/** A block as text: a text block's text; the others named by type, MIME type, size and URI. */
-export function blockText(block: ContentBlock): string {
-  switch (block.type) {
-    case 'text':
-      return block.text;
-    case 'image':
-    case 'audio':
-      return `[${block.type} ${block.mimeType}, ${formatBytes(decodedSize(block.data))}]`;
-    case 'resource_link':
-      return `[resource link ${block.uri} "${block.name}"${block.mimeType ? ` ${block.mimeType}` : ''}]`;
-    case 'resource': {
-      const r = block.resource;
-      const mime = r.mimeType ? ` ${r.mimeType}` : '';
-      return r.text === undefined
-        ? `[resource ${r.uri}${mime}, ${formatBytes(decodedSize(r.blob ?? ''))}]`
-        : `[resource ${r.uri}${mime}]\n${r.text}`;
-    }
-  }
-}
-
-/** Short names of a result's non-text blocks, for a one-line summary: `image image/png`, `resource file:///a.pdf`. */
-export function blockNames(blocks: readonly ContentBlock[]): string[] {
-  const names: string[] = [];
-  for (const b of blocks) {
-    if (b.type === 'image' || b.type === 'audio') names.push(`${b.type} ${b.mimeType}`);
-    else if (b.type === 'resource_link') names.push(`link ${b.uri}`);
-    else if (b.type === 'resource') names.push(`resource ${b.resource.uri}`);
-  }
-  return names;
-}
-
-/** A size for people: `812 B`, `5.2 KB`, `1.4 MB` (powers of 1024). */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

@@ -1,10 +1,10 @@
 /**
  * What the providers share about a result's content blocks: which media types the model APIs take
  * as images and documents (docs/agent.md, "Rich results"). A block they cannot take goes as the
- * text the result's `content` names it by (`blockText` in core/output.ts).
+ * text the result's `content` names it by (`blockText` in core/block-text.ts).
  */
 import type { ContentBlock } from '../contract.ts';
-import { blockText } from '../output.ts';
+import { blockText } from '../block-text.ts';
 
 /** A result's block as every provider sorts it; each writes the three kinds in its own wire shape. */
 export type ModelPart =

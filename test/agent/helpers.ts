@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { createHost, type Host } from '../../core/host.ts';
 import type { AgentEvent, AgentHost } from '../../core/agent/agent.ts';
-import { textOf } from '../../core/output.ts';
+import { textOf } from '../../core/block-text.ts';
 import type { ContentBlock } from '../../core/contract.ts';
 import { FIXTURES, tempDir } from '../helpers.ts';
 

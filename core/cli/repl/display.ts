@@ -16,7 +16,7 @@
  * are added.
  */
 import type { AgentEvent, RunResult } from '../../agent/agent.ts';
-import { blockNames } from '../../output.ts';
+import { blockNames } from '../../block-text.ts';
 import type { ToolCall } from '../../agent/messages.ts';
 import { writeStdout } from '../../mcp/stdout-guard.ts';
 import { terminalSafe } from '../../terminal-text.ts';

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { blockText } from '../../output.ts';
+import { blockText } from '../../block-text.ts';
 import type { Message, Usage } from '../../agent/messages.ts';
 import type { ContentBlock } from '../../contract.ts';
 import { openHostFile, readHostFile } from '../../paths.ts';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { ToolCall } from '../../../core/agent/messages.ts';
 import { Display } from '../../../core/cli/repl/display.ts';
 import type { ContentBlock } from '../../../core/contract.ts';
-import { textOf } from '../../../core/output.ts';
+import { textOf } from '../../../core/block-text.ts';
 import type { CallResult } from '../../../core/types.ts';
 import { PNG } from '../../agent/helpers.ts';
 import { capturingStderr } from '../../helpers.ts';
