@@ -22,7 +22,7 @@ import { hostError, messageOf } from '../errors.ts';
 import { NO_AUDIT, type AuditSink } from '../audit.ts';
 import type { Logger } from '../log.ts';
 import { CrashBudget, reportFailure } from './crash-budget.ts';
-import { schemaTooBig } from '../check.ts';
+import { schemaTooBig } from '../schema-check.ts';
 import { CheckTooCostly } from '../check-budget.ts';
 import { MAX_JSON_TEXT_CHARS } from '../json-text.ts';
 import { type CheckedValidator, tooCostlyToCheck, validatorFor } from '../shared-validators.ts';
